@@ -1,0 +1,117 @@
+//! Every error the library returns, each typed and carrying the name and the bad value.
+//!
+//! - [`ScoreError`]: a [`SubScore`](crate::SubScore) that would hold an invalid value or weight.
+//! - [`CombineError`]: subscores that cannot be combined (none, or no positive weight).
+//! - [`Failure`]: why a grader's own computation failed (returned by
+//!   [`Grader::score`](crate::Grader::score)).
+//! - [`GraderError`]: a failed grade: the grader's name and weight with its [`Failure`].
+//! - [`GatherError`](crate::GatherError) lives in [`gather`](crate::gather).
+
+use std::path::PathBuf;
+
+/// A [`SubScore`](crate::SubScore) (or a JSON document describing one) that would be invalid.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ScoreError {
+    /// The value is NaN, infinite, or outside `[0, 1]`.
+    #[error("subscore `{name}`: value {value} is not a number in [0, 1]")]
+    InvalidValue {
+        /// The subscore's name.
+        name: String,
+        /// The rejected value.
+        value: f64,
+    },
+    /// The weight is NaN or infinite.
+    #[error("subscore `{name}`: weight {weight} is not a finite number")]
+    InvalidWeight {
+        /// The subscore's name.
+        name: String,
+        /// The rejected weight.
+        weight: f64,
+    },
+}
+
+/// Subscores that cannot be combined into a reward.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CombineError {
+    /// `from_subscores`, `any` or `all` was given no subscores.
+    #[error("`{what}` needs at least one subscore, got none")]
+    Empty {
+        /// What was being combined (`from_subscores`, or the name of the `any`/`all` node).
+        what: String,
+    },
+    /// No subscore has a positive weight, so there is nothing to normalize by.
+    #[error("subscores must include at least one positive weight, got weights {weights:?}")]
+    NoPositiveWeight {
+        /// The weights that were given, in input order.
+        weights: Vec<f64>,
+    },
+    /// The penalties are so large that the reward overflows to an infinity.
+    #[error("the reward is not a finite number for weights {weights:?}")]
+    NonFiniteReward {
+        /// The normalized weights, in input order.
+        weights: Vec<f64>,
+    },
+}
+
+/// Why a grader could not produce a score. [`GraderError`] adds which grader it was.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Failure {
+    /// The scoring function returned an error (`Err(e)`); this is `e`'s message.
+    #[error("{0}")]
+    Message(String),
+    /// The scoring function returned a value that is not a valid score.
+    #[error("returned {value}, which is not a score in [0, 1]")]
+    InvalidScore {
+        /// The rejected value.
+        value: f64,
+    },
+    /// The weight given to the grade is NaN or infinite.
+    #[error("weight {weight} is not a finite number")]
+    InvalidWeight {
+        /// The rejected weight.
+        weight: f64,
+    },
+    /// The working directory given to a command grader does not exist or is not a directory.
+    #[error("working directory `{}` {reason}", path.display())]
+    WorkingDirectory {
+        /// The path as given.
+        path: PathBuf,
+        /// What is wrong with it (`does not exist`, `is not a directory`, …).
+        reason: String,
+    },
+    /// An I/O error while running the grader (spawning or waiting on a process).
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl Failure {
+    /// A failure described by a message, as from a scoring function's `Err(e)`.
+    pub fn message(message: impl std::fmt::Display) -> Self {
+        Failure::Message(message.to_string())
+    }
+}
+
+/// A grade that could not be made: which grader, at which weight, and why.
+///
+/// `weight` is kept so that [`Gather`](crate::Gather)'s failure policies can put a failed
+/// grade in the breakdown at the weight it was given.
+#[derive(Debug, thiserror::Error)]
+#[error("grader `{grader}` failed: {failure}")]
+pub struct GraderError {
+    /// The name the subscore would have had (the override, if one was given).
+    pub grader: String,
+    /// The weight the subscore would have had.
+    pub weight: f64,
+    /// What went wrong.
+    #[source]
+    pub failure: Failure,
+}

@@ -1,0 +1,202 @@
+//! Combining subscores into a reward: [`Grade::from_subscores`] and the name de-duplication
+//! shared with [`any`](crate::any) and [`all`](crate::all).
+
+use std::collections::{HashMap, HashSet};
+
+use crate::error::CombineError;
+use crate::score::{EvaluationResult, Info, SubScore};
+
+/// How the weights of a result combine into its reward.
+///
+/// `Grade` is the reference's combiner (`Grade.from_subscores`, `hud.graders.combine`); for
+/// graders that still have to run, see [`Gather`](crate::Gather).
+#[derive(Debug, Clone, Copy)]
+pub struct Grade;
+
+impl Grade {
+    /// Combines subscores into an [`EvaluationResult`].
+    ///
+    /// - Each positive weight becomes its share of the sum of positive weights; negative weights
+    ///   (penalties) and zero weights are kept as they are.
+    /// - `reward` is the sum of value × normalized weight, not clamped (penalties can push it
+    ///   below 0), summed with compensated summation so the order of the subscores changes it by
+    ///   rounding at most.
+    /// - Names are made unique in input order: a name that occurs once keeps it, others become
+    ///   `name-1`, `name-2`, … skipping any name already present (`same, same` →
+    ///   `same-1, same-2`).
+    /// - Each subscore's info is copied to `result.info` under its final name, as the
+    ///   reference's `hud.native` era did.
+    ///
+    /// When the positive weights do not already sum to 1 (±0.01) this logs a `tracing` warning,
+    /// as the current reference warns, and normalizes anyway.
+    ///
+    /// ```
+    /// use grader_core::{Grade, SubScore};
+    ///
+    /// let result = Grade::from_subscores(vec![
+    ///     SubScore::new("tests", 1.0)?.with_weight(0.8)?,
+    ///     SubScore::new("style", 0.5)?.with_weight(0.2)?,
+    ///     SubScore::new("rm -rf", 1.0)?.with_weight(-0.5)?,
+    /// ])?;
+    /// assert!((result.reward - 0.4).abs() < 1e-12);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`CombineError::Empty`] for no subscores, [`CombineError::NoPositiveWeight`] when no
+    /// weight is positive, [`CombineError::NonFiniteReward`] when penalties overflow.
+    pub fn from_subscores(
+        subscores: impl IntoIterator<Item = SubScore>,
+    ) -> Result<EvaluationResult, CombineError> {
+        let mut subscores: Vec<SubScore> = subscores.into_iter().collect();
+        if subscores.is_empty() {
+            return Err(CombineError::Empty {
+                what: "from_subscores".to_owned(),
+            });
+        }
+        let positive_sum = neumaier_sum(
+            subscores
+                .iter()
+                .map(SubScore::weight)
+                .filter(|weight| *weight > 0.0),
+        );
+        if positive_sum <= 0.0 {
+            return Err(CombineError::NoPositiveWeight {
+                weights: subscores.iter().map(SubScore::weight).collect(),
+            });
+        }
+        if (positive_sum - 1.0).abs() > 0.01 {
+            tracing::warn!(
+                positive_weight_sum = positive_sum,
+                "grader weights sum to {positive_sum:.4}, not 1.0; normalizing, but the \
+                 effective weights differ from what you set. Make the positive weights sum to \
+                 1.0 to silence this."
+            );
+        }
+
+        dedupe_names(&mut subscores);
+        let mut info = Info::new();
+        for sub in &mut subscores {
+            let weight = sub.weight();
+            if weight > 0.0 {
+                sub.set_weight_unchecked(weight / positive_sum);
+            }
+            if let Some(sub_info) = sub.info() {
+                info.insert(sub.name().to_owned(), sub_info.clone().into());
+            }
+        }
+        let reward = neumaier_sum(subscores.iter().map(|s| s.value() * s.weight()));
+        if !reward.is_finite() {
+            return Err(CombineError::NonFiniteReward {
+                weights: subscores.iter().map(SubScore::weight).collect(),
+            });
+        }
+        Ok(EvaluationResult {
+            reward,
+            done: true,
+            info,
+            subscores: Some(subscores),
+            ..EvaluationResult::default()
+        })
+    }
+}
+
+/// Renames subscores in place so that every name is unique, exactly as the reference does.
+///
+/// A name that occurs once and is not already taken stays. Any other becomes `name-N` with the
+/// smallest `N` above the last one used for that name that is neither taken already nor present
+/// anywhere in the input. Each name's counter only moves forward, so this is linear in the
+/// number of subscores plus the candidates skipped.
+pub(crate) fn dedupe_names(subscores: &mut [SubScore]) {
+    let mut counts: HashMap<&str, usize> = HashMap::with_capacity(subscores.len());
+    for sub in subscores.iter() {
+        *counts.entry(sub.name()).or_insert(0) += 1;
+    }
+    if counts.len() == subscores.len() {
+        return; // all unique: nothing to rename
+    }
+    let reserved: HashSet<String> = counts.keys().map(|name| (*name).to_owned()).collect();
+    let unique: HashSet<String> = counts
+        .iter()
+        .filter(|(_, count)| **count == 1)
+        .map(|(name, _)| (*name).to_owned())
+        .collect();
+    drop(counts);
+
+    let mut next_suffix: HashMap<String, u64> = HashMap::new();
+    let mut used: HashSet<String> = HashSet::with_capacity(subscores.len());
+    for sub in subscores.iter_mut() {
+        if unique.contains(sub.name()) && !used.contains(sub.name()) {
+            used.insert(sub.name().to_owned());
+            continue;
+        }
+        let suffix = next_suffix.entry(sub.name().to_owned()).or_insert(0);
+        let final_name = loop {
+            *suffix += 1;
+            let candidate = format!("{}-{}", sub.name(), suffix);
+            if !used.contains(&candidate) && !reserved.contains(&candidate) {
+                break candidate;
+            }
+        };
+        used.insert(final_name.clone());
+        sub.set_name(final_name);
+    }
+}
+
+/// Compensated (Neumaier) summation starting at +0.0, so the result does not depend on the
+/// order of the terms beyond rounding (as CPython 3.12's `sum` of floats).
+pub(crate) fn neumaier_sum(values: impl IntoIterator<Item = f64>) -> f64 {
+    let mut sum = 0.0_f64;
+    let mut compensation = 0.0_f64;
+    for value in values {
+        let total = sum + value;
+        if sum.abs() >= value.abs() {
+            compensation += (sum - total) + value;
+        } else {
+            compensation += (value - total) + sum;
+        }
+        sum = total;
+    }
+    sum + compensation
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(input: &[&str]) -> Vec<String> {
+        let mut subs: Vec<SubScore> = input
+            .iter()
+            .map(|name| SubScore::new(*name, 0.5).expect("valid"))
+            .collect();
+        dedupe_names(&mut subs);
+        subs.iter().map(|s| s.name().to_owned()).collect()
+    }
+
+    #[test]
+    fn dedupe_matches_the_reference_examples() {
+        assert_eq!(names(&["x-1", "x", "x"]), ["x-1", "x-2", "x-3"]);
+        assert_eq!(names(&["same", "same"]), ["same-1", "same-2"]);
+        assert_eq!(names(&["a", "b"]), ["a", "b"]);
+        assert_eq!(
+            names(&["a", "a-1", "a", "a-2"]),
+            ["a-3", "a-1", "a-4", "a-2"]
+        );
+    }
+
+    #[test]
+    fn dedupe_is_linear_on_many_equal_names() {
+        let input: Vec<&str> = std::iter::repeat_n("n", 20_000).collect();
+        let out = names(&input);
+        assert_eq!(out[0], "n-1");
+        assert_eq!(out[19_999], "n-20000");
+    }
+
+    #[test]
+    fn neumaier_sum_is_exact_where_naive_summation_is_not() {
+        assert_eq!(neumaier_sum([1e100, 1.0, -1e100]), 1.0);
+        assert_eq!(neumaier_sum([0.1; 10]), 1.0);
+        assert!(neumaier_sum([-0.0, -0.0]).is_sign_positive());
+        assert_eq!(neumaier_sum([]), 0.0);
+    }
+}

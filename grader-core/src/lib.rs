@@ -1,0 +1,136 @@
+//! Graders: functions that turn what an AI agent did into a reward in `[0, 1]` with a legible
+//! breakdown, checked at compile time.
+//!
+//! - [`SubScore`] and [`EvaluationResult`] are the wire format the HUD platform reads.
+//! - [`Grade::from_subscores`] combines weighted subscores (penalties included) into a reward;
+//!   [`any`] and [`all`] summarize several subscores as one.
+//! - [`Grader`] is a reusable check; `#[grader]` makes one from an ordinary function.
+//! - [`Gather`] runs graders concurrently and combines what they return.
+//!
+//! ```
+//! use grader_core::{Grade, SubScore};
+//!
+//! let result = Grade::from_subscores(vec![
+//!     SubScore::new("tests", 1.0)?.with_weight(0.8)?,
+//!     SubScore::new("style", 0.5)?.with_weight(0.2)?,
+//! ])?;
+//! assert!((result.reward - 0.9).abs() < 1e-12);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Where this crate differs from the Python reference (`hud.graders`), the item's docs say so.
+
+pub mod combinators;
+pub mod error;
+pub mod gather;
+pub mod grade;
+pub mod grader;
+pub mod params;
+pub mod score;
+
+pub use combinators::{CombinatorError, all, any};
+pub use error::{CombineError, Failure, GraderError, ScoreError};
+pub use gather::{Gather, GatherError, OnError, Ready};
+pub use grade::Grade;
+pub use grader::{Grader, IntoScore, PARAMETERS_KEY};
+pub use score::{EvaluationResult, Info, Score, SubScore};
+
+/// Turns a scoring function into a [`Grader`] type. See the `grader-macros` crate.
+#[cfg(feature = "macros")]
+#[doc(inline)]
+pub use grader_macros::grader;
+
+/// Support for code that `#[grader]` generates. Not public API: it may change in any release.
+#[doc(hidden)]
+pub mod __private {
+    pub use serde_json::Value;
+
+    use serde::Serialize;
+
+    use crate::{Failure, GraderError, Info, Score, SubScore};
+
+    /// Packages a synchronous grader's outcome exactly as [`Grader::grade`](crate::Grader::grade)
+    /// does.
+    ///
+    /// # Errors
+    /// As [`Grader::grade`](crate::Grader::grade).
+    pub fn package(
+        name: String,
+        weight: f64,
+        parameters: Info,
+        outcome: Result<Score, Failure>,
+    ) -> Result<SubScore, GraderError> {
+        crate::grader::package(name, weight, parameters, outcome)
+    }
+
+    /// Wraps a reference to an argument so that method resolution picks how to record it:
+    /// `(&Capture(&arg)).__grader_capture(name)` finds [`CaptureSerialize`] when the argument's
+    /// type implements `Serialize`, and [`CapturePlaceholder`] (one autoref further) when not.
+    pub struct Capture<'a, T: ?Sized>(pub &'a T);
+
+    /// Records a serializable argument as its JSON.
+    pub trait CaptureSerialize {
+        /// The argument's JSON, or the placeholder if serializing fails.
+        fn __grader_capture(&self, type_name: &'static str) -> Value;
+    }
+
+    impl<T: Serialize + ?Sized> CaptureSerialize for Capture<'_, T> {
+        fn __grader_capture(&self, type_name: &'static str) -> Value {
+            crate::params::json_safe(self.0, type_name)
+        }
+    }
+
+    /// Records an argument with no JSON form as `"<TypeName: not serializable>"`.
+    pub trait CapturePlaceholder {
+        /// The placeholder.
+        fn __grader_capture(&self, type_name: &'static str) -> Value;
+    }
+
+    impl<T: ?Sized> CapturePlaceholder for &Capture<'_, T> {
+        fn __grader_capture(&self, type_name: &'static str) -> Value {
+            crate::params::placeholder(type_name)
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::needless_borrow)] // the explicit `&` is the autoref being tested
+mod capture_tests {
+    use super::__private::{Capture, CapturePlaceholder as _, CaptureSerialize as _};
+    use std::collections::BTreeMap;
+
+    struct Opaque;
+
+    #[test]
+    fn serializable_values_are_recorded_as_json() {
+        let list = vec![1, 2];
+        assert_eq!(
+            (&Capture(&list)).__grader_capture("Vec<i32>"),
+            serde_json::json!([1, 2])
+        );
+        let text: &str = "hi";
+        assert_eq!((&Capture(&text)).__grader_capture("str"), "hi");
+        assert_eq!(
+            (&Capture(&(1, f64::INFINITY))).__grader_capture("(i32, f64)"),
+            serde_json::json!([1, null])
+        );
+    }
+
+    #[test]
+    fn other_values_get_the_placeholder() {
+        assert_eq!(
+            (&Capture(&Opaque)).__grader_capture("Opaque"),
+            "<Opaque: not serializable>"
+        );
+    }
+
+    #[test]
+    fn serialization_failing_at_run_time_gets_the_placeholder() {
+        let mut map = BTreeMap::new();
+        map.insert(vec![1], "non-string key");
+        assert_eq!(
+            (&Capture(&map)).__grader_capture("BTreeMap"),
+            "<BTreeMap: not serializable>"
+        );
+    }
+}
