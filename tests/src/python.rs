@@ -1,0 +1,118 @@
+//! The reference's own Python package, for tests that compare with it.
+//!
+//! [`hud_python`] creates a virtual environment under the test target directory the first time
+//! it is called (serialized across test processes by a file lock), installs the pinned
+//! reference package from PyPI into it, and returns its interpreter. Where `python3` is absent
+//! it returns `None` so the caller can skip with a message, except under CI (`CI` set), where
+//! the comparison must run and a missing interpreter is a failure.
+
+use std::fs::{self, File};
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// The reference package and version the comparisons run against.
+pub const HUD_REQUIREMENT: &str = "hud==0.6.21";
+
+/// The interpreter of a virtual environment with [`HUD_REQUIREMENT`] installed, creating it
+/// under `target_tmpdir` (pass `env!("CARGO_TARGET_TMPDIR")`) on first use.
+///
+/// Returns `None`, after printing why, when `python3` is not on this machine and `CI` is not
+/// set.
+///
+/// # Panics
+/// When the environment cannot be created or the package cannot be installed, or when
+/// `python3` is missing under CI: the test that asked for it cannot run as it must.
+#[must_use]
+pub fn hud_python(target_tmpdir: &str) -> Option<PathBuf> {
+    let Some(system_python) = find_python() else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "python3 is required under CI for the comparison with the Python reference"
+        );
+        eprintln!("skipping the comparison with the Python reference: python3 is not installed");
+        return None;
+    };
+    let root = Path::new(target_tmpdir).join("hud-venv");
+    fs::create_dir_all(&root).expect("create the venv folder");
+    let lock = File::create(root.join(".lock")).expect("create the venv lock file");
+    lock.lock().expect("lock the venv folder");
+
+    let venv = root.join("env");
+    let python = venv.join("bin").join("python");
+    let marker = root.join("installed");
+    let installed = fs::read_to_string(&marker).is_ok_and(|text| text.trim() == HUD_REQUIREMENT);
+    if !installed || !python.exists() {
+        if venv.exists() {
+            fs::remove_dir_all(&venv).expect("remove a half-made venv");
+        }
+        run(Command::new(&system_python).args(["-m", "venv"]).arg(&venv));
+        run(Command::new(&python).args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            HUD_REQUIREMENT,
+        ]));
+        let mut file = File::create(&marker).expect("write the install marker");
+        writeln!(file, "{HUD_REQUIREMENT}").expect("write the install marker");
+    }
+    drop(lock);
+    Some(python)
+}
+
+/// Runs a Python script with `python`, feeding `stdin`; returns its standard output.
+///
+/// # Panics
+/// When the script cannot start or exits with an error (its stderr is in the message).
+#[must_use]
+pub fn run_script(python: &Path, script: &str, stdin: &str) -> String {
+    let mut child = Command::new(python)
+        .args(["-c", script])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start python");
+    child
+        .stdin
+        .take()
+        .expect("stdin is piped")
+        .write_all(stdin.as_bytes())
+        .expect("write to python");
+    let output = child.wait_with_output().expect("wait for python");
+    assert!(
+        output.status.success(),
+        "python failed ({}):\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).expect("python printed UTF-8")
+}
+
+fn find_python() -> Option<PathBuf> {
+    let candidate =
+        std::env::var_os("PYTHON3").map_or_else(|| PathBuf::from("python3"), PathBuf::from);
+    Command::new(&candidate)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .ok()
+        .filter(std::process::ExitStatus::success)
+        .map(|_| candidate)
+}
+
+fn run(command: &mut Command) {
+    let output = command
+        .output()
+        .unwrap_or_else(|error| panic!("cannot run {command:?}: {error}"));
+    assert!(
+        output.status.success(),
+        "{command:?} failed ({}):\n{}{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
