@@ -26,6 +26,7 @@ pub mod gather;
 pub mod grade;
 pub mod grader;
 pub mod params;
+pub mod report;
 pub mod score;
 
 pub use combinators::{CombinatorError, all, any};
