@@ -74,12 +74,31 @@ impl Grade {
             );
         }
 
+        // Positive weights so large that their sum overflows are scaled down by the largest
+        // first; otherwise each is divided by the sum exactly as the reference does.
+        let (scale, positive_sum) = if positive_sum.is_finite() {
+            (1.0, positive_sum)
+        } else {
+            let largest = subscores
+                .iter()
+                .map(SubScore::weight)
+                .fold(0.0_f64, f64::max);
+            let scaled = neumaier_sum(
+                subscores
+                    .iter()
+                    .map(SubScore::weight)
+                    .filter(|weight| *weight > 0.0)
+                    .map(|weight| weight / largest),
+            );
+            (largest, scaled)
+        };
+
         dedupe_names(&mut subscores);
         let mut info = Info::new();
         for sub in &mut subscores {
             let weight = sub.weight();
             if weight > 0.0 {
-                sub.set_weight_unchecked(weight / positive_sum);
+                sub.set_weight_unchecked(weight / scale / positive_sum);
             }
             if let Some(sub_info) = sub.info() {
                 info.insert(sub.name().to_owned(), sub_info.clone().into());
@@ -157,6 +176,11 @@ pub(crate) fn neumaier_sum(values: impl IntoIterator<Item = f64>) -> f64 {
         }
         sum = total;
     }
+    if !sum.is_finite() {
+        // Overflow: the compensation holds an infinity of the other sign (or NaN); the plain
+        // sum is the meaningful answer, as for Python's `sum`.
+        return sum;
+    }
     sum + compensation
 }
 
@@ -198,5 +222,7 @@ mod tests {
         assert_eq!(neumaier_sum([0.1; 10]), 1.0);
         assert!(neumaier_sum([-0.0, -0.0]).is_sign_positive());
         assert_eq!(neumaier_sum([]), 0.0);
+        assert_eq!(neumaier_sum([f64::MAX, f64::MAX]), f64::INFINITY);
+        assert_eq!(neumaier_sum([-f64::MAX, -f64::MAX, 1.0]), f64::NEG_INFINITY);
     }
 }
