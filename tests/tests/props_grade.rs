@@ -223,7 +223,9 @@ fn thousands_of_equal_names_follow_the_reference() {
     // Half unique, half duplicated, with reserved suffixes among the unique ones.
     let mut names: Vec<String> = (0..2_000).map(|i| format!("n-{}", i * 2)).collect();
     names.extend(std::iter::repeat_n("n".to_owned(), 2_000));
-    let input = names.iter().map(|n| SubScore::new(n.clone(), 0.5).expect("valid"));
+    let input = names
+        .iter()
+        .map(|n| SubScore::new(n.clone(), 0.5).expect("valid"));
     let result = Grade::from_subscores(input).expect("combines");
     let out: Vec<String> = result
         .subscores
