@@ -1,7 +1,8 @@
 //! Combining subscores into a reward: [`Grade::from_subscores`] and the name de-duplication
 //! shared with [`any`](crate::any) and [`all`](crate::all).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
+use std::fmt::Write as _;
 
 use crate::error::CombineError;
 use crate::score::{EvaluationResult, Info, SubScore};
@@ -122,43 +123,52 @@ impl Grade {
 
 /// Renames subscores in place so that every name is unique, exactly as the reference does.
 ///
-/// A name that occurs once and is not already taken stays. Any other becomes `name-N` with the
-/// smallest `N` above the last one used for that name that is neither taken already nor present
-/// anywhere in the input. Each name's counter only moves forward, so this is linear in the
-/// number of subscores plus the candidates skipped.
+/// A name that occurs once stays. Any other becomes `name-N` with the smallest `N` above the
+/// last one used for that name that is not present anywhere in the input. Each name's counter
+/// only moves forward, so this is linear in the number of subscores plus the candidates
+/// skipped (each skipped candidate is a distinct name of the input).
+///
+/// The reference also skips candidates it has already handed out, but that check never fires:
+/// `name-N` splits at its last `-` into exactly one (name, N) pair, so two different pairs
+/// never give the same candidate, and a name never reuses an `N`. Nor can a name that occurs
+/// once have been handed out before it is reached, since every candidate handed out is absent
+/// from the input. Leaving the check out saves a set of every final name.
 pub(crate) fn dedupe_names(subscores: &mut [SubScore]) {
-    let mut counts: HashMap<&str, usize> = HashMap::with_capacity(subscores.len());
+    // For each distinct name: how often it occurs, and the last suffix it was given.
+    let mut names: HashMap<&str, (usize, u64)> = HashMap::with_capacity(subscores.len());
     for sub in subscores.iter() {
-        *counts.entry(sub.name()).or_insert(0) += 1;
+        names.entry(sub.name()).or_insert((0, 0)).0 += 1;
     }
-    if counts.len() == subscores.len() {
+    if names.len() == subscores.len() {
         return; // all unique: nothing to rename
     }
-    let reserved: HashSet<String> = counts.keys().map(|name| (*name).to_owned()).collect();
-    let unique: HashSet<String> = counts
-        .iter()
-        .filter(|(_, count)| **count == 1)
-        .map(|(name, _)| (*name).to_owned())
-        .collect();
-    drop(counts);
-
-    let mut next_suffix: HashMap<String, u64> = HashMap::new();
-    let mut used: HashSet<String> = HashSet::with_capacity(subscores.len());
-    for sub in subscores.iter_mut() {
-        if unique.contains(sub.name()) && !used.contains(sub.name()) {
-            used.insert(sub.name().to_owned());
+    let mut renames: Vec<(usize, String)> = Vec::new();
+    let mut candidate = String::new();
+    for (index, sub) in subscores.iter().enumerate() {
+        let name = sub.name();
+        let Some(&(count, mut suffix)) = names.get(name) else {
+            continue; // unreachable: every name was counted
+        };
+        if count == 1 {
             continue;
         }
-        let suffix = next_suffix.entry(sub.name().to_owned()).or_insert(0);
-        let final_name = loop {
-            *suffix += 1;
-            let candidate = format!("{}-{}", sub.name(), suffix);
-            if !used.contains(&candidate) && !reserved.contains(&candidate) {
-                break candidate;
+        loop {
+            suffix += 1;
+            candidate.clear();
+            // Writing to a String cannot fail.
+            let _ = write!(candidate, "{name}-{suffix}");
+            if !names.contains_key(candidate.as_str()) {
+                break;
             }
-        };
-        used.insert(final_name.clone());
-        sub.set_name(final_name);
+        }
+        if let Some(entry) = names.get_mut(name) {
+            entry.1 = suffix;
+        }
+        renames.push((index, candidate.clone()));
+    }
+    drop(names);
+    for (index, name) in renames {
+        subscores[index].set_name(name);
     }
 }
 
