@@ -13,9 +13,9 @@ use std::hint::black_box;
 fn subscore(i: usize, name: String) -> SubScore {
     let value = (i % 11) as f64 / 10.0;
     let sub = SubScore::new(name, value.min(1.0))
-        .and_then(|s| s.with_weight(if i % 7 == 0 { -0.1 } else { 1.0 }))
+        .and_then(|s| s.with_weight(if i.is_multiple_of(7) { -0.1 } else { 1.0 }))
         .expect("valid subscore");
-    if i % 3 == 0 {
+    if i.is_multiple_of(3) {
         let mut info = Info::new();
         info.insert("exit_code".into(), (i % 2).into());
         sub.with_info(info)
