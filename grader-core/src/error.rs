@@ -14,7 +14,7 @@ use std::path::PathBuf;
 #[non_exhaustive]
 pub enum ScoreError {
     /// The value is NaN, infinite, or outside `[0, 1]`.
-    #[error("subscore `{name}`: value {value} is not a number in [0, 1]")]
+    #[error("subscore `{name}`: value {value:?} is not a number in [0, 1]")]
     InvalidValue {
         /// The subscore's name.
         name: String,
@@ -22,7 +22,7 @@ pub enum ScoreError {
         value: f64,
     },
     /// The weight is NaN or infinite.
-    #[error("subscore `{name}`: weight {weight} is not a finite number")]
+    #[error("subscore `{name}`: weight {weight:?} is not a finite number")]
     InvalidWeight {
         /// The subscore's name.
         name: String,
@@ -63,13 +63,13 @@ pub enum Failure {
     #[error("{0}")]
     Message(String),
     /// The scoring function returned a value that is not a valid score.
-    #[error("returned {value}, which is not a score in [0, 1]")]
+    #[error("returned {value:?}, which is not a score in [0, 1]")]
     InvalidScore {
         /// The rejected value.
         value: f64,
     },
     /// The weight given to the grade is NaN or infinite.
-    #[error("weight {weight} is not a finite number")]
+    #[error("weight {weight:?} is not a finite number")]
     InvalidWeight {
         /// The rejected weight.
         weight: f64,

@@ -35,8 +35,9 @@ pub enum OnError {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum GatherError {
-    /// At least one grader failed under [`OnError::Fail`]. Every outcome is kept, in input
-    /// order, so nothing a sibling computed is lost.
+    /// At least one grader failed under [`OnError::Fail`], or under another policy the
+    /// failures left no positive weight to combine. Every outcome is kept, in input order, so
+    /// nothing a sibling computed is lost.
     #[error("{}", describe_failures(.outcomes))]
     Graders {
         /// Every item's outcome, in input order.
@@ -195,8 +196,9 @@ impl<'a> Gather<'a> {
     /// Runs the pending graders and combines every subscore.
     ///
     /// # Errors
-    /// [`GatherError::Graders`] when a grader failed under [`OnError::Fail`];
-    /// [`GatherError::Combine`] when the subscores cannot be combined.
+    /// [`GatherError::Graders`] when a grader failed under [`OnError::Fail`], or when the
+    /// failures leave no positive weight; [`GatherError::Combine`] when the subscores cannot be
+    /// combined (no items, or no positive weight among graders that all succeeded).
     pub async fn run(self) -> Result<EvaluationResult, GatherError> {
         let Gather {
             items,
@@ -241,6 +243,15 @@ impl<'a> IntoFuture for Gather<'a> {
 fn resolve(outcomes: Vec<Outcome>, on_error: OnError) -> Result<EvaluationResult, GatherError> {
     let failed = outcomes.iter().any(Result::is_err);
     if failed && on_error == OnError::Fail {
+        return Err(GatherError::Graders { outcomes });
+    }
+    // When the failures leave nothing to normalize by (every grader failed under `Exclude`,
+    // say), the graders' errors are the story, not "no positive weight".
+    let counts = |outcome: &Outcome| match outcome {
+        Ok(sub) => sub.weight() > 0.0,
+        Err(error) => on_error == OnError::Zero && error.weight.is_finite() && error.weight > 0.0,
+    };
+    if failed && !outcomes.iter().any(counts) {
         return Err(GatherError::Graders { outcomes });
     }
     let subscores = outcomes.into_iter().map(|outcome| match outcome {

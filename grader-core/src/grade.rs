@@ -1,7 +1,8 @@
 //! Combining subscores into a reward: [`Grade::from_subscores`] and the name de-duplication
 //! shared with [`any`](crate::any) and [`all`](crate::all).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
+use std::fmt::Write as _;
 
 use crate::error::CombineError;
 use crate::score::{EvaluationResult, Info, SubScore};
@@ -74,12 +75,31 @@ impl Grade {
             );
         }
 
+        // Positive weights so large that their sum overflows are scaled down by the largest
+        // first; otherwise each is divided by the sum exactly as the reference does.
+        let (scale, positive_sum) = if positive_sum.is_finite() {
+            (1.0, positive_sum)
+        } else {
+            let largest = subscores
+                .iter()
+                .map(SubScore::weight)
+                .fold(0.0_f64, f64::max);
+            let scaled = neumaier_sum(
+                subscores
+                    .iter()
+                    .map(SubScore::weight)
+                    .filter(|weight| *weight > 0.0)
+                    .map(|weight| weight / largest),
+            );
+            (largest, scaled)
+        };
+
         dedupe_names(&mut subscores);
         let mut info = Info::new();
         for sub in &mut subscores {
             let weight = sub.weight();
             if weight > 0.0 {
-                sub.set_weight_unchecked(weight / positive_sum);
+                sub.set_weight_unchecked(weight / scale / positive_sum);
             }
             if let Some(sub_info) = sub.info() {
                 info.insert(sub.name().to_owned(), sub_info.clone().into());
@@ -103,43 +123,52 @@ impl Grade {
 
 /// Renames subscores in place so that every name is unique, exactly as the reference does.
 ///
-/// A name that occurs once and is not already taken stays. Any other becomes `name-N` with the
-/// smallest `N` above the last one used for that name that is neither taken already nor present
-/// anywhere in the input. Each name's counter only moves forward, so this is linear in the
-/// number of subscores plus the candidates skipped.
+/// A name that occurs once stays. Any other becomes `name-N` with the smallest `N` above the
+/// last one used for that name that is not present anywhere in the input. Each name's counter
+/// only moves forward, so this is linear in the number of subscores plus the candidates
+/// skipped (each skipped candidate is a distinct name of the input).
+///
+/// The reference also skips candidates it has already handed out, but that check never fires:
+/// `name-N` splits at its last `-` into exactly one (name, N) pair, so two different pairs
+/// never give the same candidate, and a name never reuses an `N`. Nor can a name that occurs
+/// once have been handed out before it is reached, since every candidate handed out is absent
+/// from the input. Leaving the check out saves a set of every final name.
 pub(crate) fn dedupe_names(subscores: &mut [SubScore]) {
-    let mut counts: HashMap<&str, usize> = HashMap::with_capacity(subscores.len());
+    // For each distinct name: how often it occurs, and the last suffix it was given.
+    let mut names: HashMap<&str, (usize, u64)> = HashMap::with_capacity(subscores.len());
     for sub in subscores.iter() {
-        *counts.entry(sub.name()).or_insert(0) += 1;
+        names.entry(sub.name()).or_insert((0, 0)).0 += 1;
     }
-    if counts.len() == subscores.len() {
+    if names.len() == subscores.len() {
         return; // all unique: nothing to rename
     }
-    let reserved: HashSet<String> = counts.keys().map(|name| (*name).to_owned()).collect();
-    let unique: HashSet<String> = counts
-        .iter()
-        .filter(|(_, count)| **count == 1)
-        .map(|(name, _)| (*name).to_owned())
-        .collect();
-    drop(counts);
-
-    let mut next_suffix: HashMap<String, u64> = HashMap::new();
-    let mut used: HashSet<String> = HashSet::with_capacity(subscores.len());
-    for sub in subscores.iter_mut() {
-        if unique.contains(sub.name()) && !used.contains(sub.name()) {
-            used.insert(sub.name().to_owned());
+    let mut renames: Vec<(usize, String)> = Vec::new();
+    let mut candidate = String::new();
+    for (index, sub) in subscores.iter().enumerate() {
+        let name = sub.name();
+        let Some(&(count, mut suffix)) = names.get(name) else {
+            continue; // unreachable: every name was counted
+        };
+        if count == 1 {
             continue;
         }
-        let suffix = next_suffix.entry(sub.name().to_owned()).or_insert(0);
-        let final_name = loop {
-            *suffix += 1;
-            let candidate = format!("{}-{}", sub.name(), suffix);
-            if !used.contains(&candidate) && !reserved.contains(&candidate) {
-                break candidate;
+        loop {
+            suffix += 1;
+            candidate.clear();
+            // Writing to a String cannot fail.
+            let _ = write!(candidate, "{name}-{suffix}");
+            if !names.contains_key(candidate.as_str()) {
+                break;
             }
-        };
-        used.insert(final_name.clone());
-        sub.set_name(final_name);
+        }
+        if let Some(entry) = names.get_mut(name) {
+            entry.1 = suffix;
+        }
+        renames.push((index, candidate.clone()));
+    }
+    drop(names);
+    for (index, name) in renames {
+        subscores[index].set_name(name);
     }
 }
 
@@ -156,6 +185,11 @@ pub(crate) fn neumaier_sum(values: impl IntoIterator<Item = f64>) -> f64 {
             compensation += (value - total) + sum;
         }
         sum = total;
+    }
+    if !sum.is_finite() {
+        // Overflow: the compensation holds an infinity of the other sign (or NaN); the plain
+        // sum is the meaningful answer, as for Python's `sum`.
+        return sum;
     }
     sum + compensation
 }
@@ -198,5 +232,7 @@ mod tests {
         assert_eq!(neumaier_sum([0.1; 10]), 1.0);
         assert!(neumaier_sum([-0.0, -0.0]).is_sign_positive());
         assert_eq!(neumaier_sum([]), 0.0);
+        assert_eq!(neumaier_sum([f64::MAX, f64::MAX]), f64::INFINITY);
+        assert_eq!(neumaier_sum([-f64::MAX, -f64::MAX, 1.0]), f64::NEG_INFINITY);
     }
 }

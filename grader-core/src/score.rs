@@ -31,7 +31,7 @@ pub type Info = serde_json::Map<String, Value>;
 /// # Ok::<(), grader_core::ScoreError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(try_from = "RawSubScore")]
+#[serde(try_from = "MapOnly<RawSubScore>")]
 pub struct SubScore {
     name: String,
     weight: f64,
@@ -58,10 +58,36 @@ fn default_weight() -> f64 {
     1.0
 }
 
-impl TryFrom<RawSubScore> for SubScore {
+/// Deserializes `T` from a map only: serde's derived structs also accept a sequence of their
+/// fields in order (`["a", 1.0, 0.5]`), which the reference rejects.
+struct MapOnly<T>(T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for MapOnly<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visit<T>(std::marker::PhantomData<T>);
+
+        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Visit<T> {
+            type Value = T;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a subscore object")
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+                T::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+            }
+        }
+
+        deserializer
+            .deserialize_map(Visit(std::marker::PhantomData))
+            .map(MapOnly)
+    }
+}
+
+impl TryFrom<MapOnly<RawSubScore>> for SubScore {
     type Error = ScoreError;
 
-    fn try_from(raw: RawSubScore) -> Result<Self, ScoreError> {
+    fn try_from(MapOnly(raw): MapOnly<RawSubScore>) -> Result<Self, ScoreError> {
         let score = SubScore::new(raw.name, raw.value)?.with_weight(raw.weight)?;
         Ok(SubScore {
             children: raw.children,
