@@ -1,6 +1,7 @@
 //! What is emitted when the attribute finds errors: the errors, the function as written, and a
 //! grader type with the same fields whose methods are never run, so the code that uses the
-//! grader sees no cascade of follow-on errors.
+//! grader sees no cascade of follow-on errors. (Not for a method: inside an `impl` no type can
+//! be declared, so only the error and the method are emitted.)
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -18,6 +19,10 @@ pub fn not_a_function(input: TokenStream, errors: Errors) -> TokenStream {
 /// The errors, the function, and a stub grader type with the same fields and methods.
 pub fn stub(input: TokenStream, grader: &Grader, error: &syn::Error) -> TokenStream {
     let errors = error.to_compile_error();
+    if grader.func.sig.receiver().is_some() {
+        // A method: the attribute sits inside an `impl`, where no type can be declared.
+        return quote! { #errors #input };
+    }
     let definition = definition(grader);
     let Grader {
         func,
