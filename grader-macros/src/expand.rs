@@ -56,9 +56,11 @@ pub fn expand(grader: &Grader) -> TokenStream {
          arguments under `_parameters`.",
         krate = quote!(#krate).to_string().replace(' ', ""),
     );
-    let errors_doc = " A [`GraderError`](::grader_core::GraderError) naming the grader when the \
-                      function returns an `Err` or a value that is not a score in `[0, 1]`, or \
-                      when `weight` is not finite.";
+    let errors_doc = format!(
+        " A [`GraderError`]({krate}::GraderError) naming the grader when the function returns \
+         an `Err` or a value that is not a score in `[0, 1]`, or when `weight` is not finite.",
+        krate = quote!(#krate).to_string().replace(' ', ""),
+    );
     let named_doc = " As `grade`, under another name.";
 
     let inherent = if grader.is_async {

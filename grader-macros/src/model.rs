@@ -444,6 +444,7 @@ fn compact(tokens: TokenStream, out: &mut String) {
                 match punct.as_char() {
                     ',' | ';' => out.push_str(&format!("{} ", punct.as_char())),
                     '+' => out.push_str(" + "),
+                    '=' => out.push_str(" = "),
                     c => out.push(c),
                 }
                 previous_word = false;
@@ -481,7 +482,7 @@ mod tests {
 
     #[test]
     fn placeholder_names_strip_references_and_lifetimes() {
-        let name = |ty: &str| type_name(&syn::parse_str(ty).unwrap());
+        let name = |ty: &str| type_name(&syn::parse_str(ty).expect("a type"));
         assert_eq!(name("&'a Opaque"), "Opaque");
         assert_eq!(name("&mut Vec<Opaque>"), "Vec<Opaque>");
         assert_eq!(name("&&'a Wrapper<'a, T>"), "Wrapper<T>");

@@ -98,7 +98,12 @@ fn every_shape_grades() -> Result<(), Box<dyn std::error::Error>> {
     );
     assert_eq!(Constant {}.grade(1.0)?.value(), 1.0);
     let runtime = tokio::runtime::Builder::new_current_thread().build()?;
-    let sub = runtime.block_on(WithInfo { map: BTreeMap::new() }.grade(1.0))?;
+    let sub = runtime.block_on(
+        WithInfo {
+            map: BTreeMap::new(),
+        }
+        .grade(1.0),
+    )?;
     assert_eq!(sub.info().map(|info| &info["len"]), Some(&0.into()));
     let sub = runtime.block_on(Grader::grade(Whole { done: true }, 1.0))?;
     assert_eq!(sub.name(), "whole");

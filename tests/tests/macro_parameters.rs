@@ -80,12 +80,17 @@ fn keys_follow_parameter_order() -> Result<(), GraderError> {
         zeta: 1,
     }
     .grade(1.0)?;
-    let keys: Vec<&String> = parameters(&sub).as_object().expect("object").keys().collect();
+    let keys: Vec<&String> = parameters(&sub)
+        .as_object()
+        .expect("object")
+        .keys()
+        .collect();
     assert_eq!(keys, ["zeta", "alpha", "middle"]);
     Ok(())
 }
 
 #[grader]
+#[allow(clippy::needless_lifetimes)] // the placeholder strips a named lifetime
 fn placeholders<'a>(
     opaque: &'a Opaque,
     list: &mut Vec<Opaque>,
@@ -137,8 +142,7 @@ fn with_secret(api_key: &str, r#type: &str, answer: &str) -> bool {
 }
 
 #[test]
-fn skipped_arguments_are_not_recorded_and_raw_names_lose_their_prefix() -> Result<(), GraderError>
-{
+fn skipped_arguments_are_not_recorded_and_raw_names_lose_their_prefix() -> Result<(), GraderError> {
     let sub = WithSecret {
         api_key: "sk-secret",
         r#type: "t",
@@ -146,7 +150,11 @@ fn skipped_arguments_are_not_recorded_and_raw_names_lose_their_prefix() -> Resul
     }
     .grade(1.0)?;
     assert_eq!(parameters(&sub), &json!({"answer": "yes"}));
-    assert!(!serde_json::to_string(&sub).expect("json").contains("sk-secret"));
+    assert!(
+        !serde_json::to_string(&sub)
+            .expect("json")
+            .contains("sk-secret")
+    );
     Ok(())
 }
 
@@ -195,7 +203,10 @@ fn with_info(verdict: &str) -> (f64, Info) {
 #[test]
 fn info_keeps_what_the_function_returned_then_parameters() -> Result<(), GraderError> {
     let sub = WithInfo { verdict: "close" }.grade(0.4)?;
-    assert_eq!((sub.name(), sub.value(), sub.weight()), ("judged", 0.25, 0.4));
+    assert_eq!(
+        (sub.name(), sub.value(), sub.weight()),
+        ("judged", 0.25, 0.4)
+    );
     let info = sub.info().expect("info");
     assert_eq!(info.keys().collect::<Vec<_>>(), ["verdict", "_parameters"]);
     let renamed = WithInfo { verdict: "close" }.grade_named(0.4, "override")?;
@@ -218,7 +229,9 @@ fn invalid_values_and_errors_are_typed_errors_naming_the_grader() {
     for bad in [f64::NAN, f64::INFINITY, -0.5, 1.5] {
         let error = Returns { value: bad }.grade(0.5).expect_err("invalid");
         assert_eq!(error.grader, "returns");
-        assert!(matches!(error.failure, Failure::InvalidScore { value } if value.to_bits() == bad.to_bits()));
+        assert!(
+            matches!(error.failure, Failure::InvalidScore { value } if value.to_bits() == bad.to_bits())
+        );
     }
     let error = Fails { reason: "no tests" }.grade(0.5).expect_err("err");
     assert_eq!(error.grader, "fails");
@@ -238,7 +251,13 @@ async fn later(answer: String, delay_ms: u64) -> Result<f64, std::io::Error> {
 async fn async_graders_gather_beside_sync_and_ready_ones() -> Result<(), Box<dyn std::error::Error>>
 {
     let result = Gather::new()
-        .pending(Later { answer: "x".into(), delay_ms: 5 }.grade(0.5))
+        .pending(
+            Later {
+                answer: "x".into(),
+                delay_ms: 5,
+            }
+            .grade(0.5),
+        )
         .pending(Grader::grade(Returns { value: 0.0 }, 0.25))
         .ready(Returns { value: 1.0 }.grade_named(0.25, "ready"))
         .await?;
