@@ -12,12 +12,25 @@ use grader_core::{Info, SubScore, grader};
 struct Client;
 
 #[grader]
-fn answer_quality(answer: &str, expected: &[&str], path: &Path, client: &Client, limit: u32) -> f64 {
+fn answer_quality(
+    answer: &str,
+    expected: &[&str],
+    path: &Path,
+    client: &Client,
+    limit: u32,
+) -> f64 {
     let _ = (path, client);
-    let hits = expected.iter().filter(|word| answer.contains(*word)).count();
+    let hits = expected
+        .iter()
+        .filter(|word| answer.contains(*word))
+        .count();
     #[allow(clippy::cast_precision_loss)]
     let value = hits as f64 / expected.len().max(1) as f64;
-    if answer.len() > limit as usize { 0.0 } else { value }
+    if answer.len() > limit as usize {
+        0.0
+    } else {
+        value
+    }
 }
 
 fn by_hand(
