@@ -1,9 +1,185 @@
 //! The `#[grader]` attribute macro. Use it through `grader-core`, which re-exports it.
 
+mod args;
+mod expand;
+mod fallback;
+mod model;
+mod validate;
+
+#[cfg(test)]
+mod snapshots;
+
 use proc_macro::TokenStream;
 
-/// Turns a scoring function into a grader type. (Implemented in a later change.)
+/// Turns a scoring function into a grader type: a struct whose fields are the function's
+/// arguments, graded with `.grade(weight)`.
+///
+/// The function stays exactly as written and callable. Beside it, `#[grader]` generates a type
+/// named in UpperCamelCase (`fn mentions_city` → `MentionsCity`) with one field per parameter,
+/// documented by the function's doc comment. Building the value is the call, with every
+/// argument named, so a misspelt, missing or extra argument is a compile error:
+///
+/// ```
+/// use grader_core::grader;
+///
+/// /// Passes when the answer names the expected city.
+/// #[grader]
+/// pub fn mentions_city(answer: &str, city: &str) -> bool {
+///     answer.contains(city)
+/// }
+///
+/// let sub = MentionsCity { answer: "It is Paris.", city: "Paris" }.grade(0.5)?;
+/// assert_eq!((sub.name(), sub.value(), sub.weight()), ("mentions_city", 1.0, 0.5));
+/// assert_eq!(sub.info().unwrap()["_parameters"]["city"], "Paris");
+/// assert!(mentions_city("still a function", "function"));
+/// # Ok::<(), grader_core::GraderError>(())
+/// ```
+///
+/// ```compile_fail
+/// # use grader_core::grader;
+/// # #[grader]
+/// # fn mentions_city(answer: &str, city: &str) -> bool { answer.contains(city) }
+/// // error[E0560]: struct `MentionsCity` has no field named `town`
+/// let sub = MentionsCity { answer: "It is Paris.", town: "Paris" }.grade(0.5);
+/// ```
+///
+/// # Grading
+///
+/// `grade(weight)` runs the function and returns a [`SubScore`] named after the function (or
+/// the `name` option), with that weight, the returned value, whatever info the function
+/// returned, and `_parameters`: every argument, recorded before the function runs. A
+/// synchronous grader grades at once and needs no runtime; an `async` one returns a future,
+/// `Send` whenever the function's future is. `grade_named(weight, name)` overrides the name.
+/// Every grader type implements [`Grader`], so [`Gather`] runs it beside any other grader:
+///
+/// ```
+/// use grader_core::{Gather, Grader, grader};
+///
+/// #[grader]
+/// async fn replied(answer: String) -> bool {
+///     tokio::task::yield_now().await;
+///     !answer.is_empty()
+/// }
+///
+/// #[grader]
+/// fn short(answer: &str, limit: usize) -> f64 {
+///     if answer.len() <= limit { 1.0 } else { 0.0 }
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let result = Gather::new()
+///     .pending(Replied { answer: "hi".into() }.grade(0.5))
+///     .pending(Grader::grade(Short { answer: "hi", limit: 1 }, 0.5))
+///     .await?;
+/// assert_eq!(result.reward, 0.5);
+/// # Ok::<(), grader_core::GatherError>(())
+/// # }).unwrap();
+/// ```
+///
+/// # Return types
+///
+/// `f64`, `f32`, `bool` (1.0 or 0.0), `(f64, Info)`, [`SubScore`] (its value, info and
+/// children are kept; the name and weight are the grade's), or `Result<T, E>` of one of those
+/// with `E: Display`. An `Err` is a [`GraderError`] naming the grader, never a silent 0.0; so
+/// is a NaN, an infinity or a value outside `[0, 1]`, never clamped:
+///
+/// ```
+/// use grader_core::{Failure, grader};
+///
+/// #[grader]
+/// fn parsed(answer: &str) -> Result<f64, std::num::ParseFloatError> {
+///     answer.trim().parse()
+/// }
+///
+/// let error = Parsed { answer: "lots" }.grade(1.0).unwrap_err();
+/// assert_eq!(error.grader, "parsed");
+/// assert_eq!(error.to_string(), "grader `parsed` failed: invalid float literal");
+/// let error = Parsed { answer: "1.5" }.grade(1.0).unwrap_err();
+/// assert!(matches!(error.failure, Failure::InvalidScore { value: 1.5 }));
+/// ```
+///
+/// Any other return type is a compile error on the return type:
+///
+/// ```compile_fail
+/// # use grader_core::grader;
+/// #[grader]
+/// fn verdict(answer: &str) -> String { // `String` is not a score a `#[grader]` function can return
+///     answer.to_owned()
+/// }
+/// ```
+///
+/// # Parameters
+///
+/// Parameters may be owned or borrowed (`&str`, `&Path`, `&[T]`, `&mut T`), with explicit or
+/// elided lifetimes (each elided one becomes a lifetime parameter of the type, named after
+/// the parameter), generic with bounds and `where` clauses, `impl Trait` (a type parameter of
+/// the type), or raw identifiers (`r#type`, recorded as `type`). They must be plain names:
+/// destructure inside the body.
+///
+/// Each recorded argument whose type implements `serde::Serialize` is recorded as its JSON
+/// (non-finite floats as `null`); any other becomes `"<Type: not serializable>"`, with the
+/// type as declared, references and lifetimes stripped. Nothing is required of your types.
+/// Generic and `impl Trait` parameters are recorded as JSON only when bounded by `Serialize`.
+/// A value whose serialization fails at run time gets the placeholder; recording never fails
+/// a grade.
+///
+/// ```
+/// use grader_core::grader;
+///
+/// struct Client;
+///
+/// #[grader]
+/// fn answered(client: &Client, questions: &[&str], retries: u32) -> bool {
+///     let _ = client;
+///     !questions.is_empty() && retries < 3
+/// }
+///
+/// let sub = Answered { client: &Client, questions: &["why?"], retries: 1 }.grade(1.0)?;
+/// assert_eq!(
+///     sub.info().unwrap()["_parameters"],
+///     serde_json::json!({
+///         "client": "<Client: not serializable>",
+///         "questions": ["why?"],
+///         "retries": 1,
+///     })
+/// );
+/// # Ok::<(), grader_core::GraderError>(())
+/// ```
+///
+/// # Options
+///
+/// - `name = "…"`: the subscore's name (default: the function's name).
+/// - `skip(param, …)`: fields that are not recorded in `_parameters` (secrets, large inputs).
+/// - `crate = path`: where `grader_core` is, for code that reaches it through a re-export.
+///
+/// ```
+/// use grader_core::grader;
+///
+/// #[grader(name = "api_answer", skip(api_key))]
+/// fn api_answered(api_key: &str, answer: &str) -> bool {
+///     !api_key.is_empty() && !answer.is_empty()
+/// }
+///
+/// let sub = ApiAnswered { api_key: "sk-123", answer: "yes" }.grade(1.0)?;
+/// assert_eq!(sub.name(), "api_answer");
+/// assert_eq!(sub.info().unwrap()["_parameters"], serde_json::json!({"answer": "yes"}));
+/// # Ok::<(), grader_core::GraderError>(())
+/// ```
+///
+/// # Compile errors
+///
+/// Every problem is reported at once, on the token to change: the attribute on anything but a
+/// function, a method taking `self`, a `const`, `unsafe` or `extern` function, a parameter that
+/// is a pattern, a missing return type, an unknown or duplicate option, a `skip` of a
+/// parameter that does not exist, and a `name` that is empty or not a string literal. The
+/// function and a stub grader type are still emitted, so the code using them reports nothing
+/// more.
+///
+/// [`SubScore`]: https://docs.rs/grader-core/latest/grader_core/struct.SubScore.html
+/// [`Grader`]: https://docs.rs/grader-core/latest/grader_core/trait.Grader.html
+/// [`Gather`]: https://docs.rs/grader-core/latest/grader_core/struct.Gather.html
+/// [`GraderError`]: https://docs.rs/grader-core/latest/grader_core/struct.GraderError.html
 #[proc_macro_attribute]
-pub fn grader(_args: TokenStream, input: TokenStream) -> TokenStream {
-    input
+pub fn grader(args: TokenStream, input: TokenStream) -> TokenStream {
+    expand::grader(args.into(), input.into()).into()
 }

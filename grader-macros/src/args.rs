@@ -1,0 +1,177 @@
+//! Parsing the attribute's own arguments: `#[grader(name = "…", skip(a, b), crate = path)]`.
+//!
+//! Every problem is collected, so one compile shows them all; the options that did parse are
+//! kept, so the grader type can still be generated.
+
+use proc_macro2::{Span, TokenStream};
+use syn::parse::Parser;
+use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
+use syn::{Expr, ExprLit, Ident, Lit, LitStr, Meta, Path, Token};
+
+/// The options, each with the span of the key that set it.
+#[derive(Default)]
+pub struct Options {
+    /// `name = "…"`: the subscore's name.
+    pub name: Option<LitStr>,
+    /// `skip(a, b)`: parameters left out of `_parameters`.
+    pub skip: Option<Vec<Ident>>,
+    /// `crate = path`: where `grader_core` is.
+    pub krate: Option<Path>,
+}
+
+const VALID: &str = "`name = \"…\"`, `skip(param, …)` or `crate = path`";
+
+/// Parses the attribute's arguments, returning what parsed and every error found.
+pub fn parse(args: TokenStream) -> (Options, Option<syn::Error>) {
+    let mut options = Options::default();
+    let mut errors = Errors::default();
+    let metas = match Punctuated::<Meta, Token![,]>::parse_terminated.parse2(args) {
+        Ok(metas) => metas,
+        Err(error) => {
+            let message = format!("#[grader] expects {VALID}, separated by commas");
+            let mut combined = syn::Error::new(error.span(), message);
+            combined.combine(error);
+            return (options, Some(combined));
+        }
+    };
+    for meta in metas {
+        let key = meta.path();
+        let key_name = key.get_ident().map(ToString::to_string).unwrap_or_default();
+        match key_name.as_str() {
+            "name" => {
+                if let Some(name) = errors.ok(parse_name(&meta)) {
+                    set(&mut options.name, name, key, &mut errors);
+                }
+            }
+            "skip" => {
+                if let Some(skip) = errors.ok(parse_skip(&meta)) {
+                    set(&mut options.skip, skip, key, &mut errors);
+                }
+            }
+            "crate" => {
+                if let Some(krate) = errors.ok(parse_crate(&meta)) {
+                    set(&mut options.krate, krate, key, &mut errors);
+                }
+            }
+            _ => errors.push(syn::Error::new_spanned(
+                key,
+                format!(
+                    "unknown #[grader] option `{}`; the options are {VALID}",
+                    quote::ToTokens::to_token_stream(key)
+                        .to_string()
+                        .replace(' ', "")
+                ),
+            )),
+        }
+    }
+    (options, errors.into_error())
+}
+
+/// Sets an option once; a second setting is reported on its key.
+fn set<T>(slot: &mut Option<T>, value: T, key: &Path, errors: &mut Errors) {
+    if slot.is_some() {
+        let name = key.get_ident().map(ToString::to_string).unwrap_or_default();
+        errors.push(syn::Error::new_spanned(
+            key,
+            format!("duplicate #[grader] option `{name}`; give it once"),
+        ));
+    } else {
+        *slot = Some(value);
+    }
+}
+
+fn parse_name(meta: &Meta) -> syn::Result<LitStr> {
+    let value = match meta {
+        Meta::NameValue(nv) => &nv.value,
+        _ => {
+            return Err(syn::Error::new(
+                meta.span(),
+                "#[grader] option `name` takes a string: `name = \"…\"`",
+            ));
+        }
+    };
+    match value {
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(name),
+            ..
+        }) => {
+            if name.value().is_empty() {
+                Err(syn::Error::new(
+                    name.span(),
+                    "#[grader] `name` must not be empty",
+                ))
+            } else {
+                Ok(name.clone())
+            }
+        }
+        other => Err(syn::Error::new_spanned(
+            other,
+            "#[grader] `name` must be a string literal: `name = \"…\"`",
+        )),
+    }
+}
+
+fn parse_skip(meta: &Meta) -> syn::Result<Vec<Ident>> {
+    let list = meta.require_list().map_err(|_| {
+        syn::Error::new(
+            meta.span(),
+            "#[grader] option `skip` lists parameters: `skip(param, …)`",
+        )
+    })?;
+    let idents = list.parse_args_with(Punctuated::<Ident, Token![,]>::parse_terminated)?;
+    Ok(idents.into_iter().collect())
+}
+
+fn parse_crate(meta: &Meta) -> syn::Result<Path> {
+    let hint = "#[grader] option `crate` takes a path: `crate = my_reexport::grader_core`";
+    match meta {
+        Meta::NameValue(nv) => match &nv.value {
+            Expr::Path(path) if path.qself.is_none() && path.attrs.is_empty() => {
+                Ok(path.path.clone())
+            }
+            Expr::Lit(ExprLit {
+                lit: Lit::Str(text),
+                ..
+            }) => text.parse::<Path>(),
+            other => Err(syn::Error::new_spanned(other, hint)),
+        },
+        _ => Err(syn::Error::new(meta.span(), hint)),
+    }
+}
+
+/// Errors collected while parsing or checking, reported together.
+#[derive(Default)]
+pub struct Errors(Option<syn::Error>);
+
+impl Errors {
+    /// Adds an error.
+    pub fn push(&mut self, error: syn::Error) {
+        match &mut self.0 {
+            Some(all) => all.combine(error),
+            None => self.0 = Some(error),
+        }
+    }
+
+    /// Adds an error at `span`.
+    pub fn at(&mut self, span: Span, message: impl std::fmt::Display) {
+        self.push(syn::Error::new(span, message));
+    }
+
+    /// The value, or `None` with the error recorded.
+    pub fn ok<T>(&mut self, result: syn::Result<T>) -> Option<T> {
+        result.map_err(|error| self.push(error)).ok()
+    }
+
+    /// Moves another collection's errors into this one.
+    pub fn extend(&mut self, other: Option<syn::Error>) {
+        if let Some(error) = other {
+            self.push(error);
+        }
+    }
+
+    /// The collected errors as one.
+    pub fn into_error(self) -> Option<syn::Error> {
+        self.0
+    }
+}

@@ -1,0 +1,264 @@
+//! The generated code: the user's function, untouched, then the grader type and its impls.
+//! The only module that writes Rust with `quote!`.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{Ident, Type};
+
+use crate::args::{self, Errors};
+use crate::model::{Function, Grader};
+use crate::{fallback, validate};
+
+/// The whole attribute: parse, check, then generate, or on any error the fallback.
+pub fn grader(args: TokenStream, input: TokenStream) -> TokenStream {
+    let mut errors = Errors::default();
+    let (options, arg_errors) = args::parse(args);
+    errors.extend(arg_errors);
+    let func = match syn::parse2::<Function>(input.clone()) {
+        Ok(func) => func,
+        Err(error) => {
+            errors.push(error);
+            return fallback::not_a_function(input, errors);
+        }
+    };
+    errors.extend(validate::check(&func, &options));
+    let model = Grader::new(&func, &options);
+    match errors.into_error() {
+        None => {
+            let generated = expand(&model);
+            quote! { #input #generated }
+        }
+        Some(error) => fallback::stub(input, &model, &error),
+    }
+}
+
+/// The grader type and its impls, for a function that passed every check.
+pub fn expand(grader: &Grader) -> TokenStream {
+    let definition = definition(grader);
+    let run = run(grader);
+    let Grader {
+        func,
+        krate,
+        name,
+        ident,
+        generics,
+        cfgs,
+        ..
+    } = grader;
+    let vis = &func.vis;
+    let fn_name = &func.sig.ident;
+    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
+    let parameters = parameters(grader);
+    let grade_doc = format!(
+        " Runs `{fn_name}` with these arguments and packages what it returns as a \
+         [`SubScore`]({krate}::SubScore) named `{name}` with this weight, recording the \
+         arguments under `_parameters`.",
+        krate = quote!(#krate).to_string().replace(' ', ""),
+    );
+    let errors_doc = format!(
+        " A [`GraderError`]({krate}::GraderError) naming the grader when the function returns \
+         an `Err` or a value that is not a score in `[0, 1]`, or when `weight` is not finite.",
+        krate = quote!(#krate).to_string().replace(' ', ""),
+    );
+    let named_doc = " As `grade`, under another name.";
+
+    let inherent = if grader.is_async {
+        quote! {
+            #[doc = #grade_doc]
+            ///
+            /// # Errors
+            #[doc = #errors_doc]
+            #vis fn grade(
+                self,
+                weight: f64,
+            ) -> impl ::core::future::Future<
+                Output = ::core::result::Result<#krate::SubScore, #krate::GraderError>,
+            > {
+                <Self as #krate::Grader>::grade(self, weight)
+            }
+
+            #[doc = #named_doc]
+            ///
+            /// # Errors
+            #[doc = #errors_doc]
+            #vis fn grade_named(
+                self,
+                weight: f64,
+                name: impl ::core::convert::Into<::std::string::String>,
+            ) -> impl ::core::future::Future<
+                Output = ::core::result::Result<#krate::SubScore, #krate::GraderError>,
+            > {
+                <Self as #krate::Grader>::grade_named(self, weight, name)
+            }
+        }
+    } else {
+        quote! {
+            #[doc = #grade_doc]
+            ///
+            /// # Errors
+            #[doc = #errors_doc]
+            #vis fn grade(
+                self,
+                weight: f64,
+            ) -> ::core::result::Result<#krate::SubScore, #krate::GraderError> {
+                self.grade_named(weight, #name)
+            }
+
+            #[doc = #named_doc]
+            ///
+            /// # Errors
+            #[doc = #errors_doc]
+            #vis fn grade_named(
+                self,
+                weight: f64,
+                name: impl ::core::convert::Into<::std::string::String>,
+            ) -> ::core::result::Result<#krate::SubScore, #krate::GraderError> {
+                let parameters = <Self as #krate::Grader>::parameters(&self);
+                let outcome = #run;
+                #krate::__private::package(name.into(), weight, parameters, outcome)
+            }
+        }
+    };
+
+    quote! {
+        #definition
+
+        #(#cfgs)*
+        impl #impl_generics #ident #ty_generics #where_clause {
+            #inherent
+        }
+
+        #(#cfgs)*
+        impl #impl_generics #krate::Grader for #ident #ty_generics #where_clause {
+            fn name(&self) -> ::std::borrow::Cow<'_, str> {
+                ::std::borrow::Cow::Borrowed(#name)
+            }
+
+            #parameters
+
+            async fn score(
+                self,
+            ) -> ::core::result::Result<#krate::Score, #krate::Failure> {
+                #run
+            }
+        }
+    }
+}
+
+/// The struct: the function's docs, one field per parameter.
+pub fn definition(grader: &Grader) -> TokenStream {
+    let Grader {
+        func,
+        ident,
+        generics,
+        docs,
+        cfgs,
+        params,
+        ..
+    } = grader;
+    let vis = &func.vis;
+    let fn_name = &func.sig.ident;
+    let where_clause = &generics.where_clause;
+    let doc = if docs.is_empty() {
+        let text = format!(" The grader made by `#[grader]` from `{fn_name}`.");
+        quote!(#[doc = #text])
+    } else {
+        quote!(#(#docs)*)
+    };
+    let fields = params.iter().map(|param| {
+        let field = param.ident;
+        let ty = &param.field_ty;
+        let text = if param.recorded {
+            format!(" The `{}` argument of `{fn_name}`.", param.key)
+        } else {
+            format!(
+                " The `{}` argument of `{fn_name}` (not recorded in `_parameters`).",
+                param.key
+            )
+        };
+        quote!(#[doc = #text] #vis #field: #ty)
+    });
+    quote! {
+        #(#cfgs)*
+        #doc
+        #vis struct #ident #generics #where_clause {
+            #(#fields,)*
+        }
+    }
+}
+
+/// `Grader::parameters`: each recorded argument's JSON (or placeholder), in parameter order.
+fn parameters(grader: &Grader) -> TokenStream {
+    let krate = &grader.krate;
+    let recorded: Vec<_> = grader.params.iter().filter(|p| p.recorded).collect();
+    if recorded.is_empty() {
+        return quote! {
+            fn parameters(&self) -> #krate::Info {
+                #krate::Info::new()
+            }
+        };
+    }
+    let inserts = recorded.iter().map(|param| {
+        let field = param.ident;
+        let key = &param.key;
+        let type_name = &param.type_name;
+        quote! {
+            parameters.insert(
+                ::std::string::String::from(#key),
+                (&#krate::__private::Capture(&self.#field)).__grader_capture(#type_name),
+            );
+        }
+    });
+    let count = recorded.len();
+    quote! {
+        #[allow(clippy::needless_borrow)]
+        fn parameters(&self) -> #krate::Info {
+            use #krate::__private::{CapturePlaceholder as _, CaptureSerialize as _};
+            let mut parameters = #krate::Info::with_capacity(#count);
+            #(#inserts)*
+            parameters
+        }
+    }
+}
+
+/// Takes the arguments out of `self`, calls the function, and converts what it returns with
+/// `IntoScore`, spanned on the return type so a non-score is reported there.
+fn run(grader: &Grader) -> TokenStream {
+    let krate = &grader.krate;
+    let fn_name = &grader.func.sig.ident;
+    let locals: Vec<Ident> = (0..grader.params.len())
+        .map(|i| format_ident!("arg{}", i, span = Span::mixed_site()))
+        .collect();
+    let fields = grader.params.iter().map(|param| param.ident);
+    let turbofish = if grader.turbofish.is_empty() {
+        quote!()
+    } else {
+        let params = &grader.turbofish;
+        quote!(::<#(#params),*>)
+    };
+    let await_ = grader.is_async.then(|| quote!(.await));
+    let value = Ident::new("value", Span::mixed_site());
+    let convert = match grader.output {
+        Some(output) if nameable(output) => quote_spanned! {output.span()=>
+            <#output as #krate::IntoScore>::into_score(#value)
+        },
+        Some(output) => quote_spanned! {output.span()=>
+            #krate::IntoScore::into_score(#value)
+        },
+        None => quote!(#krate::IntoScore::into_score(#value)),
+    };
+    quote! {{
+        let Self { #(#fields: #locals),* } = self;
+        let #value = #fn_name #turbofish (#(#locals),*) #await_;
+        #convert
+    }}
+}
+
+/// Whether a return type can be written in an expression (`impl Trait` cannot).
+fn nameable(ty: &Type) -> bool {
+    !quote!(#ty)
+        .into_iter()
+        .any(|token| matches!(token, proc_macro2::TokenTree::Ident(ident) if ident == "impl"))
+        && !matches!(ty, Type::ImplTrait(_))
+}

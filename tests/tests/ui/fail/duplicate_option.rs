@@ -1,0 +1,10 @@
+use grader_core::grader;
+
+#[grader(name = "first", name = "second")]
+fn check(answer: &str) -> bool {
+    answer.is_empty()
+}
+
+fn main() {
+    let _ = Check { answer: "x" }.grade(1.0);
+}
