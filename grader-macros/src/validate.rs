@@ -21,7 +21,7 @@ pub fn check(func: &Function, options: &Options) -> Option<syn::Error> {
             "#[grader] functions cannot be `const fn`: a grade runs at run time; remove `const`",
         );
     }
-    if let Some(unsafety) = &sig.unsafety {
+    if let syn::Safety::Unsafe(unsafety) = &sig.safety {
         errors.at(
             unsafety.span,
             "#[grader] cannot call an `unsafe fn`; make it safe and use `unsafe` inside the body",
