@@ -1,8 +1,6 @@
 //! Bounded capture of one output stream: the first and last bytes within a budget, and a count
 //! of what was dropped between them.
 
-use std::collections::VecDeque;
-
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 /// How many bytes one read asks for.
@@ -13,10 +11,56 @@ const READ_CHUNK: usize = 64 * 1024;
 #[derive(Debug)]
 pub(super) struct Capture {
     head_limit: usize,
-    tail_limit: usize,
     head: Vec<u8>,
-    tail: VecDeque<u8>,
+    tail: Ring,
     total: u64,
+}
+
+/// The last bytes written, in a buffer allocated as it fills and never beyond its capacity.
+#[derive(Debug)]
+struct Ring {
+    capacity: usize,
+    buf: Vec<u8>,
+    /// Where the next byte goes once `buf` is full; the oldest byte is there.
+    start: usize,
+}
+
+impl Ring {
+    fn push(&mut self, mut data: &[u8]) {
+        if self.capacity == 0 {
+            return;
+        }
+        if data.len() >= self.capacity {
+            data = &data[data.len() - self.capacity..];
+            self.buf.clear();
+            self.buf.extend_from_slice(data);
+            self.start = 0;
+            return;
+        }
+        let room = self.capacity - self.buf.len();
+        if room > 0 {
+            let (fill, rest) = data.split_at(room.min(data.len()));
+            self.buf.extend_from_slice(fill);
+            data = rest;
+        }
+        while !data.is_empty() {
+            let n = data.len().min(self.capacity - self.start);
+            self.buf[self.start..self.start + n].copy_from_slice(&data[..n]);
+            self.start = (self.start + n) % self.capacity;
+            data = &data[n..];
+        }
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// The bytes, oldest first.
+    fn into_vec(mut self) -> Vec<u8> {
+        self.buf.rotate_left(self.start);
+        self.buf
+    }
 }
 
 impl Capture {
@@ -25,9 +69,12 @@ impl Capture {
         let head_limit = limit - limit / 2;
         Capture {
             head_limit,
-            tail_limit: limit / 2,
             head: Vec::new(),
-            tail: VecDeque::new(),
+            tail: Ring {
+                capacity: limit / 2,
+                buf: Vec::new(),
+                start: 0,
+            },
             total: 0,
         }
     }
@@ -40,17 +87,7 @@ impl Capture {
         let room = self.head_limit - self.head.len();
         let (to_head, rest) = data.split_at(room.min(data.len()));
         self.head.extend_from_slice(to_head);
-        if rest.is_empty() || self.tail_limit == 0 {
-            return;
-        }
-        if rest.len() >= self.tail_limit {
-            self.tail.clear();
-            self.tail.extend(&rest[rest.len() - self.tail_limit..]);
-        } else {
-            let overflow = (self.tail.len() + rest.len()).saturating_sub(self.tail_limit);
-            self.tail.drain(..overflow);
-            self.tail.extend(rest);
-        }
+        self.tail.push(rest);
     }
 
     /// How many bytes the stream produced that are not kept.
@@ -64,7 +101,7 @@ impl Capture {
     /// between the head and the tail, and a character cut in two at either edge is left out
     /// (and counted) rather than shown as U+FFFD.
     pub(super) fn finish(self) -> (String, u64) {
-        let tail = Vec::from(self.tail);
+        let tail = self.tail.into_vec();
         let kept = (self.head.len() + tail.len()) as u64;
         if self.total == kept {
             let mut all = self.head;
@@ -167,7 +204,7 @@ mod tests {
         let mut cap = Capture::new(5);
         cap.push(&data);
         assert_eq!(cap.head, [0, 1, 2]);
-        assert_eq!(Vec::from(cap.tail.clone()), [254, 255]);
+        assert_eq!(cap.tail.buf, [254, 255]);
         assert_eq!(cap.dropped(), 251);
     }
 
@@ -199,6 +236,23 @@ mod tests {
             text_of(cap),
             ("a\n[... 5 bytes dropped ...]\ndef".into(), 5)
         );
+    }
+
+    #[test]
+    fn the_tail_wraps_around_in_any_chunking() {
+        let data: Vec<u8> = (0..200_u8).collect();
+        for chunk in 1..=23 {
+            let mut cap = Capture::new(20);
+            for piece in data.chunks(chunk) {
+                cap.push(piece);
+            }
+            assert_eq!(cap.head, (0..10).collect::<Vec<u8>>());
+            assert_eq!(
+                cap.tail.into_vec(),
+                (190..200).collect::<Vec<u8>>(),
+                "chunks of {chunk}"
+            );
+        }
     }
 
     #[test]

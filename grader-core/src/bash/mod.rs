@@ -32,6 +32,8 @@ const ENV: &str = "/usr/bin/env";
 /// How long output is still read after the command's group is stopped, for a process that
 /// left the group and keeps the pipes open.
 const DRAIN_WAIT: Duration = Duration::from_millis(100);
+/// How long to wait for SIGKILLed processes to be gone before returning anyway.
+const KILL_SETTLE: Duration = Duration::from_millis(200);
 /// The longest pause between two checks of whether the group has emptied.
 const GROUP_POLL_MAX: Duration = Duration::from_millis(20);
 
@@ -291,6 +293,7 @@ impl BashGrader {
 
             // Stop whatever is left in the group: SIGTERM, then SIGKILL after the grace.
             let mut reaped = exit.is_some();
+            let mut killed = false;
             if guard.signal(Signal::TERM) {
                 let grace_deadline = Instant::now().checked_add(self.kill_grace);
                 let mut poll = Duration::from_millis(1);
@@ -306,7 +309,7 @@ impl BashGrader {
                             poll = (poll * 2).min(GROUP_POLL_MAX);
                         }
                         () = sleep_until(grace_deadline) => {
-                            guard.signal(Signal::KILL);
+                            killed = guard.signal(Signal::KILL);
                             break;
                         }
                     }
@@ -315,6 +318,13 @@ impl BashGrader {
             if !reaped {
                 // SIGKILL was sent: this returns at once.
                 guard.child.wait().await.map_err(wait_failure)?;
+            }
+            if killed {
+                // SIGKILL is delivered asynchronously: give the kernel a moment to end them.
+                let settled = Instant::now() + KILL_SETTLE;
+                while guard.group_alive() && Instant::now() < settled {
+                    tokio::time::sleep(Duration::from_millis(2)).await;
+                }
             }
             guard.disarm();
 
