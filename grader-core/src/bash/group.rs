@@ -123,18 +123,25 @@ fn has_live_member(_pgid: Pid) -> bool {
 /// Whether this process ignores a signal that a command expects at its default disposition.
 /// An ignored disposition is inherited through `exec`, and bash cannot undo it (`nohup`
 /// ignores SIGHUP; a background job of a non-interactive shell ignores SIGINT and SIGQUIT).
-/// SIGPIPE is left out: the standard library already restores it in every child.
+/// Left out: SIGPIPE, which the standard library restores in every child, and signals 32 and
+/// 33, which glibc reserves for itself (its `posix_spawn` leaves them ignored in every child,
+/// and no program can change them).
 #[cfg(target_os = "linux")]
 pub(super) fn inherits_ignored_signals() -> bool {
-    const SIGPIPE_BIT: u64 = 1 << (13 - 1);
-    let Ok(status) = std::fs::read_to_string("/proc/self/status") else {
-        return false;
-    };
+    let status = std::fs::read_to_string("/proc/self/status");
+    status.is_ok_and(|status| has_resettable_ignored(&status))
+}
+
+/// Whether a `/proc/<pid>/status` text shows an ignored signal that
+/// [`inherits_ignored_signals`] cares about.
+#[cfg(target_os = "linux")]
+fn has_resettable_ignored(status: &str) -> bool {
+    const LEFT_OUT: u64 = 1 << (13 - 1) | 1 << (32 - 1) | 1 << (33 - 1);
     status
         .lines()
         .find_map(|line| line.strip_prefix("SigIgn:"))
         .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
-        .is_some_and(|mask| mask & !SIGPIPE_BIT != 0)
+        .is_some_and(|mask| mask & !LEFT_OUT != 0)
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -155,4 +162,21 @@ pub(super) fn env_resets_signals() -> bool {
             .status()
             .is_ok_and(|status| status.success())
     })
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::has_resettable_ignored;
+
+    #[test]
+    fn only_signals_a_command_could_miss_count() {
+        let status = |mask: &str| format!("Name:\tx\nSigIgn:\t{mask}\nSigCgt:\t0\n");
+        assert!(!has_resettable_ignored(&status("0000000000000000")));
+        // SIGPIPE, and glibc's signals 32 and 33.
+        assert!(!has_resettable_ignored(&status("0000000180001000")));
+        // SIGHUP (nohup); SIGINT and SIGQUIT (a script's background job); a real-time signal.
+        assert!(has_resettable_ignored(&status("0000000000000001")));
+        assert!(has_resettable_ignored(&status("0000000000000006")));
+        assert!(has_resettable_ignored(&status("0000000200000000")));
+    }
 }
