@@ -1,6 +1,7 @@
 //! Dropping a `BashGrader`'s grading future mid-run kills the command's whole process group
 //! and reaps bash. A file of its own, so that no other test's children are around.
 #![cfg(unix)]
+#![allow(clippy::unwrap_used)] // a test that cannot unwrap has failed
 
 mod bash_support;
 
