@@ -179,6 +179,37 @@ async fn what_the_command_leaves_running_is_stopped_when_bash_exits() {
 }
 
 #[tokio::test]
+async fn a_process_that_left_the_group_does_not_keep_the_call_waiting() {
+    let mark = marker();
+    // `setsid` puts the sleep in a session of its own, out of reach, with stdout still open.
+    let command = format!("setsid sleep 3.{mark} & echo done");
+    let start = Instant::now();
+    let sub = run(bash(&command)).await;
+    let elapsed = start.elapsed();
+    // End it here: the test started it.
+    for (pid, _, _) in live_processes(&mark) {
+        let _ = std::process::Command::new("kill")
+            .arg(pid.to_string())
+            .status();
+    }
+    assert_eq!(sub.value(), 1.0);
+    assert_eq!(info(&sub)["stdout"], "done\n");
+    assert!(
+        elapsed < Duration::from_millis(2500),
+        "waited {elapsed:?} for the pipe"
+    );
+}
+
+#[tokio::test]
+async fn a_stopped_process_is_ended_at_a_timeout() {
+    let mark = marker();
+    let command = format!("sleep 30.{mark} & kill -STOP $!; sleep 30.{mark}");
+    let sub = run(bash(&command).timeout(Duration::from_millis(300))).await;
+    assert_eq!(info(&sub)["timed_out"], true);
+    assert_eq!(live_processes(&mark), vec![]);
+}
+
+#[tokio::test]
 async fn a_zero_timeout_times_out_at_once() {
     let sub = run(bash("echo hi").timeout(Duration::ZERO)).await;
     assert_eq!(sub.value(), 0.0);

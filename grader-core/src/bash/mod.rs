@@ -295,6 +295,9 @@ impl BashGrader {
             let mut reaped = exit.is_some();
             let mut killed = false;
             if guard.signal(Signal::TERM) {
+                // A stopped process (one that read the terminal, say) acts on SIGTERM only
+                // once continued.
+                guard.signal(Signal::CONT);
                 let grace_deadline = Instant::now().checked_add(self.kill_grace);
                 let mut poll = Duration::from_millis(1);
                 loop {
