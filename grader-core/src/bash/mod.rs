@@ -96,11 +96,14 @@ pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(1);
 ///   stopped the same way, and the call returns even when a grandchild holds the pipes open.
 ///   Dropping the grading future (a cancelled [`Gather`](crate::Gather), a `select!`) kills
 ///   the group at once and reaps bash. A process that leaves the group (`setsid`) is beyond
-///   reach; its pipes are read for at most 100 ms more.
+///   reach; its pipes are read for at most 100 ms more. Processes bash started become init's
+///   children when bash exits, so reaping them is init's job: under an init that does not
+///   reap (some containers), they stay as zombies, which run nothing and hold no pipe.
 /// - **Bounded output.** Each stream keeps at most [`output_limit`](Self::output_limit) bytes
 ///   (the first half and the last half of the budget); the text then carries a marker line
 ///   `[... N bytes dropped ...]` between the two and `info` records
-///   `stdout_dropped_bytes` / `stderr_dropped_bytes`. The reference keeps everything in memory.
+///   `stdout_dropped_bytes` / `stderr_dropped_bytes`. The reference keeps everything in memory;
+///   here a command printing 1 GB costs about twice the budget (the bytes, then the text).
 /// - **A clean start.** Stdin is `/dev/null`, so a command that reads input sees end of file
 ///   instead of waiting for the timeout. Signals that this process ignores (`nohup` ignores
 ///   SIGHUP) are reset to their defaults in the command through `env --default-signal` (GNU
@@ -190,7 +193,8 @@ impl BashGrader {
     /// Grades from synchronous code: runs the command on a runtime of its own and returns the
     /// subscore, as [`grade`](Grader::grade) does.
     ///
-    /// Call it outside any tokio runtime; inside one, await [`grade`](Grader::grade) instead.
+    /// Call it outside any tokio runtime; inside one, await [`grade`](Grader::grade) instead
+    /// (from a `spawn_blocking` closure, use `Handle::block_on` on the grade).
     ///
     /// # Errors
     /// As [`grade`](Grader::grade), and [`Failure::InsideRuntime`] when called from within a
