@@ -82,6 +82,10 @@ pub enum Failure {
         /// What is wrong with it (`does not exist`, `is not a directory`, …).
         reason: String,
     },
+    /// A blocking grade (such as `BashGrader::grade_blocking`) was called from within a tokio
+    /// runtime, where blocking would stall the runtime's other tasks; await the grade instead.
+    #[error("a blocking grade was called inside a tokio runtime; await `grade` instead")]
+    InsideRuntime,
     /// An I/O error while running the grader (spawning or waiting on a process).
     #[error("{context}: {source}")]
     Io {

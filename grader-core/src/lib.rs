@@ -20,6 +20,8 @@
 //!
 //! Where this crate differs from the Python reference (`hud.graders`), the item's docs say so.
 
+#[cfg(unix)]
+pub mod bash;
 pub mod combinators;
 pub mod error;
 pub mod gather;
@@ -29,6 +31,8 @@ pub mod params;
 pub mod report;
 pub mod score;
 
+#[cfg(unix)]
+pub use bash::BashGrader;
 pub use combinators::{CombinatorError, all, any};
 pub use error::{CombineError, Failure, GraderError, ScoreError};
 pub use gather::{Gather, GatherError, OnError, Ready};

@@ -1,0 +1,502 @@
+//! [`BashGrader`]: runs a shell command and scores it by its exit code, stopping everything the
+//! command started and keeping its output within a budget.
+
+mod capture;
+mod group;
+
+use std::borrow::Cow;
+use std::ffi::OsString;
+use std::fmt;
+use std::io;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::pin::pin;
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+use rustix::process::Signal;
+use serde_json::Value;
+use tokio::time::Instant;
+
+use crate::error::{Failure, GraderError};
+use crate::grader::Grader;
+use crate::score::{Info, Score, SubScore};
+
+use capture::Capture;
+use group::GroupGuard;
+
+/// The shell every command runs in, as `/bin/bash -lc COMMAND`.
+const BASH: &str = "/bin/bash";
+/// Used as `env --default-signal /bin/bash …` when this process ignores signals.
+const ENV: &str = "/usr/bin/env";
+/// How long output is still read after the command's group is stopped, for a process that
+/// left the group and keeps the pipes open.
+const DRAIN_WAIT: Duration = Duration::from_millis(100);
+/// How long to wait for SIGKILLed processes to be gone before returning anyway.
+const KILL_SETTLE: Duration = Duration::from_millis(200);
+/// The longest pause between two checks of whether the group has emptied.
+const GROUP_POLL_MAX: Duration = Duration::from_millis(20);
+
+/// How long a command may run unless [`BashGrader::timeout`] says otherwise: 600 s, as the
+/// reference's current default.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+/// How many bytes of each of stdout and stderr are kept unless [`BashGrader::output_limit`]
+/// says otherwise: 4 MiB.
+pub const DEFAULT_OUTPUT_LIMIT: usize = 4 * 1024 * 1024;
+/// How long the command's processes get between SIGTERM and SIGKILL unless
+/// [`BashGrader::kill_grace`] says otherwise: 1 s, as the reference.
+pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(1);
+
+/// Runs `/bin/bash -lc COMMAND` and scores 1.0 when it exits with code 0, else 0.0: the
+/// reference's `BashGrader`.
+///
+/// ```
+/// use std::time::Duration;
+/// use grader_core::BashGrader;
+///
+/// let sub = BashGrader::new("echo hello; exit 3")
+///     .timeout(Duration::from_secs(30))
+///     .grade_blocking(1.0)?;
+/// let info = sub.info().unwrap();
+/// assert_eq!(sub.value(), 0.0);
+/// assert_eq!(info["exit_code"], 3);
+/// assert_eq!(info["stdout"], "hello\n");
+/// # Ok::<(), grader_core::GraderError>(())
+/// ```
+///
+/// In async code it is graded like every [`Grader`], alone or beside others in a
+/// [`Gather`](crate::Gather):
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// use grader_core::{BashGrader, Gather, Grader};
+///
+/// let result = Gather::new()
+///     .pending(BashGrader::new("test 2 -gt 1").grade(0.5))
+///     .pending(BashGrader::new("grep -q needle").env("LC_ALL", "C").grade(0.5))
+///     .await?;
+/// assert_eq!(result.reward, 0.5); // `grep` read an empty stdin and found nothing
+/// # Ok::<(), grader_core::GatherError>(())
+/// # }).unwrap();
+/// ```
+///
+/// # What it records
+///
+/// `info` holds `exit_code` (`-N` when a signal N ended bash, as Python reports it), `stdout`
+/// and `stderr` (decoded as UTF-8, invalid bytes as U+FFFD). On a timeout the score is 0.0 and
+/// `info` holds `exit_code: null`, `timed_out: true`, `timeout` (in seconds) and the output
+/// captured until then. `_parameters` records `command`, `cwd` (when set), `timeout_seconds`
+/// and `env`: the *names* of the extra environment variables, never their values.
+///
+/// # Where it differs from the reference
+///
+/// - **Nothing is left running.** The command runs in its own process group. When bash exits,
+///   whatever it left running in the group gets SIGTERM, then SIGKILL after
+///   [`kill_grace`](Self::kill_grace) (as the reference); on a timeout the whole group is
+///   stopped the same way, and the call returns even when a grandchild holds the pipes open.
+///   Dropping the grading future (a cancelled [`Gather`](crate::Gather), a `select!`) kills
+///   the group at once and reaps bash. A process that leaves the group (`setsid`) is beyond
+///   reach; its pipes are read for at most 100 ms more. Processes bash started become init's
+///   children when bash exits, so reaping them is init's job: under an init that does not
+///   reap (some containers), they stay as zombies, which run nothing and hold no pipe.
+/// - **Bounded output.** Each stream keeps at most [`output_limit`](Self::output_limit) bytes
+///   (the first half and the last half of the budget); the text then carries a marker line
+///   `[... N bytes dropped ...]` between the two and `info` records
+///   `stdout_dropped_bytes` / `stderr_dropped_bytes`. The reference keeps everything in memory;
+///   here a command printing 1 GB costs about twice the budget (the bytes, then the text).
+/// - **A clean start.** Stdin is `/dev/null`, so a command that reads input sees end of file
+///   instead of waiting for the timeout. Signals that this process ignores (`nohup` ignores
+///   SIGHUP) are reset to their defaults in the command through `env --default-signal` (GNU
+///   coreutils 8.31 or later; on Linux, where `/proc` shows which signals are ignored). The
+///   reference lets the command inherit both.
+/// - **A bad `cwd` is an error** ([`Failure::WorkingDirectory`] naming the path), not a 0.0:
+///   the grader could not run, the agent did not fail. A missing `/bin/bash` still scores 0.0
+///   with stderr `/bin/bash not found`, as the reference.
+/// - **The clock starts with the command**, not when the grade was created, so a grade
+///   waiting for its turn in a [`Gather::limit`](crate::Gather::limit) does not use up its
+///   timeout. A zero timeout times out at once.
+#[derive(Clone)]
+#[must_use = "a BashGrader does nothing until it is graded"]
+pub struct BashGrader {
+    command: String,
+    cwd: Option<PathBuf>,
+    env: Vec<(OsString, OsString)>,
+    timeout: Duration,
+    output_limit: usize,
+    kill_grace: Duration,
+}
+
+impl fmt::Debug for BashGrader {
+    /// Leaves out the values of the extra environment variables, which may be secrets.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let env: Vec<_> = self.env.iter().map(|(key, _)| key).collect();
+        f.debug_struct("BashGrader")
+            .field("command", &self.command)
+            .field("cwd", &self.cwd)
+            .field("env", &env)
+            .field("timeout", &self.timeout)
+            .field("output_limit", &self.output_limit)
+            .field("kill_grace", &self.kill_grace)
+            .finish()
+    }
+}
+
+impl BashGrader {
+    /// A grader running `command` with `/bin/bash -lc`, in this process's working directory and
+    /// environment, with the [default timeout](DEFAULT_TIMEOUT).
+    pub fn new(command: impl Into<String>) -> Self {
+        BashGrader {
+            command: command.into(),
+            cwd: None,
+            env: Vec::new(),
+            timeout: DEFAULT_TIMEOUT,
+            output_limit: DEFAULT_OUTPUT_LIMIT,
+            kill_grace: DEFAULT_KILL_GRACE,
+        }
+    }
+
+    /// Runs the command in `dir`. A directory that does not exist (or is not a directory)
+    /// makes the grade fail with [`Failure::WorkingDirectory`].
+    pub fn cwd(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.cwd = Some(dir.into());
+        self
+    }
+
+    /// Sets an environment variable for the command, on top of this process's environment.
+    /// Only its name is recorded in `_parameters`.
+    pub fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Self {
+        self.env.push((key.into(), value.into()));
+        self
+    }
+
+    /// How long the command may run, from the moment it starts. Zero times out at once.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// How many bytes of each of stdout and stderr to keep: the first half of the budget from
+    /// the start of the stream and the second half from its end. The rest is counted, not
+    /// kept. [`DEFAULT_OUTPUT_LIMIT`] unless set.
+    pub fn output_limit(mut self, bytes_per_stream: usize) -> Self {
+        self.output_limit = bytes_per_stream;
+        self
+    }
+
+    /// How long the command's processes get to exit after SIGTERM before SIGKILL, when they
+    /// are stopped at a timeout or after bash exits. [`DEFAULT_KILL_GRACE`] unless set.
+    pub fn kill_grace(mut self, grace: Duration) -> Self {
+        self.kill_grace = grace;
+        self
+    }
+
+    /// Grades from synchronous code: runs the command on a runtime of its own and returns the
+    /// subscore, as [`grade`](Grader::grade) does.
+    ///
+    /// Call it outside any tokio runtime; inside one, await [`grade`](Grader::grade) instead
+    /// (from a `spawn_blocking` closure, use `Handle::block_on` on the grade).
+    ///
+    /// # Errors
+    /// As [`grade`](Grader::grade), and [`Failure::InsideRuntime`] when called from within a
+    /// tokio runtime (blocking there could stall the runtime's other tasks).
+    pub fn grade_blocking(self, weight: f64) -> Result<SubScore, GraderError> {
+        let fail = |failure| GraderError {
+            grader: "BashGrader".to_owned(),
+            weight,
+            failure,
+        };
+        if tokio::runtime::Handle::try_current().is_ok() {
+            return Err(fail(Failure::InsideRuntime));
+        }
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .enable_time()
+            .build()
+            .map_err(|source| {
+                fail(Failure::Io {
+                    context: "starting a runtime to run the command".to_owned(),
+                    source,
+                })
+            })?;
+        runtime.block_on(self.grade(weight))
+    }
+
+    /// Runs the command with `shell` (`/bin/bash` but in tests) and scores it.
+    async fn run(self, shell: &Path) -> Result<Score, Failure> {
+        if let Some(dir) = &self.cwd {
+            check_directory(dir)?;
+        }
+        let reset_signals = group::inherits_ignored_signals() && group::env_resets_signals();
+        if reset_signals && !shell.exists() {
+            return Ok(shell_not_found(shell));
+        }
+        let mut command = if reset_signals {
+            let mut command = tokio::process::Command::new(ENV);
+            command.arg("--default-signal").arg(shell);
+            command
+        } else {
+            tokio::process::Command::new(shell)
+        };
+        command
+            .arg("-lc")
+            .arg(&self.command)
+            .envs(self.env.iter().map(|(key, value)| (key, value)))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        if let Some(dir) = &self.cwd {
+            command.current_dir(dir);
+        }
+        tracing::debug!(command = %self.command, cwd = ?self.cwd, timeout = ?self.timeout, "running grader command");
+
+        let started = Instant::now();
+        let child = match command.spawn() {
+            Ok(child) => child,
+            Err(error) if error.kind() == io::ErrorKind::NotFound => {
+                if !shell.exists() {
+                    return Ok(shell_not_found(shell));
+                }
+                return Err(match &self.cwd {
+                    // It was there when checked; it is gone now.
+                    Some(dir) => Failure::WorkingDirectory {
+                        path: dir.clone(),
+                        reason: "does not exist".to_owned(),
+                    },
+                    None => spawn_failure(shell, error),
+                });
+            }
+            Err(error) => return Err(spawn_failure(shell, error)),
+        };
+        let mut guard = GroupGuard::new(child);
+        let stdout = guard.child.stdout.take();
+        let stderr = guard.child.stderr.take();
+        let mut out = Capture::new(self.output_limit);
+        let mut err = Capture::new(self.output_limit);
+
+        let exit = {
+            let mut pumps = pin!(async {
+                tokio::join!(out.fill(stdout), err.fill(stderr));
+            });
+            let mut drained = false;
+
+            // Until bash exits or the time is up, reading both pipes all along.
+            let deadline = started.checked_add(self.timeout);
+            let exit = if self.timeout.is_zero() {
+                None
+            } else {
+                loop {
+                    tokio::select! {
+                        biased;
+                        status = guard.child.wait() => break Some(status.map_err(wait_failure)?),
+                        () = sleep_until(deadline) => break None,
+                        () = &mut pumps, if !drained => drained = true,
+                    }
+                }
+            };
+
+            // Stop whatever is left in the group: SIGTERM, then SIGKILL after the grace.
+            let mut reaped = exit.is_some();
+            let mut killed = false;
+            if guard.signal(Signal::TERM) {
+                // A stopped process (one that read the terminal, say) acts on SIGTERM only
+                // once continued.
+                guard.signal(Signal::CONT);
+                let grace_deadline = Instant::now().checked_add(self.kill_grace);
+                let mut poll = Duration::from_millis(1);
+                loop {
+                    tokio::select! {
+                        biased;
+                        _ = guard.child.wait(), if !reaped => reaped = true,
+                        () = &mut pumps, if !drained => drained = true,
+                        () = tokio::time::sleep(poll) => {
+                            if reaped && !guard.group_alive() {
+                                break;
+                            }
+                            poll = (poll * 2).min(GROUP_POLL_MAX);
+                        }
+                        () = sleep_until(grace_deadline) => {
+                            killed = guard.signal(Signal::KILL);
+                            break;
+                        }
+                    }
+                }
+            }
+            if !reaped {
+                // SIGKILL was sent: this returns at once.
+                guard.child.wait().await.map_err(wait_failure)?;
+            }
+            if killed {
+                // SIGKILL is delivered asynchronously: give the kernel a moment to end them.
+                let settled = Instant::now() + KILL_SETTLE;
+                while guard.group_alive() && Instant::now() < settled {
+                    tokio::time::sleep(Duration::from_millis(2)).await;
+                }
+            }
+            guard.disarm();
+
+            // Everything buffered in the pipes, unless a process that left the group keeps
+            // them open.
+            if !drained {
+                let _ = tokio::time::timeout(DRAIN_WAIT, &mut pumps).await;
+            }
+            exit
+        };
+
+        let (stdout, stdout_dropped) = out.finish();
+        let (stderr, stderr_dropped) = err.finish();
+        let mut info = Info::new();
+        let value = match exit {
+            Some(status) => {
+                let code = exit_code(status);
+                info.insert("exit_code".into(), code.into());
+                info.insert("stdout".into(), stdout.into());
+                info.insert("stderr".into(), stderr.into());
+                if code == 0 { 1.0 } else { 0.0 }
+            }
+            None => {
+                info.insert("exit_code".into(), Value::Null);
+                info.insert("stdout".into(), stdout.into());
+                info.insert("stderr".into(), stderr.into());
+                info.insert("timed_out".into(), true.into());
+                info.insert("timeout".into(), seconds(self.timeout));
+                0.0
+            }
+        };
+        if stdout_dropped > 0 {
+            info.insert("stdout_dropped_bytes".into(), stdout_dropped.into());
+        }
+        if stderr_dropped > 0 {
+            info.insert("stderr_dropped_bytes".into(), stderr_dropped.into());
+        }
+        Ok(Score::new(value).with_info(info))
+    }
+}
+
+impl Grader for BashGrader {
+    fn name(&self) -> Cow<'_, str> {
+        "BashGrader".into()
+    }
+
+    fn parameters(&self) -> Info {
+        let mut params = Info::new();
+        params.insert("command".into(), self.command.clone().into());
+        if let Some(dir) = &self.cwd {
+            params.insert("cwd".into(), dir.to_string_lossy().into_owned().into());
+        }
+        params.insert("timeout_seconds".into(), seconds(self.timeout));
+        if !self.env.is_empty() {
+            let names = self
+                .env
+                .iter()
+                .map(|(key, _)| Value::String(key.to_string_lossy().into_owned()));
+            params.insert("env".into(), Value::Array(names.collect()));
+        }
+        params
+    }
+
+    async fn score(self) -> Result<Score, Failure> {
+        self.run(Path::new(BASH)).await
+    }
+}
+
+/// Fails unless `dir` is an existing directory.
+fn check_directory(dir: &Path) -> Result<(), Failure> {
+    let reason = match std::fs::metadata(dir) {
+        Ok(meta) if meta.is_dir() => return Ok(()),
+        Ok(_) => "is not a directory".to_owned(),
+        Err(error) if error.kind() == io::ErrorKind::NotFound => "does not exist".to_owned(),
+        Err(error) => format!("cannot be used: {error}"),
+    };
+    Err(Failure::WorkingDirectory {
+        path: dir.to_owned(),
+        reason,
+    })
+}
+
+/// The score when there is no shell: 0.0 with the reference's message.
+fn shell_not_found(shell: &Path) -> Score {
+    let mut info = Info::new();
+    info.insert("exit_code".into(), Value::Null);
+    info.insert("stdout".into(), "".into());
+    info.insert(
+        "stderr".into(),
+        format!("{} not found", shell.display()).into(),
+    );
+    info.insert("timed_out".into(), false.into());
+    Score::new(0.0).with_info(info)
+}
+
+fn spawn_failure(shell: &Path, source: io::Error) -> Failure {
+    Failure::Io {
+        context: format!("starting `{} -lc`", shell.display()),
+        source,
+    }
+}
+
+fn wait_failure(source: io::Error) -> Failure {
+    Failure::Io {
+        context: "waiting for the command to exit".to_owned(),
+        source,
+    }
+}
+
+/// Sleeps until `deadline`, or forever when there is none (a timeout too large to add).
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The exit code as Python reports it: `-N` for a process ended by signal N.
+fn exit_code(status: ExitStatus) -> i64 {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => i64::from(code),
+        (None, Some(signal)) => -i64::from(signal),
+        (None, None) => 1,
+    }
+}
+
+/// A duration in seconds: an integer when it is whole, as the reference's default is written.
+fn seconds(duration: Duration) -> Value {
+    if duration.subsec_nanos() == 0 {
+        duration.as_secs().into()
+    } else {
+        duration.as_secs_f64().into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_missing_shell_scores_zero_with_the_references_message() {
+        let score = BashGrader::new("true")
+            .run(Path::new("/nonexistent/bin/bash"))
+            .await
+            .expect("a missing shell is a score, not an error");
+        assert_eq!(score.value, 0.0);
+        let info = score.info.expect("info");
+        assert_eq!(info["stderr"], "/nonexistent/bin/bash not found");
+        assert_eq!(info["exit_code"], Value::Null);
+        assert_eq!(info["timed_out"], false);
+    }
+
+    #[test]
+    fn seconds_are_integers_when_whole() {
+        assert_eq!(seconds(Duration::from_secs(600)), serde_json::json!(600));
+        assert_eq!(seconds(Duration::from_millis(1500)), serde_json::json!(1.5));
+    }
+
+    #[test]
+    fn debug_leaves_out_environment_values() {
+        let grader = BashGrader::new("true").env("TOKEN", "s3cret");
+        let shown = format!("{grader:?}");
+        assert!(
+            shown.contains("TOKEN") && !shown.contains("s3cret"),
+            "{shown}"
+        );
+    }
+}
