@@ -6,6 +6,7 @@
 //!   [`any`] and [`all`] summarize several subscores as one.
 //! - [`Grader`] is a reusable check; `#[grader]` makes one from an ordinary function.
 //! - [`Gather`] runs graders concurrently and combines what they return.
+//! - [`text`] compares an answer with a reference answer as the reference's helpers do.
 //!
 //! ```
 //! use grader_core::{Grade, SubScore};
@@ -27,6 +28,7 @@ pub mod grade;
 pub mod grader;
 pub mod params;
 pub mod score;
+pub mod text;
 
 pub use combinators::{CombinatorError, all, any};
 pub use error::{CombineError, Failure, GraderError, ScoreError};
