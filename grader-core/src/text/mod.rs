@@ -44,10 +44,14 @@
 //!
 //! No function compiles a pattern: the reference's regular expressions are hand-written
 //! scanners here. [`normalize`] allocates its result; [`f1_score`] allocates the two normalized
-//! texts and one map of token counts; the `contains` family allocates only to lowercase text
-//! that has uppercase characters.
+//! texts with the positions of their words, and one map of token counts (hashed with
+//! `foldhash`); the `contains` family allocates only to lowercase text that has uppercase
+//! characters.
 
 use std::collections::HashMap;
+use std::ops::Range;
+
+use foldhash::fast::RandomState;
 
 mod pychar;
 #[rustfmt::skip]
@@ -92,8 +96,8 @@ fn score(matched: bool) -> f64 {
     if matched { 1.0 } else { 0.0 }
 }
 
-fn is_article(word: &str) -> bool {
-    matches!(word, "a" | "an" | "the")
+fn is_article(word: &[u8]) -> bool {
+    matches!(word, b"a" | b"an" | b"the")
 }
 
 /// Normalizes text for comparison: lowercase, punctuation to spaces, the articles `a`, `an` and
@@ -113,31 +117,85 @@ fn is_article(word: &str) -> bool {
 /// ```
 #[must_use]
 pub fn normalize(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    // Where the current word starts in `out`, and `out`'s length before its separator.
-    let mut word: Option<(usize, usize)> = None;
-    pychar::lower_each(text, 0, |c| {
-        if pychar::is_word(c) {
-            if word.is_none() {
-                let before = out.len();
-                if before != 0 {
-                    out.push(' ');
+    Words::read(text, false).out
+}
+
+/// The output of [`normalize`] as it is written: words joined by one space, each checked for
+/// being an article when it ends, and optionally where each kept word is.
+struct Words {
+    out: String,
+    /// Where the current word starts in `out`, and `out`'s length before its separator.
+    word: Option<(usize, usize)>,
+    /// Where each kept word is in `out`, when asked for.
+    spans: Option<Vec<Range<usize>>>,
+}
+
+impl Words {
+    /// Normalizes `text`, recording where its words are if `spans`.
+    fn read(text: &str, spans: bool) -> Self {
+        let mut words = Self {
+            out: String::with_capacity(text.len()),
+            word: None,
+            spans: spans.then(|| Vec::with_capacity(text.len() / 6)),
+        };
+        let bytes = text.as_bytes();
+        let mut i = 0;
+        while let Some(&byte) = bytes.get(i) {
+            if byte.is_ascii() {
+                if byte.is_ascii_alphanumeric() || byte == b'_' {
+                    words.word_char(char::from(byte.to_ascii_lowercase()));
+                } else {
+                    words.separator();
                 }
-                word = Some((out.len(), before));
+                i += 1;
+            } else {
+                let Some(c) = text[i..].chars().next() else {
+                    break;
+                };
+                pychar::lower_non_ascii(text, i, c, |c| {
+                    if pychar::is_word(c) {
+                        words.word_char(c);
+                    } else {
+                        words.separator();
+                    }
+                });
+                i += c.len_utf8();
             }
-            out.push(c);
-        } else if let Some((start, before)) = word.take()
-            && is_article(&out[start..])
-        {
-            out.truncate(before);
         }
-    });
-    if let Some((start, before)) = word
-        && is_article(&out[start..])
-    {
-        out.truncate(before);
+        words.separator();
+        words
     }
-    out
+
+    #[inline]
+    fn word_char(&mut self, c: char) {
+        if self.word.is_none() {
+            let before = self.out.len();
+            if before != 0 {
+                self.out.push(' ');
+            }
+            self.word = Some((self.out.len(), before));
+        }
+        self.out.push(c);
+    }
+
+    #[inline]
+    fn separator(&mut self) {
+        if let Some((start, before)) = self.word.take() {
+            if is_article(&self.out.as_bytes()[start..]) {
+                self.out.truncate(before);
+            } else if let Some(spans) = &mut self.spans {
+                spans.push(start..self.out.len());
+            }
+        }
+    }
+
+    /// The words, in order.
+    fn tokens(&self) -> impl Iterator<Item = &str> {
+        self.spans
+            .iter()
+            .flatten()
+            .map(|span| &self.out[span.clone()])
+    }
 }
 
 /// 1.0 if `answer` and `expected` are equal after [`normalize`], 0.0 otherwise.
@@ -409,20 +467,20 @@ fn first_number(s: &str) -> Option<f64> {
 /// ```
 #[must_use]
 pub fn f1_score(answer: &str, reference: &str) -> f64 {
-    let answer = normalize(answer);
-    let reference = normalize(reference);
-    if answer.is_empty() || reference.is_empty() {
+    let answer = Words::read(answer, true);
+    let reference = Words::read(reference, true);
+    if answer.out.is_empty() || reference.out.is_empty() {
         return 0.0;
     }
-    let mut counts: HashMap<&str, usize> = HashMap::new();
+    let mut counts: HashMap<&str, usize, RandomState> = HashMap::default();
     let mut reference_len = 0_usize;
-    for token in reference.split(' ') {
+    for token in reference.tokens() {
         *counts.entry(token).or_default() += 1;
         reference_len += 1;
     }
     let mut answer_len = 0_usize;
     let mut common = 0_usize;
-    for token in answer.split(' ') {
+    for token in answer.tokens() {
         answer_len += 1;
         if let Some(count) = counts.get_mut(token)
             && *count > 0

@@ -109,24 +109,32 @@ fn is_final_sigma(s: &str, at: usize) -> bool {
             .is_some_and(|c| in_ranges(CASED, c))
 }
 
-/// Calls `emit` with each character of `str.lower()` of `s[from..]`, where `s` is the whole
-/// string (the final-sigma rule looks at context on both sides).
+/// Calls `emit` with each character of `str.lower()` of the non-ASCII character `c` at byte
+/// `at` of `s` (the final-sigma rule looks at `s` on both sides).
 #[inline]
-pub(super) fn lower_each(s: &str, from: usize, mut emit: impl FnMut(char)) {
+pub(super) fn lower_non_ascii(s: &str, at: usize, c: char, mut emit: impl FnMut(char)) {
+    if c == CAPITAL_SIGMA {
+        emit(if is_final_sigma(s, at) {
+            FINAL_SIGMA
+        } else {
+            SMALL_SIGMA
+        });
+    } else if c == CAPITAL_I_WITH_DOT {
+        emit('i');
+        emit(COMBINING_DOT_ABOVE);
+    } else {
+        emit(lower_one(c));
+    }
+}
+
+/// Calls `emit` with each character of `str.lower()` of `s[from..]`, where `s` is the whole
+/// string.
+fn lower_each(s: &str, from: usize, mut emit: impl FnMut(char)) {
     for (i, c) in s[from..].char_indices() {
         if c.is_ascii() {
             emit(c.to_ascii_lowercase());
-        } else if c == CAPITAL_SIGMA {
-            emit(if is_final_sigma(s, from + i) {
-                FINAL_SIGMA
-            } else {
-                SMALL_SIGMA
-            });
-        } else if c == CAPITAL_I_WITH_DOT {
-            emit('i');
-            emit(COMBINING_DOT_ABOVE);
         } else {
-            emit(lower_one(c));
+            lower_non_ascii(s, from + i, c, &mut emit);
         }
     }
 }
