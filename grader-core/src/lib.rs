@@ -6,6 +6,7 @@
 //!   [`any`] and [`all`] summarize several subscores as one.
 //! - [`Grader`] is a reusable check; `#[grader]` makes one from an ordinary function.
 //! - [`Gather`] runs graders concurrently and combines what they return.
+//! - [`text`] compares an answer with a reference answer as the reference's helpers do.
 //!
 //! ```
 //! use grader_core::{Grade, SubScore};
@@ -20,7 +21,7 @@
 //!
 //! Where this crate differs from the Python reference (`hud.graders`), the item's docs say so.
 
-#[cfg(unix)]
+#[cfg(all(unix, feature = "bash"))]
 pub mod bash;
 pub mod combinators;
 pub mod error;
@@ -30,8 +31,9 @@ pub mod grader;
 pub mod params;
 pub mod report;
 pub mod score;
+pub mod text;
 
-#[cfg(unix)]
+#[cfg(all(unix, feature = "bash"))]
 pub use bash::BashGrader;
 pub use combinators::{CombinatorError, all, any};
 pub use error::{CombineError, Failure, GraderError, ScoreError};

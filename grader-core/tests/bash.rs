@@ -1,6 +1,6 @@
 //! `BashGrader` against real processes: scores, what info records, timeouts, bounded output,
 //! working directories and concurrency.
-#![cfg(unix)]
+#![cfg(all(unix, feature = "bash"))]
 #![allow(clippy::unwrap_used)] // a test that cannot unwrap has failed
 
 mod bash_support;

@@ -1,6 +1,6 @@
 //! Dropping a `BashGrader`'s grading future mid-run kills the command's whole process group
 //! and reaps bash. A file of its own, so that no other test's children are around.
-#![cfg(unix)]
+#![cfg(all(unix, feature = "bash"))]
 #![allow(clippy::unwrap_used)] // a test that cannot unwrap has failed
 
 mod bash_support;

@@ -1,7 +1,7 @@
 //! A command printing a gigabyte does not grow this process's memory by a gigabyte: the peak
 //! resident set stays near the output budget. A file of its own, so that no other test's
 //! allocations count.
-#![cfg(target_os = "linux")]
+#![cfg(all(target_os = "linux", feature = "bash"))]
 #![allow(clippy::unwrap_used)] // a test that cannot unwrap has failed
 
 mod bash_support;

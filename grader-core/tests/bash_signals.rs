@@ -2,7 +2,7 @@
 //! (as under `nohup`, or as a background job of a script). The test runs this same test binary
 //! again under a shell that ignores SIGINT, SIGQUIT and SIGHUP, and checks the commands it
 //! grades from there.
-#![cfg(target_os = "linux")]
+#![cfg(all(target_os = "linux", feature = "bash"))]
 #![allow(clippy::unwrap_used)] // a test that cannot unwrap has failed
 
 mod bash_support;

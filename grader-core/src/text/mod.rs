@@ -1,0 +1,534 @@
+//! Comparing an agent's answer with a reference answer: [`normalize`], [`exact_match`],
+//! [`contains`], [`contains_any`], [`contains_all`], [`numeric_match`] and [`f1_score`].
+//!
+//! Each returns the score the reference's `hud.graders` function of the same name returns for
+//! the same strings, non-ASCII text included. Where the reference takes a keyword option, the
+//! `*_with` variant takes an options struct whose [`Default`] is the reference's default:
+//!
+//! ```
+//! use grader_core::text::{self, ContainsOptions, ExactMatchOptions, NumericMatchOptions};
+//!
+//! assert_eq!(text::normalize("  The Answer is: 42! "), "answer is 42");
+//! assert_eq!(text::exact_match("The Paris.", "paris"), 1.0);
+//! let raw = ExactMatchOptions { normalize_text: false };
+//! assert_eq!(text::exact_match_with("The Paris.", "paris", raw), 0.0);
+//! assert_eq!(text::contains("Hello World", "WORLD"), 1.0);
+//! let exact_case = ContainsOptions { case_sensitive: true };
+//! assert_eq!(text::contains_with("Hello World", "WORLD", exact_case), 0.0);
+//! assert_eq!(text::numeric_match("about 3.14159", 3.14), 0.0);
+//! let close = NumericMatchOptions { tolerance: 0.01 };
+//! assert_eq!(text::numeric_match_with("about 3.14159", 3.14, close), 1.0);
+//! assert_eq!(text::f1_score("The capital is Paris, France", "Paris"), 0.4);
+//! ```
+//!
+//! # Python's text semantics, exactly
+//!
+//! The reference works on Python `str`s with the `re` module, and so do these functions:
+//!
+//! - A word character is what `\w` matches in a Python `str` pattern: `str.isalnum()` or `_`.
+//!   That counts superscripts and fractions (`²`, `½`) as word characters and combining marks
+//!   (U+0301) as not, unlike the `regex` crate's `\w`. Whitespace is `str.isspace()`, which
+//!   includes U+001C..U+001F, unlike [`char::is_whitespace`].
+//! - Lowercasing is `str.lower()`: the full mapping (`İ` becomes `i` and U+0307, two
+//!   characters) and the final-sigma rule (`ΟΔΟΣ` becomes `οδος`), which
+//!   [`str::to_lowercase`] also applies but with the Unicode version of the compiler.
+//! - A digit is any Unicode decimal digit, read by value: `numeric_match("٣", 3.0)` is 1.0.
+//!
+//! The character tables are read from CPython 3.11's own database (Unicode 14.0.0) by
+//! `scripts/gen_text_tables.py`, not taken from Rust's standard library, whose Unicode version
+//! moves with the compiler: a score does not change when the toolchain does. Python 3.12 and
+//! later ship newer Unicode versions; they can differ from these tables only on characters
+//! assigned after Unicode 14.0.
+//!
+//! # Cost
+//!
+//! No function compiles a pattern: the reference's regular expressions are hand-written
+//! scanners here. [`normalize`] allocates its result; [`f1_score`] allocates the two normalized
+//! texts with the positions of their words, and one map of token counts (hashed with
+//! `foldhash`); the `contains` family allocates only to lowercase text that has uppercase
+//! characters.
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use foldhash::fast::RandomState;
+
+mod pychar;
+#[rustfmt::skip]
+mod tables;
+
+/// The Unicode version of the character tables: the one CPython 3.11 ships.
+pub const UNICODE_VERSION: &str = tables::UNICODE_VERSION;
+
+/// Options of [`exact_match_with`]; the default is the reference's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ExactMatchOptions {
+    /// Compare the [`normalize`]d texts (the default, `true`), or compare the texts trimmed and
+    /// lowercased only (`false`), keeping punctuation and articles.
+    pub normalize_text: bool,
+}
+
+impl Default for ExactMatchOptions {
+    fn default() -> Self {
+        Self {
+            normalize_text: true,
+        }
+    }
+}
+
+/// Options of [`contains_with`], [`contains_any_with`] and [`contains_all_with`]; the default
+/// is the reference's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct ContainsOptions {
+    /// Compare characters as written (`true`), or after lowercasing both sides as Python's
+    /// `str.lower()` does (the default, `false`).
+    pub case_sensitive: bool,
+}
+
+/// Options of [`numeric_match_with`]; the default is the reference's.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct NumericMatchOptions {
+    /// The largest accepted `|found - expected|` (default `0.0`: exactly equal).
+    pub tolerance: f64,
+}
+
+fn score(matched: bool) -> f64 {
+    if matched { 1.0 } else { 0.0 }
+}
+
+fn is_article(word: &[u8]) -> bool {
+    matches!(word, b"a" | b"an" | b"the")
+}
+
+/// Normalizes text for comparison: lowercase, punctuation to spaces, the articles `a`, `an` and
+/// `the` removed, runs of whitespace collapsed to one space, trimmed.
+///
+/// The reference's `normalize`: `str.lower()`, then `[^\w\s]` becomes a space, then
+/// `\b(a|an|the)\b` (ignoring case) becomes a space, then `\s+` becomes one space, then
+/// `strip()`, all with Python's character classes (see the [module docs](self)).
+///
+/// ```
+/// use grader_core::text::normalize;
+///
+/// assert_eq!(normalize("  The Answer is: 42! "), "answer is 42");
+/// assert_eq!(normalize("An apple, a day..."), "apple day");
+/// assert_eq!(normalize("Theatre"), "theatre");
+/// assert_eq!(normalize("ΟΔΟΣ İstanbul"), "οδος i stanbul"); // U+0307 is not a word char
+/// ```
+#[must_use]
+pub fn normalize(text: &str) -> String {
+    Words::read(text, false).out
+}
+
+/// The output of [`normalize`] as it is written: words joined by one space, each checked for
+/// being an article when it ends, and optionally where each kept word is.
+struct Words {
+    out: String,
+    /// Where the current word starts in `out`, and `out`'s length before its separator.
+    word: Option<(usize, usize)>,
+    /// Where each kept word is in `out`, when asked for.
+    spans: Option<Vec<Range<usize>>>,
+}
+
+impl Words {
+    /// Normalizes `text`, recording where its words are if `spans`.
+    fn read(text: &str, spans: bool) -> Self {
+        let mut words = Self {
+            out: String::with_capacity(text.len()),
+            word: None,
+            spans: spans.then(|| Vec::with_capacity(text.len() / 6)),
+        };
+        let bytes = text.as_bytes();
+        let mut i = 0;
+        while let Some(&byte) = bytes.get(i) {
+            if byte.is_ascii() {
+                if byte.is_ascii_alphanumeric() || byte == b'_' {
+                    words.word_char(char::from(byte.to_ascii_lowercase()));
+                } else {
+                    words.separator();
+                }
+                i += 1;
+            } else {
+                let Some(c) = text[i..].chars().next() else {
+                    break;
+                };
+                pychar::lower_non_ascii(text, i, c, |c| {
+                    if pychar::is_word(c) {
+                        words.word_char(c);
+                    } else {
+                        words.separator();
+                    }
+                });
+                i += c.len_utf8();
+            }
+        }
+        words.separator();
+        words
+    }
+
+    #[inline]
+    fn word_char(&mut self, c: char) {
+        if self.word.is_none() {
+            let before = self.out.len();
+            if before != 0 {
+                self.out.push(' ');
+            }
+            self.word = Some((self.out.len(), before));
+        }
+        self.out.push(c);
+    }
+
+    #[inline]
+    fn separator(&mut self) {
+        if let Some((start, before)) = self.word.take() {
+            if is_article(&self.out.as_bytes()[start..]) {
+                self.out.truncate(before);
+            } else if let Some(spans) = &mut self.spans {
+                spans.push(start..self.out.len());
+            }
+        }
+    }
+
+    /// The words, in order.
+    fn tokens(&self) -> impl Iterator<Item = &str> {
+        self.spans
+            .iter()
+            .flatten()
+            .map(|span| &self.out[span.clone()])
+    }
+}
+
+/// 1.0 if `answer` and `expected` are equal after [`normalize`], 0.0 otherwise.
+///
+/// ```
+/// use grader_core::text::exact_match;
+///
+/// assert_eq!(exact_match("Paris!", "paris"), 1.0);
+/// assert_eq!(exact_match("The Eiffel Tower", "eiffel tower"), 1.0);
+/// assert_eq!(exact_match("Paris", "London"), 0.0);
+/// ```
+#[must_use]
+pub fn exact_match(answer: &str, expected: &str) -> f64 {
+    exact_match_with(answer, expected, ExactMatchOptions::default())
+}
+
+/// [`exact_match`] with options: with `normalize_text: false`, 1.0 if the texts are equal
+/// after trimming whitespace and lowercasing (Python's `strip().lower()`), punctuation and
+/// articles kept.
+///
+/// ```
+/// use grader_core::text::{exact_match_with, ExactMatchOptions};
+///
+/// let raw = ExactMatchOptions { normalize_text: false };
+/// assert_eq!(exact_match_with("  PARIS \n", "paris", raw), 1.0);
+/// assert_eq!(exact_match_with("Paris!", "paris", raw), 0.0);
+/// ```
+#[must_use]
+pub fn exact_match_with(answer: &str, expected: &str, options: ExactMatchOptions) -> f64 {
+    if options.normalize_text {
+        score(normalize(answer) == normalize(expected))
+    } else {
+        score(pychar::lower(pychar::strip(answer)) == pychar::lower(pychar::strip(expected)))
+    }
+}
+
+/// 1.0 if `answer` contains `substring`, ignoring case, 0.0 otherwise. The empty string is in
+/// every answer.
+///
+/// ```
+/// use grader_core::text::contains;
+///
+/// assert_eq!(contains("The answer is 42", "ANSWER"), 1.0);
+/// assert_eq!(contains("The answer is 42", "43"), 0.0);
+/// ```
+#[must_use]
+pub fn contains(answer: &str, substring: &str) -> f64 {
+    contains_with(answer, substring, ContainsOptions::default())
+}
+
+/// [`contains`] with options (case-sensitive or not).
+///
+/// ```
+/// use grader_core::text::{contains_with, ContainsOptions};
+///
+/// let exact_case = ContainsOptions { case_sensitive: true };
+/// assert_eq!(contains_with("The answer is 42", "answer", exact_case), 1.0);
+/// assert_eq!(contains_with("The answer is 42", "ANSWER", exact_case), 0.0);
+/// ```
+#[must_use]
+pub fn contains_with(answer: &str, substring: &str, options: ContainsOptions) -> f64 {
+    if options.case_sensitive {
+        score(answer.contains(substring))
+    } else {
+        score(pychar::lower(answer).contains(&*pychar::lower(substring)))
+    }
+}
+
+/// 1.0 if `answer` contains at least one of `substrings`, ignoring case, 0.0 otherwise (and
+/// 0.0 for no substrings).
+///
+/// ```
+/// use grader_core::text::contains_any;
+///
+/// assert_eq!(contains_any("The sky is BLUE", &["red", "blue"]), 1.0);
+/// assert_eq!(contains_any("The sky is BLUE", &["red", "green"]), 0.0);
+/// assert_eq!(contains_any("anything", &[] as &[&str]), 0.0);
+/// ```
+#[must_use]
+pub fn contains_any<S: AsRef<str>>(answer: &str, substrings: &[S]) -> f64 {
+    contains_any_with(answer, substrings, ContainsOptions::default())
+}
+
+/// [`contains_any`] with options (case-sensitive or not).
+///
+/// ```
+/// use grader_core::text::{contains_any_with, ContainsOptions};
+///
+/// let exact_case = ContainsOptions { case_sensitive: true };
+/// let colors = vec![String::from("red"), String::from("blue")];
+/// assert_eq!(contains_any_with("The sky is BLUE", &colors, exact_case), 0.0);
+/// ```
+#[must_use]
+pub fn contains_any_with<S: AsRef<str>>(
+    answer: &str,
+    substrings: &[S],
+    options: ContainsOptions,
+) -> f64 {
+    if options.case_sensitive {
+        score(substrings.iter().any(|s| answer.contains(s.as_ref())))
+    } else {
+        let answer = pychar::lower(answer);
+        score(
+            substrings
+                .iter()
+                .any(|s| answer.contains(&*pychar::lower(s.as_ref()))),
+        )
+    }
+}
+
+/// 1.0 if `answer` contains every one of `substrings`, ignoring case, 0.0 otherwise (and 1.0
+/// for no substrings).
+///
+/// ```
+/// use grader_core::text::contains_all;
+///
+/// assert_eq!(contains_all("Paris is the capital of France", &["paris", "FRANCE"]), 1.0);
+/// assert_eq!(contains_all("Paris is the capital of France", &["paris", "Spain"]), 0.0);
+/// assert_eq!(contains_all("anything", &[] as &[&str]), 1.0);
+/// ```
+#[must_use]
+pub fn contains_all<S: AsRef<str>>(answer: &str, substrings: &[S]) -> f64 {
+    contains_all_with(answer, substrings, ContainsOptions::default())
+}
+
+/// [`contains_all`] with options (case-sensitive or not).
+///
+/// ```
+/// use grader_core::text::{contains_all_with, ContainsOptions};
+///
+/// let exact_case = ContainsOptions { case_sensitive: true };
+/// assert_eq!(contains_all_with("Paris, France", &["Paris", "france"], exact_case), 0.0);
+/// ```
+#[must_use]
+pub fn contains_all_with<S: AsRef<str>>(
+    answer: &str,
+    substrings: &[S],
+    options: ContainsOptions,
+) -> f64 {
+    if options.case_sensitive {
+        score(substrings.iter().all(|s| answer.contains(s.as_ref())))
+    } else {
+        let answer = pychar::lower(answer);
+        score(
+            substrings
+                .iter()
+                .all(|s| answer.contains(&*pychar::lower(s.as_ref()))),
+        )
+    }
+}
+
+/// 1.0 if the first number in `answer` equals `expected`, 0.0 otherwise (and 0.0 when the
+/// answer has no number).
+///
+/// The number is the first match of the reference's pattern
+/// `[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?`, where `\d` is any Unicode decimal digit,
+/// read as Python's `float()` reads it (correctly rounded). A thousands separator ends the
+/// number: `"1,000"` reads as 1.
+///
+/// ```
+/// use grader_core::text::numeric_match;
+///
+/// assert_eq!(numeric_match("The answer is 42.", 42.0), 1.0);
+/// assert_eq!(numeric_match("1e5 meters", 100_000.0), 1.0);
+/// assert_eq!(numeric_match("about .5 of it", 0.5), 1.0);
+/// assert_eq!(numeric_match("1,000", 1.0), 1.0);
+/// assert_eq!(numeric_match("٣ apples", 3.0), 1.0);
+/// assert_eq!(numeric_match("no number", 0.0), 0.0);
+/// ```
+#[must_use]
+pub fn numeric_match(answer: &str, expected: f64) -> f64 {
+    numeric_match_with(answer, expected, NumericMatchOptions::default())
+}
+
+/// [`numeric_match`] with a tolerance: 1.0 if `|found - expected| <= tolerance`. A NaN on
+/// either side never matches.
+///
+/// ```
+/// use grader_core::text::{numeric_match_with, NumericMatchOptions};
+///
+/// let close = NumericMatchOptions { tolerance: 0.01 };
+/// assert_eq!(numeric_match_with("pi is 3.14159", 3.14, close), 1.0);
+/// assert_eq!(numeric_match_with("pi is 3.2", 3.14, close), 0.0);
+/// ```
+#[must_use]
+pub fn numeric_match_with(answer: &str, expected: f64, options: NumericMatchOptions) -> f64 {
+    match first_number(answer) {
+        Some(found) => score((found - expected).abs() <= options.tolerance),
+        None => 0.0,
+    }
+}
+
+/// The byte just after the decimal digits of `s` that start at byte `at`.
+fn skip_digits(s: &str, at: usize) -> usize {
+    at + s[at..]
+        .char_indices()
+        .find(|&(_, c)| pychar::decimal_value(c).is_none())
+        .map_or(s.len() - at, |(i, _)| i)
+}
+
+/// Where the match of `[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?` starting at byte `at`
+/// ends, if there is one. The pattern's greedy, backtracking reading is the longest one here:
+/// nothing follows the optional parts that could make a shorter one succeed instead.
+fn number_at(s: &str, at: usize) -> Option<usize> {
+    let bytes = s.as_bytes();
+    let mut i = at;
+    if matches!(bytes.get(i), Some(b'+' | b'-')) {
+        i += 1;
+    }
+    let integer_end = skip_digits(s, i);
+    if integer_end > i {
+        i = integer_end;
+        if bytes.get(i) == Some(&b'.') {
+            i = skip_digits(s, i + 1);
+        }
+    } else if bytes.get(i) == Some(&b'.') {
+        let fraction_end = skip_digits(s, i + 1);
+        if fraction_end == i + 1 {
+            return None;
+        }
+        i = fraction_end;
+    } else {
+        return None;
+    }
+    if matches!(bytes.get(i), Some(b'e' | b'E')) {
+        let mut j = i + 1;
+        if matches!(bytes.get(j), Some(b'+' | b'-')) {
+            j += 1;
+        }
+        let exponent_end = skip_digits(s, j);
+        if exponent_end > j {
+            i = exponent_end;
+        }
+    }
+    Some(i)
+}
+
+/// The value of the first number in `s`, as the reference finds and reads it.
+fn first_number(s: &str) -> Option<f64> {
+    let (start, end) = s.char_indices().find_map(|(i, c)| {
+        let may_start = matches!(c, '+' | '-' | '.') || pychar::decimal_value(c).is_some();
+        may_start
+            .then(|| number_at(s, i).map(|end| (i, end)))
+            .flatten()
+    })?;
+    let ascii: String = s[start..end]
+        .chars()
+        .map(|c| match pychar::decimal_value(c) {
+            Some(digit) => char::from(b'0' + digit),
+            None => c,
+        })
+        .collect();
+    // The match is `[+-]? digits [. digits] [e [+-] digits]` in ASCII now, which Rust's parser
+    // accepts in every form the pattern allows ("5.", ".5", "+1e-3").
+    ascii.parse().ok()
+}
+
+/// Token-level F1 between `answer` and `reference`: both are [`normalize`]d and split into
+/// words; precision and recall count the words they share as a multiset (a word shared twice
+/// counts twice only if it is in both twice). 0.0 if either side has no words.
+///
+/// ```
+/// use grader_core::text::f1_score;
+///
+/// assert_eq!(f1_score("The capital is Paris, France", "Paris"), 0.4);
+/// assert_eq!(f1_score("Paris", "Paris"), 1.0);
+/// assert_eq!(f1_score("paris paris", "paris"), 2.0 / 3.0);
+/// assert_eq!(f1_score("", "Paris"), 0.0);
+/// ```
+#[must_use]
+pub fn f1_score(answer: &str, reference: &str) -> f64 {
+    let answer = Words::read(answer, true);
+    let reference = Words::read(reference, true);
+    if answer.out.is_empty() || reference.out.is_empty() {
+        return 0.0;
+    }
+    let mut counts: HashMap<&str, usize, RandomState> = HashMap::default();
+    let mut reference_len = 0_usize;
+    for token in reference.tokens() {
+        *counts.entry(token).or_default() += 1;
+        reference_len += 1;
+    }
+    let mut answer_len = 0_usize;
+    let mut common = 0_usize;
+    for token in answer.tokens() {
+        answer_len += 1;
+        if let Some(count) = counts.get_mut(token)
+            && *count > 0
+        {
+            *count -= 1;
+            common += 1;
+        }
+    }
+    if common == 0 {
+        return 0.0;
+    }
+    // Python divides the integers with true division: both are exact in f64, so one IEEE
+    // division gives the same correctly rounded quotient.
+    #[allow(clippy::cast_precision_loss)] // token counts are far below 2^53
+    let (common, answer_len, reference_len) =
+        (common as f64, answer_len as f64, reference_len as f64);
+    let precision = common / answer_len;
+    let recall = common / reference_len;
+    2.0 * precision * recall / (precision + recall)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_are_found_as_the_pattern_finds_them() {
+        let cases: &[(&str, Option<f64>)] = &[
+            ("42", Some(42.0)),
+            ("x-3.5y", Some(-3.5)),
+            ("+.5", Some(0.5)),
+            ("5.", Some(5.0)),
+            ("5.e3", Some(5000.0)),
+            ("1e", Some(1.0)),
+            ("1e+", Some(1.0)),
+            ("2E-2", Some(0.02)),
+            ("--7", Some(-7.0)),
+            ("-.", None),
+            ("-.x .7", Some(0.7)),
+            ("...", None),
+            ("v1.2.3", Some(1.2)),
+            ("1,000", Some(1.0)),
+            ("٣.٥", Some(3.5)),
+            ("1e999", Some(f64::INFINITY)),
+            ("", None),
+        ];
+        for &(text, expected) in cases {
+            assert_eq!(first_number(text), expected, "{text:?}");
+        }
+    }
+}

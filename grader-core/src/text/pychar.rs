@@ -1,0 +1,208 @@
+//! Python's `str` character classes and `str.lower()`, from tables read out of CPython's own
+//! character database (see `tables.rs`), with fast paths for ASCII.
+
+use std::borrow::Cow;
+use std::cmp::Ordering;
+
+use super::tables::{CASE_IGNORABLE, CASED, DECIMAL, LOWER, SPACE, WORD};
+
+const CAPITAL_SIGMA: char = '\u{3A3}';
+const SMALL_SIGMA: char = '\u{3C3}';
+const FINAL_SIGMA: char = '\u{3C2}';
+const CAPITAL_I_WITH_DOT: char = '\u{130}';
+const COMBINING_DOT_ABOVE: char = '\u{307}';
+
+fn in_ranges(table: &[(u32, u32)], c: char) -> bool {
+    let c = u32::from(c);
+    table
+        .binary_search_by(|&(lo, hi)| {
+            if hi < c {
+                Ordering::Less
+            } else if lo > c {
+                Ordering::Greater
+            } else {
+                Ordering::Equal
+            }
+        })
+        .is_ok()
+}
+
+/// `\w` of a `str` pattern: `c.isalnum() or c == "_"`.
+#[inline]
+pub(super) fn is_word(c: char) -> bool {
+    if c.is_ascii() {
+        c.is_ascii_alphanumeric() || c == '_'
+    } else {
+        in_ranges(WORD, c)
+    }
+}
+
+/// `\s` of a `str` pattern, and what `str.split()`/`str.strip()` remove: `c.isspace()`.
+#[inline]
+pub(super) fn is_space(c: char) -> bool {
+    if c.is_ascii() {
+        matches!(c, '\t'..='\r' | '\x1c'..='\x1f' | ' ')
+    } else {
+        in_ranges(SPACE, c)
+    }
+}
+
+/// The value of a `\d` (`str.isdecimal()`) character, as `float()` reads it.
+#[inline]
+pub(super) fn decimal_value(c: char) -> Option<u8> {
+    if c.is_ascii() {
+        return c.to_digit(10).and_then(|d| u8::try_from(d).ok());
+    }
+    let code = u32::from(c);
+    let index = DECIMAL
+        .binary_search_by(|&(lo, hi, _)| {
+            if hi < code {
+                Ordering::Less
+            } else if lo > code {
+                Ordering::Greater
+            } else {
+                Ordering::Equal
+            }
+        })
+        .ok()?;
+    let (lo, _, first) = DECIMAL[index];
+    u8::try_from(code - lo).ok().map(|offset| first + offset)
+}
+
+/// `str.strip()` with no argument.
+pub(super) fn strip(s: &str) -> &str {
+    s.trim_matches(is_space)
+}
+
+/// The one-character lowercase of a non-ASCII character other than U+03A3 and U+0130.
+fn lower_one(c: char) -> char {
+    let code = u32::from(c);
+    LOWER
+        .binary_search_by_key(&code, |&(from, _)| from)
+        .ok()
+        .and_then(|index| char::from_u32(LOWER[index].1))
+        .unwrap_or(c)
+}
+
+/// Whether `str.lower()` changes `c` (for U+03A3, whatever its context).
+fn lower_changes(c: char) -> bool {
+    if c.is_ascii() {
+        c.is_ascii_uppercase()
+    } else {
+        c == CAPITAL_SIGMA || c == CAPITAL_I_WITH_DOT || lower_one(c) != c
+    }
+}
+
+/// CPython's `handle_capital_sigma`: the capital sigma at byte `at` of `s` lowers to the final
+/// form when a cased character precedes it and none follows it, skipping case-ignorable
+/// characters on both sides.
+fn is_final_sigma(s: &str, at: usize) -> bool {
+    let cased_before = s[..at]
+        .chars()
+        .rev()
+        .find(|&c| !in_ranges(CASE_IGNORABLE, c))
+        .is_some_and(|c| in_ranges(CASED, c));
+    cased_before
+        && !s[at + CAPITAL_SIGMA.len_utf8()..]
+            .chars()
+            .find(|&c| !in_ranges(CASE_IGNORABLE, c))
+            .is_some_and(|c| in_ranges(CASED, c))
+}
+
+/// Calls `emit` with each character of `str.lower()` of the non-ASCII character `c` at byte
+/// `at` of `s` (the final-sigma rule looks at `s` on both sides).
+#[inline]
+pub(super) fn lower_non_ascii(s: &str, at: usize, c: char, mut emit: impl FnMut(char)) {
+    if c == CAPITAL_SIGMA {
+        emit(if is_final_sigma(s, at) {
+            FINAL_SIGMA
+        } else {
+            SMALL_SIGMA
+        });
+    } else if c == CAPITAL_I_WITH_DOT {
+        emit('i');
+        emit(COMBINING_DOT_ABOVE);
+    } else {
+        emit(lower_one(c));
+    }
+}
+
+/// Calls `emit` with each character of `str.lower()` of `s[from..]`, where `s` is the whole
+/// string.
+fn lower_each(s: &str, from: usize, mut emit: impl FnMut(char)) {
+    for (i, c) in s[from..].char_indices() {
+        if c.is_ascii() {
+            emit(c.to_ascii_lowercase());
+        } else {
+            lower_non_ascii(s, from + i, c, &mut emit);
+        }
+    }
+}
+
+/// `str.lower()`: the full lowercase mapping (U+0130 becomes two characters) with the final
+/// sigma rule. Borrows when nothing changes.
+pub(super) fn lower(s: &str) -> Cow<'_, str> {
+    let Some(first) = s
+        .char_indices()
+        .find(|&(_, c)| lower_changes(c))
+        .map(|(i, _)| i)
+    else {
+        return Cow::Borrowed(s);
+    };
+    if s.is_ascii() {
+        return Cow::Owned(s.to_ascii_lowercase());
+    }
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push_str(&s[..first]);
+    lower_each(s, first, |c| out.push(c));
+    Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ascii_fast_paths_agree_with_the_tables() {
+        for c in (0u8..128).map(char::from) {
+            assert_eq!(is_word(c), in_ranges(WORD, c), "{c:?}");
+            assert_eq!(is_space(c), in_ranges(SPACE, c), "{c:?}");
+            let from_table = LOWER
+                .binary_search_by_key(&u32::from(c), |&(from, _)| from)
+                .map_or(c, |i| char::from_u32(LOWER[i].1).unwrap_or(c));
+            assert_eq!(c.to_ascii_lowercase(), from_table, "{c:?}");
+        }
+    }
+
+    #[test]
+    fn classes_follow_python_where_rust_differs() {
+        // Combining marks are not `\w` in Python (`regex` and `char::is_alphanumeric` agree
+        // here, but `\w` of the `regex` crate includes them).
+        assert!(!is_word('\u{301}'));
+        // Superscript two and vulgar fraction one half are numeric, so `isalnum()`.
+        assert!(is_word('²') && is_word('½'));
+        // U+001C..U+001F are whitespace to Python, not to Rust.
+        assert!(is_space('\x1c') && !'\x1c'.is_whitespace());
+        // U+200B is neither.
+        assert!(!is_space('\u{200B}'));
+        assert_eq!(decimal_value('٣'), Some(3));
+        assert_eq!(decimal_value('𝟗'), Some(9));
+        assert_eq!(decimal_value('²'), None);
+    }
+
+    #[test]
+    fn lower_is_pythons() {
+        assert_eq!(lower("ABC"), "abc");
+        assert!(matches!(lower("abc é"), Cow::Borrowed(_)));
+        assert_eq!(lower("İ"), "i\u{307}");
+        assert_eq!(lower("ΟΔΟΣ"), "οδος");
+        assert_eq!(lower("ΟΔΟΣ."), "οδος.");
+        assert_eq!(lower("Σ"), "σ");
+        assert_eq!(lower("ΣΑ"), "σα");
+        assert_eq!(lower("ΑΣ'Α"), "ασ'α");
+        assert_eq!(lower("ΑΣ' x"), "ας' x");
+        assert_eq!(lower("ΣΣ"), "σς");
+        assert_eq!(lower("ǅ"), "ǆ");
+        assert_eq!(strip("\u{85} x \x1f"), "x");
+    }
+}
