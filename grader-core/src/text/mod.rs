@@ -21,6 +21,10 @@
 //! assert_eq!(text::f1_score("The capital is Paris, France", "Paris"), 0.4);
 //! ```
 //!
+//! The same comparisons are graders too ([`ExactMatch`], [`Contains`], [`ContainsAny`],
+//! [`ContainsAll`], [`NumericMatch`], [`F1Score`]; see [`graders`]), recording their arguments
+//! under `_parameters` like any grader.
+//!
 //! # Python's text semantics, exactly
 //!
 //! The reference works on Python `str`s with the `re` module, and so do these functions:
@@ -53,9 +57,14 @@ use std::ops::Range;
 
 use foldhash::fast::RandomState;
 
+#[cfg(feature = "macros")]
+pub mod graders;
 mod pychar;
 #[rustfmt::skip]
 mod tables;
+
+#[cfg(feature = "macros")]
+pub use graders::{Contains, ContainsAll, ContainsAny, ExactMatch, F1Score, NumericMatch};
 
 /// The Unicode version of the character tables: the one CPython 3.11 ships.
 pub const UNICODE_VERSION: &str = tables::UNICODE_VERSION;
