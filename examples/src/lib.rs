@@ -1,1 +1,8 @@
-//! Runnable examples: see `examples/` (`cargo run -p grader-examples --example NAME`).
+//! Runnable examples of the grader crates, each printing a grade as a readable breakdown and as
+//! JSON (`cargo run -p grader-examples --example NAME`):
+//!
+//! - `fix_tests`: the quick start. A checkout project with a failing test, graded by
+//!   `BashGrader` and a `#[grader]` penalty before and after an "agent" fixes it.
+//! - `custom_graders`: sync and async `#[grader]` functions, `skip`, a name override, a
+//!   hand-written `Grader`, `any`/`all`, and a penalty.
+//! - `gather`: many graders run concurrently with a concurrency limit and a failure policy.
