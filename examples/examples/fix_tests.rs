@@ -89,11 +89,11 @@ async fn main() -> Result<(), Box<dyn Error>> {
     println!("prompt: {PROMPT}\n");
 
     let before = grade(repo).await?;
-    let output = &before.info["BashGrader"]["stderr"];
-    println!(
-        "== as shipped, `{TEST_COMMAND}` says:\n{}",
-        output.as_str().unwrap_or_default()
-    );
+    let output = before
+        .subscore("BashGrader")
+        .and_then(|tests| tests.info()?.get("stderr")?.as_str())
+        .unwrap_or_default();
+    println!("== as shipped, `{TEST_COMMAND}` says:\n{output}");
     println!("{before}");
 
     // An agent that makes the test expect what the buggy code returns.

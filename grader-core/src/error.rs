@@ -9,6 +9,8 @@
 
 use std::path::PathBuf;
 
+use crate::score::Info;
+
 /// A [`SubScore`](crate::SubScore) (or a JSON document describing one) that would be invalid.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
@@ -106,8 +108,8 @@ impl Failure {
 
 /// A grade that could not be made: which grader, at which weight, and why.
 ///
-/// `weight` is kept so that [`Gather`](crate::Gather)'s failure policies can put a failed
-/// grade in the breakdown at the weight it was given.
+/// `weight` and `parameters` are kept so that [`Gather`](crate::Gather)'s failure policies can
+/// put a failed grade in the breakdown at the weight it was given, saying what it was given.
 #[derive(Debug, thiserror::Error)]
 #[error("grader `{grader}` failed: {failure}")]
 pub struct GraderError {
@@ -115,6 +117,9 @@ pub struct GraderError {
     pub grader: String,
     /// The weight the subscore would have had.
     pub weight: f64,
+    /// The grader's arguments, as they would have been recorded under `_parameters` (they are
+    /// recorded before the grader runs). Boxed to keep the error small.
+    pub parameters: Box<Info>,
     /// What went wrong.
     #[source]
     pub failure: Failure,

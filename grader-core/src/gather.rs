@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use crate::error::{CombineError, GraderError};
 use crate::grade::Grade;
+use crate::grader::PARAMETERS_KEY;
 use crate::score::{EvaluationResult, Info, SubScore};
 
 type Outcome = Result<SubScore, GraderError>;
@@ -271,5 +272,9 @@ fn failed_subscore(error: &GraderError, on_error: OnError) -> SubScore {
     };
     let mut info = Info::new();
     info.insert("error".to_owned(), Value::String(error.to_string()));
+    info.insert(
+        PARAMETERS_KEY.to_owned(),
+        Value::Object((*error.parameters).clone()),
+    );
     SubScore::from_valid_parts(error.grader.clone(), weight, 0.0, None, Some(info))
 }

@@ -139,20 +139,21 @@ pub(crate) fn package(
     parameters: Info,
     outcome: Result<Score, Failure>,
 ) -> Result<SubScore, GraderError> {
-    let fail = |name: String, failure: Failure| GraderError {
-        grader: name,
+    let fail = |failure: Failure| GraderError {
+        grader: name.clone(),
         weight,
+        parameters: Box::new(parameters.clone()),
         failure,
     };
     if !weight.is_finite() {
-        return Err(fail(name, Failure::InvalidWeight { weight }));
+        return Err(fail(Failure::InvalidWeight { weight }));
     }
     let score = match outcome {
         Ok(score) => score,
-        Err(failure) => return Err(fail(name, failure)),
+        Err(failure) => return Err(fail(failure)),
     };
     if !is_valid_value(score.value) {
-        return Err(fail(name, Failure::InvalidScore { value: score.value }));
+        return Err(fail(Failure::InvalidScore { value: score.value }));
     }
     let mut info = score.info.unwrap_or_default();
     info.insert(PARAMETERS_KEY.to_owned(), parameters.into());

@@ -100,7 +100,7 @@ fn write_node(
         weight = sub.weight(),
         value = sub.value(),
     )?;
-    if sub.weight() < 0.0 {
+    if sub.weight() < 0.0 && sub.value() > 0.0 {
         write!(f, "  penalty {:.4}", sub.weight() * sub.value())?;
     }
     if let Some(reason) = sub.info().and_then(reason) {
@@ -155,12 +155,12 @@ fn reason(info: &Info) -> Option<String> {
     }
     if let Some(code) = info.get("exit_code").filter(|code| !code.is_null()) {
         let mut text = format!("exit code {}", text_of(code));
-        if let Some(stderr) = info
-            .get("stderr")
-            .map(text_of)
-            .filter(|s| !s.trim().is_empty())
+        if code.as_i64() != Some(0)
+            && let Some(line) = ["stderr", "stdout"]
+                .iter()
+                .find_map(|stream| info.get(*stream).and_then(|out| last_line(&text_of(out))))
         {
-            let _ = write!(text, ", stderr: {}", one_line(stderr.trim(), REASON_CHARS));
+            let _ = write!(text, ": {}", one_line(&line, REASON_CHARS));
         }
         return Some(text);
     }
@@ -173,6 +173,17 @@ fn reason(info: &Info) -> Option<String> {
         return None;
     }
     Some(one_line(&Value::Object(rest).to_string(), REASON_CHARS))
+}
+
+/// The last line of a command's output that is not blank or a rule (`----`, `====`): where
+/// test runners put their summary (`FAILED (failures=1)`, `1 failed in 0.12s`).
+fn last_line(output: &str) -> Option<String> {
+    output
+        .lines()
+        .map(str::trim)
+        .rev()
+        .find(|line| line.chars().any(char::is_alphanumeric))
+        .map(str::to_owned)
 }
 
 /// A JSON value as text: strings without their quotes.
@@ -216,7 +227,8 @@ mod tests {
                 .expect("valid")
                 .with_info(info(&[
                     ("exit_code", Value::from(1)),
-                    ("stderr", Value::from("1 failed\n")),
+                    ("stdout", Value::from("F.\n=====\n1 failed in 0.1s\n\n")),
+                    ("stderr", Value::from("")),
                     ("_parameters", serde_json::json!({"command": "pytest"})),
                 ])),
             SubScore::new("slow", 0.0).expect("valid").with_info(info(&[
@@ -230,7 +242,7 @@ mod tests {
         assert_eq!(lines[0], "reward 0.0000");
         assert_eq!(
             lines[1],
-            "├─ tests  weight  0.5000  value 0.0000  exit code 1, stderr: 1 failed"
+            "├─ tests  weight  0.5000  value 0.0000  exit code 1: 1 failed in 0.1s"
         );
         assert_eq!(
             lines[2],
@@ -239,6 +251,41 @@ mod tests {
         assert!(!text.contains("parameters"));
         let verbose = format!("{result:#}");
         assert!(verbose.contains(r#"│     parameters {"command":"pytest"}"#));
+    }
+
+    #[test]
+    fn a_passing_command_shows_only_its_exit_code_and_an_unfired_penalty_nothing() {
+        let passed = SubScore::new("tests", 1.0)
+            .expect("valid")
+            .with_info(info(&[
+                ("exit_code", Value::from(0)),
+                ("stderr", Value::from("----\nRan 2 tests\n\nOK\n")),
+            ]));
+        assert!(
+            passed
+                .to_string()
+                .trim_end()
+                .ends_with("value 1.0000  exit code 0")
+        );
+        let unfired = SubScore::new("tampered", 0.0)
+            .and_then(|s| s.with_weight(-1.0))
+            .expect("valid");
+        assert!(!unfired.to_string().contains("penalty"));
+        let failed_to_stderr = SubScore::new("tests", 0.0)
+            .expect("valid")
+            .with_info(info(&[
+                ("exit_code", Value::from(1)),
+                ("stdout", Value::from("partial")),
+                (
+                    "stderr",
+                    Value::from("Ran 2 tests\n\nFAILED (failures=1)\n"),
+                ),
+            ]));
+        assert!(
+            failed_to_stderr
+                .to_string()
+                .contains("exit code 1: FAILED (failures=1)")
+        );
     }
 
     #[test]

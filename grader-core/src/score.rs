@@ -369,6 +369,24 @@ impl Default for EvaluationResult {
 }
 
 impl EvaluationResult {
+    /// The subscore named `name` (its final, de-duplicated name), if there is one.
+    ///
+    /// ```
+    /// use grader_core::{Grade, SubScore};
+    ///
+    /// let result = Grade::from_subscores([SubScore::new("tests", 1.0)?, SubScore::new("tests", 0.0)?])?;
+    /// assert_eq!(result.subscore("tests-2").map(SubScore::value), Some(0.0));
+    /// assert!(result.subscore("tests").is_none());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn subscore(&self, name: &str) -> Option<&SubScore> {
+        self.subscores
+            .as_deref()?
+            .iter()
+            .find(|sub| sub.name() == name)
+    }
+
     /// A result with this reward and nothing else, like the reference's `from_float`.
     #[must_use]
     pub fn from_reward(reward: f64) -> Self {

@@ -76,6 +76,15 @@ impl Grader for Sleepy {
         Cow::Borrowed(&self.name)
     }
 
+    fn parameters(&self) -> grader_core::Info {
+        let mut params = grader_core::Info::new();
+        params.insert(
+            "delay_ms".into(),
+            grader_core::params::json_safe(&self.delay.as_millis(), "u128"),
+        );
+        params
+    }
+
     async fn score(self) -> Result<Score, Failure> {
         self.tracker.start(&self.name);
         tokio::time::sleep(self.delay).await;
@@ -296,6 +305,9 @@ async fn zero_policy_scores_the_failure_zero_at_its_weight() {
         text.contains("broken") && text.contains("database unreachable"),
         "{text}"
     );
+    // What the failed grader was given is kept beside its error.
+    let params = &broken.info().expect("info")["_parameters"];
+    assert!(params["delay_ms"].is_u64(), "{params}");
     assert!(result.is_error, "a failure is never silently a 0.0");
     assert!(
         (result.reward - 0.25 * 2.5).abs() < 1e-12,

@@ -201,8 +201,9 @@ impl BashGrader {
     /// tokio runtime (blocking there could stall the runtime's other tasks).
     pub fn grade_blocking(self, weight: f64) -> Result<SubScore, GraderError> {
         let fail = |failure| GraderError {
-            grader: "BashGrader".to_owned(),
+            grader: self.name().into_owned(),
             weight,
+            parameters: Box::new(self.parameters()),
             failure,
         };
         if tokio::runtime::Handle::try_current().is_ok() {
