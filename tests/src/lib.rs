@@ -2,3 +2,8 @@
 //! first use into a virtual environment under `target/`.
 
 pub mod python;
+
+/// The README's code compiles: its quick start is a doctest of this crate.
+#[doc = include_str!("../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
