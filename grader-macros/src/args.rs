@@ -29,10 +29,8 @@ pub fn parse(args: TokenStream) -> (Options, Option<syn::Error>) {
     let metas = match Punctuated::<Meta, Token![,]>::parse_terminated.parse2(args) {
         Ok(metas) => metas,
         Err(error) => {
-            let message = format!("#[grader] expects {VALID}, separated by commas");
-            let mut combined = syn::Error::new(error.span(), message);
-            combined.combine(error);
-            return (options, Some(combined));
+            let message = format!("#[grader] expects {VALID}, separated by commas: {error}");
+            return (options, Some(syn::Error::new(error.span(), message)));
         }
     };
     for meta in metas {
@@ -133,7 +131,9 @@ fn parse_crate(meta: &Meta) -> syn::Result<Path> {
             Expr::Lit(ExprLit {
                 lit: Lit::Str(text),
                 ..
-            }) => text.parse::<Path>(),
+            }) => text
+                .parse::<Path>()
+                .map_err(|_| syn::Error::new(text.span(), hint)),
             other => Err(syn::Error::new_spanned(other, hint)),
         },
         _ => Err(syn::Error::new(meta.span(), hint)),

@@ -1,0 +1,8 @@
+use grader_core::grader;
+
+#[grader(skip(token, token))]
+fn authorized(answer: &str, token: &str) -> bool {
+    answer == token
+}
+
+fn main() {}
