@@ -12,6 +12,10 @@ Usage (from the repository root):  python3 benches/compare/run.py [--quick]
    grade whose command prints 200 MB (`/usr/bin/time -v`).
 4. Prints one Markdown table with the ratios.
 
+Both sides run their commands with the same empty HOME (`target/compare/home`): `bash -lc`
+reads the login profile, which on some machines takes longer than everything a grader does,
+and would otherwise be most of what the bash workloads measure.
+
 Only the standard library is used, so it runs with any python3.
 """
 
@@ -31,6 +35,18 @@ TARGET = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
 VENV = TARGET / "compare" / "venv-hud-python-0.5.39"
 REFERENCE = "hud-python==0.5.39"
 PYTHON = VENV / "bin" / "python"
+HOME = TARGET / "compare" / "home"
+
+
+def measured_env() -> dict:
+    """The environment both sides are measured in: an empty HOME, cargo and rustup kept."""
+    env = dict(os.environ)
+    real_home = Path(env.get("HOME", str(Path.home())))
+    env.setdefault("CARGO_HOME", str(real_home / ".cargo"))
+    env.setdefault("RUSTUP_HOME", str(real_home / ".rustup"))
+    HOME.mkdir(parents=True, exist_ok=True)
+    env["HOME"] = str(HOME)
+    return env
 
 # (label, criterion directory under target/criterion, reference.py key)
 WORKLOADS = [
@@ -76,12 +92,12 @@ def reference_medians(quick: bool) -> dict:
     args = [str(PYTHON), str(ROOT / "benches" / "compare" / "reference.py")]
     if quick:
         args.append("--quick")
-    out = run(args, capture_output=True).stdout
+    out = run(args, capture_output=True, env=measured_env()).stdout
     return {key: value["median_s"] for key, value in json.loads(out).items()}
 
 
 def rust_medians(quick: bool) -> dict:
-    env = dict(os.environ)
+    env = measured_env()
     if quick:
         env["GRADER_COMPARE_QUICK"] = "1"
     run(
@@ -109,7 +125,7 @@ def alive(marker: str) -> int:
 def timeout_probe(cmd_prefix: list[str], marker: str) -> tuple[float, int]:
     command = f"sleep {marker} & sleep {marker}"
     start = time.perf_counter()
-    run(cmd_prefix + [command, "1"], capture_output=True)
+    run(cmd_prefix + [command, "1"], capture_output=True, env=measured_env())
     elapsed = time.perf_counter() - start
     time.sleep(0.5)
     return elapsed, alive(f"sleep {marker}")
@@ -122,6 +138,7 @@ def peak_rss_mib(cmd_prefix: list[str]) -> float:
         capture_output=True,
         text=True,
         check=True,
+        env=measured_env(),
     )
     kib = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", result.stderr).group(1))
     return kib / 1024
@@ -162,8 +179,10 @@ def main() -> None:
         ("peak RSS, command printing 200 MB", f"{py_rss:.0f} MiB", f"{rs_rss:.0f} MiB", f"{py_rss / rs_rss:.1f}× less")
     )
 
-    print(f"Measured {time.strftime('%Y-%m-%d')} on {platform.machine()}, {os.cpu_count()} cores"
-          f"{' (quick run)' if quick else ''}.\n")
+    print(
+        f"Measured {time.strftime('%Y-%m-%d')} on {platform.machine()}, {os.cpu_count()} cores,"
+        f" Python {platform.python_version()}, HOME empty{' (quick run)' if quick else ''}.\n"
+    )
     print("| workload | reference (hud-python 0.5.39) | grader | ratio |")
     print("|---|---|---|---|")
     for row in rows:
