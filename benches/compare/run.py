@@ -144,6 +144,14 @@ def peak_rss_mib(cmd_prefix: list[str]) -> float:
     return kib / 1024
 
 
+def fmt_ratio(theirs: float | None, ours: float | None) -> str:
+    """The reference's measure divided by ours: above 1, we take less."""
+    if not theirs or not ours:
+        return "n/a"
+    ratio = theirs / ours
+    return f"{ratio:.0f}" if ratio >= 100 else f"{ratio:.2g}" if ratio >= 10 else f"{ratio:.2f}"
+
+
 def fmt_seconds(seconds: float | None) -> str:
     if seconds is None:
         return "n/a"
@@ -166,24 +174,26 @@ def main() -> None:
     rows = []
     for label, directory, key in WORKLOADS:
         ours, theirs = rust.get(directory), reference.get(key)
-        ratio = f"{theirs / ours:.1f}× faster" if ours and theirs else "n/a"
+        ratio = fmt_ratio(theirs, ours)
         rows.append((label, fmt_seconds(theirs), fmt_seconds(ours), ratio))
 
     token = str(int(time.time() * 1000) % 100000)
     py_t, py_left = timeout_probe(py_probe, f"30.{token}1")
     rs_t, rs_left = timeout_probe(probe, f"30.{token}2")
-    rows.append(("`sleep 30 & sleep 30`, 1 s timeout: time to return", f"{py_t:.2f} s", f"{rs_t:.2f} s", "n/a"))
+    rows.append(
+        ("`sleep 30 & sleep 30`, 1 s timeout: time to return", f"{py_t:.2f} s", f"{rs_t:.2f} s", fmt_ratio(py_t, rs_t))
+    )
     rows.append(("… processes still running afterwards", str(py_left), str(rs_left), "n/a"))
     py_rss, rs_rss = peak_rss_mib(py_probe), peak_rss_mib(probe)
     rows.append(
-        ("peak RSS, command printing 200 MB", f"{py_rss:.0f} MiB", f"{rs_rss:.0f} MiB", f"{py_rss / rs_rss:.1f}× less")
+        ("peak RSS, command printing 200 MB", f"{py_rss:.0f} MiB", f"{rs_rss:.0f} MiB", fmt_ratio(py_rss, rs_rss))
     )
 
     print(
         f"Measured {time.strftime('%Y-%m-%d')} on {platform.machine()}, {os.cpu_count()} cores,"
         f" Python {platform.python_version()}, HOME empty{' (quick run)' if quick else ''}.\n"
     )
-    print("| workload | reference (hud-python 0.5.39) | grader | ratio |")
+    print("| workload | reference (hud-python 0.5.39) | grader | reference ÷ grader |")
     print("|---|---|---|---|")
     for row in rows:
         print("| " + " | ".join(row) + " |")
