@@ -78,10 +78,16 @@ impl Check$i<'_, '_, '_> {
     /// When the grade fails.
     pub fn grade_named(self, weight: f64, name: impl Into<String>) -> Result<SubScore, GraderError> {
         let name = name.into();
+        let parameters = self.parameters();
         let mut info = Info::new();
-        info.insert("_parameters".into(), self.parameters().into());
+        info.insert("_parameters".into(), parameters.clone().into());
         let value = check_$i(self.answer, self.expected, self.limit);
-        let fail = |failure| GraderError { grader: name.clone(), weight, failure };
+        let fail = |failure| GraderError {
+            grader: name.clone(),
+            weight,
+            parameters: Box::new(parameters.clone()),
+            failure,
+        };
         let sub = SubScore::new(name.clone(), value).map_err(|_| fail(Failure::InvalidScore { value }))?;
         let sub = sub.with_weight(weight).map_err(|_| fail(Failure::InvalidWeight { weight }))?;
         Ok(sub.with_info(info))

@@ -6,6 +6,9 @@
 //!   [`any`] and [`all`] summarize several subscores as one.
 //! - [`Grader`] is a reusable check; `#[grader]` makes one from an ordinary function.
 //! - [`Gather`] runs graders concurrently and combines what they return.
+//! - `BashGrader` (feature `bash`, on by default) runs a command and scores its exit code,
+//!   leaving nothing running.
+//! - `Display` for [`EvaluationResult`] prints a readable breakdown ([`report`]).
 //! - [`text`] compares an answer with a reference answer as the reference's helpers do.
 //!
 //! ```
