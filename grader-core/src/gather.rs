@@ -184,6 +184,13 @@ impl<'a> Gather<'a> {
     }
 
     /// Adds a grade still to run, such as `BashGrader::new("pytest -q").grade(0.5)`.
+    ///
+    /// The grade must be `Send`, so that the gather can itself be awaited in a spawned task.
+    /// Gather takes grade futures rather than graders because only at the call site does the
+    /// compiler know whether a grader's future is `Send` (stable Rust cannot state that bound
+    /// for a generic grader). A grader whose future is not `Send` (it holds an `Rc` across an
+    /// `.await`) is graded on its own with `.grade(weight).await` and its result added with
+    /// [`ready`](Self::ready).
     pub fn pending<F>(mut self, grade: F) -> Self
     where
         F: IntoFuture<Output = Result<SubScore, GraderError>>,
