@@ -4,6 +4,7 @@
 //! Overlap is shown with counters of how many graders run at once and with tokio's paused
 //! clock (a sleep advances virtual time only), so nothing here depends on the machine's speed.
 
+use grader_tests::names;
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -100,16 +101,6 @@ fn sub(name: &str, value: f64, weight: f64) -> SubScore {
     SubScore::new(name, value)
         .and_then(|s| s.with_weight(weight))
         .expect("valid")
-}
-
-fn names(result: &EvaluationResult) -> Vec<&str> {
-    result
-        .subscores
-        .as_deref()
-        .expect("subscores")
-        .iter()
-        .map(SubScore::name)
-        .collect()
 }
 
 fn weights(result: &EvaluationResult) -> Vec<f64> {

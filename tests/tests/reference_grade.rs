@@ -7,6 +7,7 @@
 //! `children` instead of `info.subscores`/`info.subscore_metadata`), the port asserts the
 //! current-era shape and says so.
 
+use grader_tests::names;
 use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
 
@@ -35,16 +36,6 @@ fn approx(actual: f64, expected: f64) {
         (actual - expected).abs() <= 1e-12_f64.max(expected.abs() * 1e-12),
         "{actual} != {expected}"
     );
-}
-
-fn names(result: &grader_core::EvaluationResult) -> Vec<&str> {
-    result
-        .subscores
-        .as_deref()
-        .expect("subscores")
-        .iter()
-        .map(SubScore::name)
-        .collect()
 }
 
 fn by_name<'a>(result: &'a grader_core::EvaluationResult, name: &str) -> &'a SubScore {

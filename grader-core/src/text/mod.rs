@@ -303,16 +303,7 @@ pub fn contains_any_with<S: AsRef<str>>(
     substrings: &[S],
     options: ContainsOptions,
 ) -> f64 {
-    if options.case_sensitive {
-        score(substrings.iter().any(|s| answer.contains(s.as_ref())))
-    } else {
-        let answer = pychar::lower(answer);
-        score(
-            substrings
-                .iter()
-                .any(|s| answer.contains(&*pychar::lower(s.as_ref()))),
-        )
-    }
+    contains_substrings(answer, substrings, options, Quantifier::Any)
 }
 
 /// 1.0 if `answer` contains every one of `substrings`, ignoring case, 0.0 otherwise (and 1.0
@@ -344,16 +335,42 @@ pub fn contains_all_with<S: AsRef<str>>(
     substrings: &[S],
     options: ContainsOptions,
 ) -> f64 {
-    if options.case_sensitive {
-        score(substrings.iter().all(|s| answer.contains(s.as_ref())))
+    contains_substrings(answer, substrings, options, Quantifier::All)
+}
+
+/// Whether [`contains_any_with`] or [`contains_all_with`] is asked.
+#[derive(Clone, Copy)]
+enum Quantifier {
+    Any,
+    All,
+}
+
+/// 1.0 if `answer` contains any or all of `substrings`, lowercasing both sides (as Python's
+/// `str.lower()`) unless the options say the comparison is case-sensitive.
+fn contains_substrings<S: AsRef<str>>(
+    answer: &str,
+    substrings: &[S],
+    options: ContainsOptions,
+    quantifier: Quantifier,
+) -> f64 {
+    let lowered;
+    let answer = if options.case_sensitive {
+        answer
     } else {
-        let answer = pychar::lower(answer);
-        score(
-            substrings
-                .iter()
-                .all(|s| answer.contains(&*pychar::lower(s.as_ref()))),
-        )
-    }
+        lowered = pychar::lower(answer);
+        &*lowered
+    };
+    let found = |s: &S| {
+        if options.case_sensitive {
+            answer.contains(s.as_ref())
+        } else {
+            answer.contains(&*pychar::lower(s.as_ref()))
+        }
+    };
+    score(match quantifier {
+        Quantifier::Any => substrings.iter().any(found),
+        Quantifier::All => substrings.iter().all(found),
+    })
 }
 
 /// 1.0 if the first number in `answer` equals `expected`, 0.0 otherwise (and 0.0 when the
