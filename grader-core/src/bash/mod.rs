@@ -346,24 +346,16 @@ impl BashGrader {
 
         let (stdout, stdout_dropped) = out.finish();
         let (stderr, stderr_dropped) = err.finish();
+        let code = exit.map(exit_code);
         let mut info = Info::new();
-        let value = match exit {
-            Some(status) => {
-                let code = exit_code(status);
-                info.insert("exit_code".into(), code.into());
-                info.insert("stdout".into(), stdout.into());
-                info.insert("stderr".into(), stderr.into());
-                if code == 0 { 1.0 } else { 0.0 }
-            }
-            None => {
-                info.insert("exit_code".into(), Value::Null);
-                info.insert("stdout".into(), stdout.into());
-                info.insert("stderr".into(), stderr.into());
-                info.insert("timed_out".into(), true.into());
-                info.insert("timeout".into(), seconds(self.timeout));
-                0.0
-            }
-        };
+        info.insert("exit_code".into(), code.map_or(Value::Null, Value::from));
+        info.insert("stdout".into(), stdout.into());
+        info.insert("stderr".into(), stderr.into());
+        if code.is_none() {
+            info.insert("timed_out".into(), true.into());
+            info.insert("timeout".into(), seconds(self.timeout));
+        }
+        let value = if code == Some(0) { 1.0 } else { 0.0 };
         if stdout_dropped > 0 {
             info.insert("stdout_dropped_bytes".into(), stdout_dropped.into());
         }
