@@ -97,6 +97,11 @@ pub enum Failure {
         #[source]
         source: std::io::Error,
     },
+    /// The LLM judge could not judge a criterion (which one, and what was received, is in the
+    /// [`JudgeError`](crate::judge::JudgeError)).
+    #[cfg(feature = "judge")]
+    #[error(transparent)]
+    Judge(Box<crate::judge::JudgeError>),
 }
 
 impl Failure {

@@ -9,6 +9,8 @@
 //! - `BashGrader` (feature `bash`, on by default) runs a command and scores its exit code,
 //!   leaving nothing running.
 //! - `Display` for [`EvaluationResult`] prints a readable breakdown ([`report`]).
+//! - `LlmJudge` (feature `judge`, off by default) is the reference's `LLMJudgeGrader`: an
+//!   answer judged against weighted criteria by a model over an OpenAI-compatible API.
 //! - [`text`] compares an answer with a reference answer as the reference's helpers do.
 //!
 //! ```
@@ -31,6 +33,8 @@ pub mod error;
 pub mod gather;
 pub mod grade;
 pub mod grader;
+#[cfg(feature = "judge")]
+pub mod judge;
 pub mod params;
 pub mod report;
 pub mod score;
@@ -43,6 +47,8 @@ pub use error::{CombineError, Failure, GraderError, ScoreError};
 pub use gather::{Gather, GatherError, OnError, Ready};
 pub use grade::Grade;
 pub use grader::{Grader, IntoScore, PARAMETERS_KEY};
+#[cfg(feature = "judge")]
+pub use judge::{JudgeConfig, JudgeError, LlmJudge};
 pub use score::{EvaluationResult, Info, Score, SubScore};
 
 /// Turns a scoring function into a [`Grader`] type. See the `grader-macros` crate.

@@ -59,7 +59,7 @@ use foldhash::fast::RandomState;
 
 #[cfg(feature = "macros")]
 pub mod graders;
-mod pychar;
+pub(crate) mod pychar;
 #[rustfmt::skip]
 mod tables;
 

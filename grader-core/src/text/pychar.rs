@@ -29,7 +29,7 @@ fn in_ranges(table: &[(u32, u32)], c: char) -> bool {
 
 /// `\w` of a `str` pattern: `c.isalnum() or c == "_"`.
 #[inline]
-pub(super) fn is_word(c: char) -> bool {
+pub(crate) fn is_word(c: char) -> bool {
     if c.is_ascii() {
         c.is_ascii_alphanumeric() || c == '_'
     } else {
@@ -39,7 +39,7 @@ pub(super) fn is_word(c: char) -> bool {
 
 /// `\s` of a `str` pattern, and what `str.split()`/`str.strip()` remove: `c.isspace()`.
 #[inline]
-pub(super) fn is_space(c: char) -> bool {
+pub(crate) fn is_space(c: char) -> bool {
     if c.is_ascii() {
         matches!(c, '\t'..='\r' | '\x1c'..='\x1f' | ' ')
     } else {
@@ -70,7 +70,7 @@ pub(super) fn decimal_value(c: char) -> Option<u8> {
 }
 
 /// `str.strip()` with no argument.
-pub(super) fn strip(s: &str) -> &str {
+pub(crate) fn strip(s: &str) -> &str {
     s.trim_matches(is_space)
 }
 
