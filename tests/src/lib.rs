@@ -1,6 +1,8 @@
 //! Support for the cross-crate tests in `tests/`: the reference's Python SDK, installed on
-//! first use into a virtual environment under `target/`.
+//! first use into a virtual environment under `target/`, and a scripted OpenAI-compatible
+//! server for the judge.
 
+pub mod judge_server;
 pub mod python;
 
 use grader_core::{EvaluationResult, SubScore};

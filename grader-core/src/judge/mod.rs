@@ -721,7 +721,11 @@ enum StatusSchema {
 
 /// The `response_format` asking for `T`'s schema.
 fn response_format<T: schemars::JsonSchema>(name: &str) -> Value {
-    let mut schema = schemars::schema_for!(T).to_value();
+    let mut schema = schemars::generate::SchemaSettings::draft2020_12()
+        .with(|settings| settings.inline_subschemas = true)
+        .into_generator()
+        .into_root_schema_for::<T>()
+        .to_value();
     if let Value::Object(map) = &mut schema {
         map.remove("$schema");
         map.remove("title");
