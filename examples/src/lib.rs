@@ -6,3 +6,5 @@
 //! - `custom_graders`: sync and async `#[grader]` functions, `skip`, a name override, a
 //!   hand-written `Grader`, `any`/`all`, and a penalty.
 //! - `gather`: many graders run concurrently with a concurrency limit and a failure policy.
+//! - `qa_judge`: a question-answering environment graded by `LlmJudge`, one verdict per
+//!   criterion with a penalty criterion, against a configured endpoint or a scripted local one.

@@ -9,11 +9,17 @@ use serde_json::{Value, json};
 
 /// Runs the example and returns its standard output; fails the test when it exits non-zero.
 fn run_example(name: &str) -> String {
+    run_example_without(name, &[])
+}
+
+/// As [`run_example`], with these environment variables removed.
+fn run_example_without(name: &str, unset: &[&str]) -> String {
     // The target directory of this build, so the example is built once, where cargo put it.
     let target_dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
         .parent()
         .expect("CARGO_TARGET_TMPDIR is inside the target directory");
-    let output = Command::new(env!("CARGO"))
+    let mut command = Command::new(env!("CARGO"));
+    command
         .args([
             "run",
             "--quiet",
@@ -24,9 +30,11 @@ fn run_example(name: &str) -> String {
         ])
         .arg("--target-dir")
         .arg(target_dir)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("cargo starts");
+        .current_dir(env!("CARGO_MANIFEST_DIR"));
+    for name in unset {
+        command.env_remove(name);
+    }
+    let output = command.output().expect("cargo starts");
     let stdout = String::from_utf8(output.stdout).expect("the output is UTF-8");
     assert!(
         output.status.success(),
@@ -237,4 +245,44 @@ fn gather_fails_by_default_and_excludes_on_request() {
     assert_eq!(subscores[4]["info"]["stdout"], "hi\n");
     let reward = result["reward"].as_f64().expect("a reward");
     assert!((reward - 0.8 / 0.9).abs() < 1e-12, "{reward}");
+}
+
+#[test]
+fn qa_judge_says_it_uses_the_scripted_server_and_grades_per_criterion() {
+    let stdout = run_example_without(
+        "qa_judge",
+        &["GRADER_JUDGE_BASE_URL", "HUD_GATEWAY_URL", "HUD_API_KEY"],
+    );
+    let first = stdout.lines().next().unwrap_or_default();
+    assert!(
+        first.starts_with("judge: no GRADER_JUDGE_BASE_URL or HUD_GATEWAY_URL set, so a scripted")
+            && first.contains("127.0.0.1"),
+        "{stdout}"
+    );
+    let result = json_after_heading(&stdout);
+    assert_eq!(result["reward"], 0.4);
+    let judge = &result["subscores"][0];
+    assert_eq!(judge["name"], "LLMJudgeGrader");
+    assert_eq!(judge["value"], 0.25);
+    let children = judge["children"]
+        .as_array()
+        .expect("one child per criterion");
+    assert_eq!(children.len(), 4);
+    let penalty = &children[3];
+    assert_eq!(
+        (penalty["weight"].as_f64(), penalty["value"].as_f64()),
+        (Some(-1.0), Some(1.0))
+    );
+    assert!(
+        penalty["info"]["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("found"))
+    );
+    // The confused agent's breakdown (the second) shows the penalty that fired.
+    let fired = stdout
+        .lines()
+        .filter(|line| line.contains("Claims that seasons"))
+        .nth(1)
+        .unwrap_or_default();
+    assert!(fired.contains("penalty"), "{stdout}");
 }

@@ -950,6 +950,12 @@ impl Run<'_> {
     }
 }
 
+/// Milliseconds, to the microsecond.
+fn latency_ms(latency: Duration) -> f64 {
+    let micros = u32::try_from(latency.as_micros()).unwrap_or(u32::MAX);
+    f64::from(micros) / 1000.0
+}
+
 fn next_call_id() -> u64 {
     static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     CALLS.fetch_add(1, Ordering::Relaxed)
@@ -1251,7 +1257,7 @@ impl Totals {
                         entry.insert("completion_tokens".into(), r.completion_tokens.into());
                         entry.insert(
                             "latency_ms".into(),
-                            json_safe(&(r.latency.as_secs_f64() * 1000.0), "f64"),
+                            json_safe(&latency_ms(r.latency), "f64"),
                         );
                         entry.insert("attempts".into(), r.attempts.into());
                     }
