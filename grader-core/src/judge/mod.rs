@@ -14,26 +14,50 @@
 //!   received. [`JudgeConfig::lenient`] keeps the other criteria instead.
 //! - Everything about the endpoint is per judge ([`JudgeConfig`]): base URL, key, headers,
 //!   connect and request timeouts, an overall deadline from the judge's start, the retry
-//!   policy, your own [`Transport`](transport::Transport), a cap on concurrent calls.
+//!   policy, your own [`Transport`], a cap on concurrent calls.
 //! - Opt-in: several criteria per call ([`JudgeConfig::batch`]), JSON-schema structured output
 //!   with a fallback to text ([`JudgeConfig::structured`]), a panel of models deciding by strict
 //!   majority ([`LlmJudge::panel`]), a cache of replies ([`JudgeConfig::cache`]), and tokens,
 //!   latency and attempts in info ([`JudgeConfig::record_usage`]).
 //!
-//! ```no_run
-//! use grader_core::Grader;
-//! use grader_core::judge::{Criterion, LlmJudge};
+//! Here the model is stood in for by a [`Transport`] that finds every positive criterion met
+//! and no mistake made; normally the default HTTP transport reaches the endpoint.
 //!
-//! # async fn example() -> Result<(), grader_core::GraderError> {
+//! ```
+//! use futures_util::future::BoxFuture;
+//! use grader_core::Grader;
+//! use grader_core::judge::transport::{HttpRequest, HttpResponse, Transport, TransportError};
+//! use grader_core::judge::{Criterion, JudgeConfig, LlmJudge};
+//!
+//! struct Agreeable;
+//!
+//! impl Transport for Agreeable {
+//!     fn post(&self, request: HttpRequest) -> BoxFuture<'_, Result<HttpResponse, TransportError>> {
+//!         let body: serde_json::Value = serde_json::from_slice(&request.body).unwrap_or_default();
+//!         let user_message = body["messages"][1]["content"].as_str().unwrap_or_default();
+//!         let met = if user_message.contains("positive") { "MET" } else { "UNMET" };
+//!         let content = format!(r#"{{"criterion_status": "{met}", "explanation": "checked"}}"#);
+//!         let reply = serde_json::json!({"choices": [{"message": {"content": content}}]});
+//!         Box::pin(async move {
+//!             Ok(HttpResponse { status: 200, headers: vec![], body: reply.to_string().into() })
+//!         })
+//!     }
+//! }
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 //! let graded = LlmJudge::new(
 //!     "Paris is the capital of France.",
-//!     [Criterion::new("Names Paris"), Criterion::weighted("Mentions Lyon as the capital", -1.0)],
+//!     [Criterion::new("Names Paris"), Criterion::weighted("Says Lyon is the capital", -1.0)],
 //! )
 //! .question("What is the capital of France?")
+//! .config(JudgeConfig::new().api_key("key").transport(Agreeable))
 //! .grade(0.6)
 //! .await?;
-//! println!("{graded:?}");
-//! # Ok(()) }
+//! assert_eq!((graded.name(), graded.value()), ("LLMJudgeGrader", 1.0));
+//! let children = graded.children().unwrap();
+//! assert_eq!((children[1].weight(), children[1].value()), (-1.0, 0.0));
+//! # Ok::<(), grader_core::GraderError>(())
+//! # }).unwrap();
 //! ```
 
 pub mod cache;

@@ -408,6 +408,10 @@ mod tests {
         ));
         // Not JSON: the text search decides.
         assert!(met("{criterion_status: MET}"));
+        // Python's json reads NaN; serde_json does not, so the text search decides (the same
+        // verdict; the reason is the reply's start, where the reference's is the explanation).
+        assert!(met(r#"{"criterion_status": "MET", "score": NaN}"#));
+        assert!(!met(r#"{"criterion_status": "UNMET", "score": NaN}"#));
         assert!(!met("{criterion_status: UNMET}"));
     }
 
