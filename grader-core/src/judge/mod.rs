@@ -805,8 +805,10 @@ impl Run<'_> {
         serde_json::to_vec(&body).unwrap_or_default()
     }
 
-    /// The shared call limit: one slot per HTTP call, held while the request is in flight.
-    /// (Every call also passes here for a process-wide limit on judge calls.)
+    /// The slot one HTTP call holds while it is in flight (not while it backs off): this
+    /// configuration's cap ([`JudgeConfig::max_concurrent_calls`]). Every attempt passes here
+    /// and nowhere else, so this is also where a call takes its `Resource::Judge` slot of the
+    /// shared limiter (`limit::acquire(Resource::Judge)`), one per HTTP call.
     async fn call_slot(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
         match &self.settings.calls {
             Some(calls) => Arc::clone(calls).acquire_owned().await.ok(),
