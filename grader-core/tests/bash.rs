@@ -8,7 +8,7 @@ mod bash_support;
 use std::time::{Duration, Instant};
 
 use bash_support::{bash, live_processes, marker, quiet_home, scratch_dir, survivors_after};
-use grader_core::{BashGrader, Failure, Gather, Grader, SubScore};
+use grader_core::{BashGrader, Failure, Gather, SubScore};
 use serde_json::{Value, json};
 
 async fn run(grader: BashGrader) -> SubScore {
@@ -294,7 +294,7 @@ async fn a_file_as_working_directory_is_an_error_naming_it() {
 async fn a_hundred_sleeps_in_one_gather_run_concurrently() {
     let mut gather = Gather::new();
     for _ in 0..100 {
-        gather = gather.pending(bash("sleep 0.5").grade(1.0));
+        gather = gather.add(bash("sleep 0.5").grade(1.0));
     }
     let start = Instant::now();
     let result = gather.await.expect("every sleep passes");
@@ -311,7 +311,7 @@ async fn the_timeout_clock_starts_when_the_command_starts() {
     // and still passes because its clock started with it.
     let mut gather = Gather::new().limit(1);
     for _ in 0..3 {
-        gather = gather.pending(
+        gather = gather.add(
             bash("sleep 1")
                 .timeout(Duration::from_millis(1800))
                 .grade(1.0),
