@@ -21,6 +21,7 @@ use tokio::time::Instant;
 use crate::error::{Failure, GraderError};
 use crate::grader::Grader;
 use crate::grading::Grading;
+use crate::limit::Resource;
 use crate::score::{Info, Score, SubScore};
 
 use capture::Capture;
@@ -393,6 +394,11 @@ impl Grader for BashGrader {
             params.insert("env".into(), Value::Array(names.collect()));
         }
         params
+    }
+
+    /// A command takes a [`Resource::Commands`] slot of the shared limiter while it runs.
+    fn resource(&self) -> Option<Resource> {
+        Some(Resource::Commands)
     }
 
     async fn score(self) -> Result<Score, Failure> {
