@@ -11,6 +11,7 @@
 //! Run with `cargo bench -p grader-tests --bench judge_load`.
 #![allow(missing_docs)]
 
+use std::future::IntoFuture as _;
 use std::io::{BufRead as _, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -137,6 +138,7 @@ fn judge_load(c: &mut Criterion) {
                 .question("The question?")
                 .config(config.clone())
                 .grade(1.0)
+                .into_future()
         });
     });
     group.finish();

@@ -871,3 +871,20 @@ fn the_endpoint_and_key_come_from_the_hud_variables() {
     assert_eq!(requests.len(), 1, "no key, no request");
     assert_eq!(requests[0].header("authorization"), Some("Bearer env-key"));
 }
+
+#[tokio::test]
+async fn the_shared_limiter_bounds_judge_calls_across_judges() {
+    use grader_core::limit::{Limiter, Resource};
+
+    let server = ScriptedServer::start(|call| by_prefix(call).after(Duration::from_millis(20)));
+    let limiter = Limiter::new().limit(Resource::Judge, 3);
+    let judges = (0..4).map(|j| {
+        let criteria: Vec<String> = (0..6).map(|i| format!("yes {j}.{i}")).collect();
+        limiter.scope(LlmJudge::new("a", criteria).config(config(&server)).judge())
+    });
+    for judged in futures_util::future::join_all(judges).await {
+        assert_eq!(judged.expect("judged").value(), 1.0);
+    }
+    assert_eq!(server.request_count(), 24);
+    assert!(server.max_in_flight() <= 3, "{}", server.max_in_flight());
+}

@@ -6,6 +6,7 @@
 //! the reference's `_parse_verdict` on hand-picked and random replies.
 
 use std::collections::BTreeMap;
+use std::future::IntoFuture as _;
 
 use grader_core::judge::verdict::{VerdictError, parse_verdict, py_str};
 use grader_core::judge::{Criterion, JudgeConfig, JudgeError, LlmJudge};
@@ -298,7 +299,7 @@ fn the_judge_sends_and_concludes_what_the_reference_does() {
                         .base_url(server.base_url())
                         .api_key("test-key"),
                 );
-            runtime.block_on(judge.grade(case.weight))
+            runtime.block_on(judge.grade(case.weight).into_future())
         })
         .collect();
     let our_requests = bodies_by_case(&server, cases.len());

@@ -805,15 +805,23 @@ impl Run<'_> {
         serde_json::to_vec(&body).unwrap_or_default()
     }
 
-    /// The slot one HTTP call holds while it is in flight (not while it backs off): this
-    /// configuration's cap ([`JudgeConfig::max_concurrent_calls`]). Every attempt passes here
-    /// and nowhere else, so this is also where a call takes its `Resource::Judge` slot of the
-    /// shared limiter (`limit::acquire(Resource::Judge)`), one per HTTP call.
-    async fn call_slot(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
-        match &self.settings.calls {
+    /// The slots one HTTP call holds while it is in flight (not while it backs off): one
+    /// [`Resource::Judge`](crate::limit::Resource::Judge) slot of the shared limiter in force
+    /// (see [`limit`](crate::limit); none outside a limiter's scope), and one of this
+    /// configuration's own cap ([`JudgeConfig::max_concurrent_calls`]). Every attempt passes
+    /// here and nowhere else.
+    async fn call_slot(
+        &self,
+    ) -> (
+        crate::limit::Permit,
+        Option<tokio::sync::OwnedSemaphorePermit>,
+    ) {
+        let shared = crate::limit::acquire(crate::limit::Resource::Judge).await;
+        let own = match &self.settings.calls {
             Some(calls) => Arc::clone(calls).acquire_owned().await.ok(),
             None => None,
-        }
+        };
+        (shared, own)
     }
 
     /// Sends `body` until it succeeds or the retry policy gives up.

@@ -4,6 +4,7 @@
 //! with each round's wall and CPU seconds (this process's user + system time, measured around
 //! the judging only) and the process's peak resident memory in KiB.
 
+use std::future::IntoFuture as _;
 use std::time::Instant;
 
 use grader_core::Grader as _;
@@ -55,6 +56,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .question("The question?")
             .config(config.clone())
             .grade(1.0)
+            .into_future()
     };
     runtime.block_on(judge(criteria.min(10)))?;
     let (mut wall, mut cpu) = (Vec::new(), Vec::new());
