@@ -219,7 +219,8 @@ impl<'a> Gather<'a> {
     /// Runs the graders and combines every subscore.
     ///
     /// When an item marked [`required`](crate::Grading::required) did not reach its threshold,
-    /// the reward becomes at most 0 and `info.zeroed_by` names it.
+    /// the reward becomes that of the penalties alone (0 without any that fired) and
+    /// `info.zeroed_by` names it.
     ///
     /// # Errors
     /// [`GatherError::Graders`] when a grader failed under [`OnError::Fail`], or when the
@@ -244,6 +245,8 @@ impl<'a> Gather<'a> {
         let policy = on_error.or(scope.on_error).unwrap_or_default();
         scope.on_error = Some(policy);
         scope.timed |= timed;
+        // Each item counts for or against the agent by its own weight.
+        scope.against = None;
         let outer = scope.failures.replace(Arc::new(AtomicBool::new(false)));
         let nested = scope.failures.clone();
         let finished = Scoped::new(scope, run_all(items, limit)).await;
@@ -299,11 +302,21 @@ fn resolve(finished: Vec<Finished>, policy: OnError) -> Result<EvaluationResult,
         let outcomes = finished.into_iter().map(|item| item.outcome).collect();
         return Err(GatherError::Graders { outcomes });
     }
-    let settled = settle(finished, policy).map_err(|outcomes| GatherError::Graders { outcomes })?;
+    let settled =
+        settle(finished, policy, None).map_err(|outcomes| GatherError::Graders { outcomes })?;
     let mut result = Grade::from_subscores(settled.subscores)?;
     result.is_error |= settled.failed;
     if !settled.zeroed_by.is_empty() {
-        result.reward = result.reward.min(0.0);
+        // The positive part goes; the penalties stay, so that an agent that has missed a
+        // required check still loses for what it penalizes.
+        let penalties = result
+            .subscores
+            .as_deref()
+            .unwrap_or_default()
+            .iter()
+            .filter(|sub| sub.weight() < 0.0)
+            .fold(0.0, |sum, sub| sum + sub.value() * sub.weight());
+        result.reward = result.reward.min(penalties.min(0.0));
         let names = settled.zeroed_by.into_iter().map(Value::String).collect();
         result
             .info

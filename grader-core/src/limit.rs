@@ -171,6 +171,11 @@ pub(crate) struct Scope {
     /// Set when a failure inside was scored by a lenient policy, so that the enclosing result
     /// is marked `isError` however deep it happened.
     pub(crate) failures: Option<Arc<AtomicBool>>,
+    /// Whether the value of what is graded here counts against the agent: set by a grading
+    /// for its check (from its weight's sign, or inherited from the tree it is in, whose
+    /// children's weights have no effect), cleared by a gather for its items. A tree scores its
+    /// failed and skipped children by it, so that they never help the agent.
+    pub(crate) against: Option<bool>,
 }
 
 thread_local! {
@@ -185,7 +190,16 @@ impl Scope {
             .unwrap_or_default()
     }
 
+    /// This scope with `limiter` in force. Slots held of another limiter are not slots of
+    /// this one, so they no longer count as held.
     pub(crate) fn with_limiter(mut self, limiter: Limiter) -> Scope {
+        let same = self
+            .limiter
+            .as_ref()
+            .is_some_and(|current| Arc::ptr_eq(&current.classes, &limiter.classes));
+        if !same {
+            self.held.clear();
+        }
         self.limiter = Some(limiter);
         self
     }
@@ -221,6 +235,13 @@ impl Scope {
         }
         self
     }
+}
+
+/// Runs `f` with `scope` in force (for the synchronous grading of a tree).
+pub(crate) fn in_scope<T>(scope: Scope, f: impl FnOnce() -> T) -> T {
+    let previous = CURRENT.with(|current| current.borrow_mut().replace(Arc::new(scope)));
+    let _restore = Restore(previous);
+    f()
 }
 
 /// A future that runs with a limiter (and the enclosing gather's options) in force on every
