@@ -467,7 +467,8 @@ impl<'a, G: Grader + Send + 'a> Spec<'a, G> {
         let (_permit, mut inner) = match resource {
             Some(resource) => {
                 let permit = scope.acquire(&resource).await;
-                (Some(permit), scope.clone().holding(resource))
+                let inner = scope.clone().holding(resource, &permit);
+                (Some(permit), inner)
             }
             None => (None, scope.clone()),
         };

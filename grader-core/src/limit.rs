@@ -35,8 +35,16 @@
 //! ```
 //!
 //! Slots are re-entrant: a grading nested inside another that already holds a slot of the same
-//! class (a tree of CPU-heavy checks graded as one CPU-heavy check) runs in its parent's slot, so
-//! trees nested under one limiter cannot deadlock on it.
+//! class (a tree of CPU-heavy checks graded as one CPU-heavy check) runs in its parent's slot,
+//! so trees nested under one limiter cannot deadlock on it. The children sharing a slot take
+//! turns in it, one at a time, so that a class never has more running at once than its limit.
+//!
+//! Slots of different classes are not ordered: two gradings that nest classes in opposite
+//! orders (a CPU-heavy tree with a judged child, beside a judged tree with a CPU-heavy child)
+//! can each hold the slot the other waits for when both limits are reached. Nest classes in
+//! one order throughout. Likewise, a grader should not hold a [`Permit`] from [`acquire`]
+//! while it awaits a grading of the same class. Gradings moved to another task (with
+//! `tokio::spawn`) leave the limiter's scope and take no slots.
 
 use std::cell::RefCell;
 use std::fmt;
@@ -144,8 +152,8 @@ impl Limiter {
 }
 
 /// A slot of a [`Limiter`], given back when dropped. Outside any limiter's scope, or for a class
-/// with no limit, or when an enclosing grading already holds a slot of the class, it holds
-/// nothing.
+/// with no limit, it holds nothing; inside a grading that already holds a slot of the class, it
+/// is a turn in that slot.
 #[derive(Debug)]
 #[must_use = "the slot is given back as soon as the permit is dropped"]
 pub struct Permit {
@@ -165,7 +173,9 @@ pub async fn acquire(resource: Resource) -> Permit {
 #[derive(Clone, Default)]
 pub(crate) struct Scope {
     limiter: Option<Limiter>,
-    held: Vec<Resource>,
+    /// The classes whose slot an enclosing grading holds, each with the one turn in it that
+    /// the gradings nested inside share.
+    held: Vec<(Resource, Arc<Semaphore>)>,
     pub(crate) on_error: Option<OnError>,
     pub(crate) timed: bool,
     /// Set when a failure inside was scored by a lenient policy, so that the enclosing result
@@ -204,14 +214,20 @@ impl Scope {
         self
     }
 
-    /// Takes a slot of `resource` unless this scope already holds one (re-entrant) or the class
-    /// has no limit.
+    /// Takes a slot of `resource`, or a turn in the slot of it an enclosing grading holds
+    /// (re-entrant), unless the class has no limit.
     pub(crate) async fn acquire(&self, resource: &Resource) -> Permit {
+        let held = self
+            .held
+            .iter()
+            .find(|(known, _)| known == resource)
+            .map(|(_, turn)| Arc::clone(turn));
         let semaphore = match &self.limiter {
-            Some(limiter) if !self.held.contains(resource) => limiter
+            _ if held.is_some() => held,
+            Some(limiter) => limiter
                 .semaphore(resource)
                 .map(|(semaphore, _)| Arc::clone(semaphore)),
-            _ => None,
+            None => None,
         };
         let permit = match semaphore {
             // The semaphore is never closed, so acquiring only fails if it were.
@@ -228,10 +244,12 @@ impl Scope {
         }
     }
 
-    /// This scope with `resource` marked as held.
-    pub(crate) fn holding(mut self, resource: Resource) -> Scope {
-        if !self.held.contains(&resource) {
-            self.held.push(resource);
+    /// This scope with a slot (or a turn) of `resource` held by the grading about to run in
+    /// it, when `permit` holds one: the gradings nested inside take turns in it.
+    pub(crate) fn holding(mut self, resource: Resource, permit: &Permit) -> Scope {
+        if permit._permit.is_some() {
+            self.held.retain(|(known, _)| *known != resource);
+            self.held.push((resource, Arc::new(Semaphore::new(1))));
         }
         self
     }

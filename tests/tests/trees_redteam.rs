@@ -1284,3 +1284,77 @@ async fn a_gather_borrowing_locals_works() {
     assert!((result.reward - 1.0 / 3.0).abs() < 1e-12);
     drop((answer, expected));
 }
+
+/// Takes a slot per call it makes, as a judge does per criterion, with its calls concurrent.
+struct CallsConcurrently {
+    gauge: Arc<Gauge>,
+}
+
+impl Grader for CallsConcurrently {
+    fn name(&self) -> Cow<'_, str> {
+        "calls_concurrently".into()
+    }
+
+    async fn score(self) -> Result<Score, Failure> {
+        let calls = (0..4).map(|_| async {
+            let _permit = grader_core::limit::acquire(Resource::Judge).await;
+            let _inside = self.gauge.enter();
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        });
+        futures_util::future::join_all(calls).await;
+        Ok(Score::new(1.0))
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn children_sharing_their_parents_slot_take_turns_in_it() {
+    let limiter = Limiter::new()
+        .limit(Resource::Cpu, 1)
+        .limit(Resource::Judge, 2);
+    let gauge = Arc::new(Gauge::default());
+    let cpu = || {
+        probe("p", Act::Value(1.0))
+            .gauge(&gauge)
+            .grade(1.0)
+            .resource(Resource::Cpu)
+    };
+    let tree = all(
+        "t",
+        (
+            cpu(),
+            cpu(),
+            any("inner", (cpu(), cpu()))
+                .grade(1.0)
+                .resource(Resource::Cpu),
+            cpu(),
+        ),
+    );
+    let result = Gather::new()
+        .limiter(&limiter)
+        .add(tree.grade(1.0).resource(Resource::Cpu))
+        .add(cpu())
+        .await
+        .unwrap();
+    assert_eq!(result.reward, 1.0);
+    assert_eq!(gauge.max(), 1, "one CPU-heavy check at a time");
+
+    // Calls of a grader graded as one judge call take turns in that one slot; ungraded as a
+    // judge call, they take up to the limit.
+    let gauge = Arc::new(Gauge::default());
+    let grader = || CallsConcurrently {
+        gauge: Arc::clone(&gauge),
+    };
+    Gather::new()
+        .limiter(&limiter)
+        .add(grader().grade(1.0).resource(Resource::Judge))
+        .await
+        .unwrap();
+    assert_eq!(gauge.max(), 1);
+    Gather::new()
+        .limiter(&limiter)
+        .add(grader().grade(1.0))
+        .await
+        .unwrap();
+    assert_eq!(gauge.max(), 2);
+    assert_eq!(limiter.in_use(&Resource::Judge), 0);
+}
