@@ -193,7 +193,8 @@ pub fn all<'a>(name: impl Into<String>, children: impl Children<'a>) -> Tree<'a>
 /// ```
 ///
 /// A failing stage fails the cascade under [`OnError::Fail`]; under the lenient policies it
-/// counts as not reaching the threshold and the next stage runs. Conditions set with
+/// counts as not reaching the threshold and the next stage runs (in a cascade graded as a
+/// penalty, it counts as fired, 1.0, and decides). Conditions set with
 /// [`Grading::when`](crate::Grading::when) on stages are not used: the cascade decides what runs.
 pub fn cascade<'a>(name: impl Into<String>, threshold: f64, stages: impl Children<'a>) -> Tree<'a> {
     Tree::new(

@@ -534,6 +534,32 @@ async fn a_penalty_tree_whose_checks_fail_still_fires() {
     assert_eq!(result.reward, 0.5, "the failed checks count as fired");
     let node = result.subscore("destructive").unwrap();
     assert_eq!(node.value(), 1.0);
+
+    // The same, graded synchronously from finished results.
+    let broken = || probe("rm_rf", Act::Fail).grade(1.0).now_or_fail();
+    let node = any("destructive", (broken(), sub("force_push", 0.0, 1.0)))
+        .on_error(OnError::Zero)
+        .grade(-0.5)
+        .now()
+        .unwrap();
+    assert_eq!(node.value(), 1.0);
+    let node = any("quality", (broken(), sub("lint", 0.0, 1.0)))
+        .on_error(OnError::Zero)
+        .grade(0.5)
+        .now()
+        .unwrap();
+    assert_eq!(node.value(), 0.0);
+}
+
+trait NowOrFail {
+    fn now_or_fail(self) -> Result<SubScore, grader_core::GraderError>;
+}
+
+impl NowOrFail for Grading<'static, Probe> {
+    /// Runs a probe's grading to its outcome: it finishes at its first poll.
+    fn now_or_fail(self) -> Result<SubScore, grader_core::GraderError> {
+        futures_util::FutureExt::now_or_never(self).unwrap()
+    }
 }
 
 #[tokio::test]
