@@ -351,15 +351,12 @@ impl<'a, G: Grader> Spec<'a, G> {
     fn alone(&mut self, name: &str, parameters: &Option<Info>) -> Option<Outcome> {
         match self.skipped_alone() {
             Ok(false) => None,
-            Ok(true) => {
-                let against = Scope::current().against.unwrap_or(self.weight < 0.0);
-                Some(Ok(skipped_subscore(
-                    name.to_owned(),
-                    self.weight,
-                    CONDITION_FAILED,
-                    against,
-                )))
-            }
+            Ok(true) => Some(Ok(skipped_subscore(
+                name.to_owned(),
+                self.weight,
+                CONDITION_FAILED,
+                self.weight < 0.0,
+            ))),
             Err(failure) => Some(Err(GraderError {
                 grader: name.to_owned(),
                 weight: self.weight,
@@ -379,7 +376,8 @@ impl<'a, G: Grader> Spec<'a, G> {
             return outcome;
         }
         let mut scope = Scope::current();
-        scope.against = Some(scope.against.unwrap_or(self.weight < 0.0));
+        // Graded on its own, its direction is its weight's.
+        scope.against = Some(self.weight < 0.0);
         let Spec {
             grader,
             weight,
@@ -434,17 +432,26 @@ impl<'a, G: Grader + Send + 'a> Spec<'a, G> {
         if let Some(outcome) = self.alone(&name, &parameters) {
             return outcome;
         }
-        self.run_prepared(name, parameters).await
+        // Graded on its own, its direction is its weight's, wherever it is awaited.
+        let against = self.weight < 0.0;
+        self.run_prepared(name, parameters, Some(against)).await
     }
 
     /// Runs the check of a grading whose name and parameters are known, ignoring any
     /// condition (its parent has decided to run it).
     pub(crate) async fn run_checked(mut self) -> Outcome {
         let (name, parameters) = self.prepare()?;
-        self.run_prepared(name, parameters).await
+        self.run_prepared(name, parameters, None).await
     }
 
-    async fn run_prepared(self, name: String, parameters: Option<Info>) -> Outcome {
+    /// Runs the check. `against`: whether its value counts against the agent, or `None` to
+    /// take it from the tree it is a child of (or from its weight, in a gather).
+    async fn run_prepared(
+        self,
+        name: String,
+        parameters: Option<Info>,
+        against: Option<bool>,
+    ) -> Outcome {
         let Spec {
             grader,
             weight,
@@ -472,7 +479,7 @@ impl<'a, G: Grader + Send + 'a> Spec<'a, G> {
             }
             None => (None, scope.clone()),
         };
-        inner.against = Some(scope.against.unwrap_or(weight < 0.0));
+        inner.against = Some(against.or(scope.against).unwrap_or(weight < 0.0));
         let attempts_run = async move {
             let mut grader = Some(grader);
             let mut attempts = 0;

@@ -182,9 +182,10 @@ pub(crate) struct Scope {
     /// is marked `isError` however deep it happened.
     pub(crate) failures: Option<Arc<AtomicBool>>,
     /// Whether the value of what is graded here counts against the agent: set by a grading
-    /// for its check (from its weight's sign, or inherited from the tree it is in, whose
-    /// children's weights have no effect), cleared by a gather for its items. A tree scores its
-    /// failed and skipped children by it, so that they never help the agent.
+    /// for its check (from its weight's sign when it is graded on its own or in a gather;
+    /// inherited from the tree it is a child of, where children's weights have no effect),
+    /// cleared by a gather for its items. A tree scores its failed and skipped children by
+    /// it, so that they never help the agent.
     pub(crate) against: Option<bool>,
 }
 

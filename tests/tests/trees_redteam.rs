@@ -1384,3 +1384,35 @@ async fn children_sharing_their_parents_slot_take_turns_in_it() {
     assert_eq!(gauge.max(), 2);
     assert_eq!(limiter.in_use(&Resource::Judge), 0);
 }
+
+/// Awaits a penalty's grading on its own, inside its own check, and reports its value.
+struct AwaitsPenalty;
+
+impl Grader for AwaitsPenalty {
+    fn name(&self) -> Cow<'_, str> {
+        "awaits_penalty".into()
+    }
+
+    async fn score(self) -> Result<Score, Failure> {
+        let penalty = probe("p", Act::Value(0.0))
+            .grade(-1.0)
+            .when(|_| false)
+            .await
+            .map_err(Failure::message)?;
+        Ok(Score::new(penalty.value()))
+    }
+}
+
+#[tokio::test]
+async fn a_grading_awaited_on_its_own_takes_its_direction_from_its_own_weight() {
+    // Skipped on its own, a penalty counts as fired, even when awaited by a check inside a
+    // tree that counts for the agent.
+    let node = any("t", (AwaitsPenalty,)).grade(1.0).await.unwrap();
+    assert_eq!(node.value(), 1.0);
+    let sub = probe("p", Act::Value(0.0))
+        .grade(-1.0)
+        .when(|_| false)
+        .now_or_fail()
+        .unwrap();
+    assert_eq!(sub.value(), 1.0);
+}
