@@ -283,8 +283,12 @@ impl<'a> Future for Gather<'a> {
             Box::pin(gather.run())
         });
         let outcome = std::task::ready!(running.as_mut().poll(cx));
-        // Polled again, it is an empty gather: an error, not a panic.
-        this.running = None;
+        // Polled again, it says so: an error, not a panic.
+        this.running = Some(Box::pin(futures_util::future::poll_fn(|_| {
+            Poll::Ready(Err(GatherError::Graders {
+                outcomes: vec![Err(crate::grading::used_up())],
+            }))
+        })));
         Poll::Ready(outcome)
     }
 }
