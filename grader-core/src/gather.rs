@@ -252,13 +252,14 @@ impl<'a> Gather<'a> {
         let finished = Scoped::new(scope, run_all(items, limit)).await;
         let mut result = resolve(finished, policy);
         let nested_failed = nested.is_some_and(|failed| failed.load(Ordering::Relaxed));
-        if nested_failed {
-            if let Ok(result) = &mut result {
-                result.is_error = true;
-            }
-            if let Some(outer) = outer {
-                outer.store(true, Ordering::Relaxed);
-            }
+        if let Ok(result) = &mut result {
+            result.is_error |= nested_failed;
+        }
+        // A failure scored here, by this gather's policy or deeper, marks any enclosing result
+        // too (this gather may be run by a grader inside another gather).
+        let flagged = nested_failed || result.as_ref().is_ok_and(|result| result.is_error);
+        if flagged && let Some(outer) = outer {
+            outer.store(true, Ordering::Relaxed);
         }
         result
     }

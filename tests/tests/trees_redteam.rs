@@ -1422,3 +1422,39 @@ async fn a_grading_awaited_on_its_own_takes_its_direction_from_its_own_weight() 
         .unwrap();
     assert_eq!(sub.value(), 1.0);
 }
+
+/// Grades a gather of its own, in which one check fails under `Zero`, and reports its reward.
+struct GathersLeniently;
+
+impl Grader for GathersLeniently {
+    fn name(&self) -> Cow<'_, str> {
+        "gathers_leniently".into()
+    }
+
+    async fn score(self) -> Result<Score, Failure> {
+        let result = Gather::new()
+            .on_error(OnError::Zero)
+            .add(probe("broken", Act::Fail).grade(0.5))
+            .add(probe("ok", Act::Value(1.0)).grade(0.5))
+            .await
+            .map_err(Failure::message)?;
+        assert!(result.is_error);
+        Ok(Score::new(result.reward))
+    }
+}
+
+#[tokio::test]
+async fn is_error_rises_from_a_lenient_gather_inside_a_grader() {
+    quiet();
+    let result = Gather::new().add(GathersLeniently).await.unwrap();
+    assert_eq!(result.reward, 0.5);
+    assert!(
+        result.is_error,
+        "a failure scored by an inner gather is flagged"
+    );
+    let result = Gather::new()
+        .add(all("t", (GathersLeniently,)))
+        .await
+        .unwrap();
+    assert!(result.is_error);
+}
