@@ -20,9 +20,23 @@
 //! assert!(text.contains("penalty"));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! The report is safe to print whatever the result holds, since names, info and command output
+//! come from the agent's world:
+//! - No control character reaches the terminal: tabs and line breaks inside a text become
+//!   spaces, colour sequences (`ESC [ … m`) are dropped, and every other C0 or C1 control,
+//!   `DEL`, and every bidirectional mark, embedding, override or isolate (U+061C, U+200E,
+//!   U+200F, U+202A–U+202E, U+2066–U+2069) becomes `�`. The only control character written is
+//!   the `\n` ending each line, so no text can forge a line of the report.
+//! - Its size is bounded by a small multiple of the result's JSON: a name shows at most
+//!   48 characters and a reason 72, each cut with `…`; the tree is drawn 8 levels deep, and
+//!   below that one line counts the subscores not shown; numbers of 100 000 or more are written
+//!   in scientific notation.
+//! - Nothing in it panics.
 
 use std::fmt::{self, Display, Formatter, Write as _};
 
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::grader::PARAMETERS_KEY;
@@ -30,22 +44,29 @@ use crate::score::{EvaluationResult, Info, SubScore};
 
 /// The longest reason shown on a line, in characters; longer ones are cut with `…`.
 const REASON_CHARS: usize = 72;
+/// The longest name shown, in characters; longer ones are cut with `…`.
+const NAME_CHARS: usize = 48;
+/// How many levels of subscores are drawn; deeper ones are counted on one line.
+const MAX_DEPTH: usize = 8;
+/// The indentation each level adds, in characters.
+const INDENT: usize = 3;
 
 impl Display for EvaluationResult {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
-        write!(f, "reward {:.4}", self.reward)?;
+        write!(f, "reward {}", Number(self.reward()))?;
         if self.is_error {
             f.write_str("  (evaluation error)")?;
         }
         if let Some(content) = &self.content {
-            write!(f, "  {}", one_line(content, REASON_CHARS))?;
+            write!(f, "  {}", clean(content, REASON_CHARS))?;
         }
         f.write_char('\n')?;
         let subscores = self.subscores.as_deref().unwrap_or_default();
-        let widths = Widths::of(subscores, 0);
+        let width = name_width(subscores, 1);
+        let mut prefix = String::new();
         for (index, sub) in subscores.iter().enumerate() {
             let last = index + 1 == subscores.len();
-            write_node(f, sub, "", last, &widths, true)?;
+            write_node(f, sub, &mut prefix, Some(last), width, 1)?;
         }
         Ok(())
     }
@@ -53,159 +74,278 @@ impl Display for EvaluationResult {
 
 impl Display for SubScore {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
-        let widths = Widths::of(std::slice::from_ref(self), 0);
-        write_node(f, self, "", true, &widths, false)
+        let width = name_width(std::slice::from_ref(self), 0);
+        write_node(f, self, &mut String::new(), None, width, 0)
     }
 }
 
-/// Column widths, so that weights and values line up across the whole tree.
-struct Widths {
-    name: usize,
-}
-
-impl Widths {
-    fn of(subscores: &[SubScore], depth: usize) -> Self {
-        let mut name = 0;
-        for sub in subscores {
-            name = name.max(sub.name().chars().count() + 3 * depth);
-            if let Some(children) = sub.children() {
-                name = name.max(Widths::of(children, depth + 1).name);
-            }
+/// The width of the name column: the widest drawn name plus its indentation.
+fn name_width(subscores: &[SubScore], depth: usize) -> usize {
+    let mut width = 0;
+    for sub in subscores {
+        width = width.max(clean(sub.name(), NAME_CHARS).chars().count() + INDENT * depth);
+        if depth < MAX_DEPTH
+            && let Some(children) = sub.children()
+        {
+            width = width.max(name_width(children, depth + 1));
         }
-        Widths { name }
     }
+    width
 }
 
+/// Writes `sub`'s line and its children's. `branch` is `Some(is_last_sibling)` for a node drawn
+/// as a branch of the tree, `None` for a root drawn alone; `depth` counts the levels drawn so
+/// far, and `prefix` holds the indentation drawn for them (restored before returning).
 fn write_node(
     f: &mut Formatter<'_>,
     sub: &SubScore,
-    prefix: &str,
-    last: bool,
-    widths: &Widths,
-    as_branch: bool,
+    prefix: &mut String,
+    branch: Option<bool>,
+    width: usize,
+    depth: usize,
 ) -> fmt::Result {
-    let branch = match (as_branch, last) {
-        (false, _) => "",
-        (true, true) => "└─ ",
-        (true, false) => "├─ ",
-    };
-    let pad = widths
-        .name
-        .saturating_sub(prefix.chars().count() + sub.name().chars().count());
+    let name = clean(sub.name(), NAME_CHARS);
+    f.write_str(prefix)?;
+    f.write_str(match branch {
+        None => "",
+        Some(true) => "└─ ",
+        Some(false) => "├─ ",
+    })?;
+    f.write_str(&name)?;
+    let drawn = INDENT * depth + name.chars().count();
+    pad(f, width.saturating_sub(drawn))?;
     write!(
         f,
-        "{prefix}{branch}{name}{blank:pad$}  weight {weight:>7.4}  value {value:.4}",
-        name = sub.name(),
-        blank = "",
-        weight = sub.weight(),
-        value = sub.value(),
+        "  weight {:>7}  value {}",
+        Number(sub.weight()),
+        Number(sub.value())
     )?;
     if sub.weight() < 0.0 && sub.value() > 0.0 {
-        write!(f, "  penalty {:.4}", sub.weight() * sub.value())?;
+        write!(f, "  penalty {}", Number(sub.weight() * sub.value()))?;
     }
     if let Some(reason) = sub.info().and_then(reason) {
         write!(f, "  {reason}")?;
     }
     f.write_char('\n')?;
 
-    let child_prefix = match (as_branch, last) {
-        (false, _) => String::from(prefix),
-        (true, true) => format!("{prefix}   "),
-        (true, false) => format!("{prefix}│  "),
-    };
+    let before = prefix.len();
+    match branch {
+        None => {}
+        Some(true) => prefix.push_str("   "),
+        Some(false) => prefix.push_str("│  "),
+    }
     if f.alternate()
         && let Some(params) = sub.info().and_then(|info| info.get(PARAMETERS_KEY))
         && params.as_object().is_some_and(|p| !p.is_empty())
     {
         writeln!(
             f,
-            "{child_prefix}   parameters {}",
-            one_line(&params.to_string(), REASON_CHARS * 2)
+            "{prefix}   parameters {}",
+            clean(&json_head(params), REASON_CHARS * 2)
         )?;
     }
     let children = sub.children().unwrap_or_default();
-    for (index, child) in children.iter().enumerate() {
-        write_node(
-            f,
-            child,
-            &child_prefix,
-            index + 1 == children.len(),
-            widths,
-            true,
-        )?;
+    if !children.is_empty() && depth >= MAX_DEPTH {
+        let hidden = count(children);
+        let plural = if hidden == 1 { "" } else { "s" };
+        writeln!(f, "{prefix}└─ … {hidden} deeper subscore{plural} not shown")?;
+    } else {
+        for (index, child) in children.iter().enumerate() {
+            let last = index + 1 == children.len();
+            write_node(f, child, prefix, Some(last), width, depth + 1)?;
+        }
+    }
+    prefix.truncate(before);
+    Ok(())
+}
+
+/// `count` spaces.
+fn pad(f: &mut Formatter<'_>, mut count: usize) -> fmt::Result {
+    const SPACES: &str = "                                                                ";
+    while count > 0 {
+        let now = count.min(SPACES.len());
+        f.write_str(&SPACES[..now])?;
+        count -= now;
     }
     Ok(())
+}
+
+/// How many subscores there are in these trees, counted without recursion (a tree built in
+/// code can be deeper than the stack).
+fn count(subscores: &[SubScore]) -> usize {
+    let mut total = 0;
+    let mut pending = vec![subscores];
+    while let Some(level) = pending.pop() {
+        total += level.len();
+        pending.extend(level.iter().filter_map(SubScore::children));
+    }
+    total
+}
+
+/// A number for the report: four decimals, or scientific notation from 100 000 on, so that a
+/// huge weight is a few characters, not hundreds.
+struct Number(f64);
+
+impl Display for Number {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let text = if self.0.abs() < 1e5 {
+            format!("{:.4}", self.0)
+        } else {
+            format!("{:.3e}", self.0)
+        };
+        f.pad(&text)
+    }
 }
 
 /// Why a subscore has its value, in a few words, from its info: an error, a timeout, an exit
 /// code, or else the info itself (without `_parameters`).
 fn reason(info: &Info) -> Option<String> {
     if let Some(error) = info.get("error") {
-        return Some(format!(
-            "error: {}",
-            one_line(&text_of(error), REASON_CHARS)
-        ));
+        return Some(format!("error: {}", clean(&text_of(error), REASON_CHARS)));
     }
     if info.get("timed_out") == Some(&Value::Bool(true)) {
         let after = info
             .get("timeout")
-            .map(|timeout| format!(" after {}s", text_of(timeout)))
+            .map(|timeout| format!(" after {}s", clean(&text_of(timeout), 24)))
             .unwrap_or_default();
         return Some(format!("timed out{after}"));
     }
     if let Some(code) = info.get("exit_code").filter(|code| !code.is_null()) {
-        let mut text = format!("exit code {}", text_of(code));
+        let mut text = format!("exit code {}", clean(&text_of(code), 24));
         if code.as_i64() != Some(0)
-            && let Some(line) = ["stderr", "stdout"]
-                .iter()
-                .find_map(|stream| info.get(*stream).and_then(|out| last_line(&text_of(out))))
+            && let Some(line) = ["stderr", "stdout"].iter().find_map(|stream| {
+                info.get(*stream)
+                    .and_then(Value::as_str)
+                    .and_then(last_line)
+            })
         {
-            let _ = write!(text, ": {}", one_line(&line, REASON_CHARS));
+            let _ = write!(text, ": {}", clean(line, REASON_CHARS));
         }
         return Some(text);
     }
-    let rest: Info = info
-        .iter()
-        .filter(|(key, _)| *key != PARAMETERS_KEY)
-        .map(|(key, value)| (key.clone(), value.clone()))
-        .collect();
-    if rest.is_empty() {
+    if info.keys().all(|key| key == PARAMETERS_KEY) {
         return None;
     }
-    Some(one_line(&Value::Object(rest).to_string(), REASON_CHARS))
+    /// The info without `_parameters`, serialized in place (no copy of the info is made).
+    struct WithoutParameters<'a>(&'a Info);
+
+    impl Serialize for WithoutParameters<'_> {
+        fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            serializer.collect_map(self.0.iter().filter(|(key, _)| *key != PARAMETERS_KEY))
+        }
+    }
+    Some(clean(&json_head(&WithoutParameters(info)), REASON_CHARS))
 }
 
 /// The last line of a command's output that is not blank or a rule (`----`, `====`): where
 /// test runners put their summary (`FAILED (failures=1)`, `1 failed in 0.12s`).
-fn last_line(output: &str) -> Option<String> {
+fn last_line(output: &str) -> Option<&str> {
     output
         .lines()
         .map(str::trim)
         .rev()
         .find(|line| line.chars().any(char::is_alphanumeric))
-        .map(str::to_owned)
 }
 
-/// A JSON value as text: strings without their quotes.
-fn text_of(value: &Value) -> String {
+/// A JSON value as text: strings without their quotes, anything else as (the start of) its
+/// JSON.
+fn text_of(value: &Value) -> std::borrow::Cow<'_, str> {
     match value {
-        Value::String(text) => text.clone(),
-        other => other.to_string(),
+        Value::String(text) => text.as_str().into(),
+        other => json_head(other).into(),
     }
 }
 
-/// `text` on one line, cut to `max` characters with `…`.
-fn one_line(text: &str, max: usize) -> String {
-    let flat: String = text
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    if flat.chars().count() <= max {
-        return flat;
+/// The start of `value`'s JSON: enough for any text the report shows (more than the longest
+/// cut, in bytes), without serializing, say, megabytes of output.
+fn json_head<T: Serialize + ?Sized>(value: &T) -> String {
+    /// Collects bytes up to a limit, then refuses more, which stops the serializer.
+    struct Head(Vec<u8>);
+
+    impl std::io::Write for Head {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            let room = HEAD_BYTES - self.0.len();
+            if room == 0 {
+                return Err(std::io::ErrorKind::WriteZero.into());
+            }
+            let now = bytes.len().min(room);
+            self.0.extend_from_slice(&bytes[..now]);
+            Ok(now)
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
     }
-    let mut cut: String = flat.chars().take(max.saturating_sub(1)).collect();
-    cut.push('…');
-    cut
+    const HEAD_BYTES: usize = 4 * (2 * REASON_CHARS + 1);
+
+    let mut head = Head(Vec::new());
+    // An error here means the limit was reached (what was written is kept), or the value has
+    // no JSON form, which a `Value` always has.
+    let _ = serde_json::to_writer(&mut head, value);
+    match String::from_utf8(head.0) {
+        Ok(text) => text,
+        // Cut inside a character at the limit, far past what any line shows.
+        Err(error) => String::from_utf8_lossy(error.as_bytes()).into_owned(),
+    }
+}
+
+/// `text` made safe to print on one line and cut to `max` characters with `…`.
+///
+/// Line breaks, tabs and other spacing controls become spaces; colour and cursor sequences
+/// (`ESC [` … a final byte) are dropped; every other control character (C0, `DEL`, C1) and
+/// every bidirectional formatting character becomes `�`. Only the first `max` characters of
+/// `text` are looked at, so a megabyte of output costs no more than a line.
+pub(crate) fn clean(text: &str, max: usize) -> String {
+    let mut out = String::with_capacity(text.len().min(4 * max));
+    let mut shown = 0;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' && chars.peek() == Some(&'[') {
+            // A CSI sequence: parameters 0x30–0x3F, intermediates 0x20–0x2F, a final byte
+            // 0x40–0x7E. Drop it if it is complete; otherwise show the ESC as `�`.
+            let mut rest = chars.clone();
+            rest.next();
+            while rest
+                .next_if(|c| ('\u{30}'..='\u{3f}').contains(c))
+                .is_some()
+            {}
+            while rest
+                .next_if(|c| ('\u{20}'..='\u{2f}').contains(c))
+                .is_some()
+            {}
+            if rest
+                .next_if(|c| ('\u{40}'..='\u{7e}').contains(c))
+                .is_some()
+            {
+                chars = rest;
+                continue;
+            }
+        }
+        if shown == max {
+            // One more character than fits: replace the last one shown by `…`.
+            out.pop();
+            out.push('…');
+            return out;
+        }
+        out.push(safe_char(c));
+        shown += 1;
+    }
+    out
+}
+
+/// `c`, or what the report shows instead of it (see [`clean`]).
+fn safe_char(c: char) -> char {
+    match c {
+        '\t' | '\n' | '\r' | '\u{0b}' | '\u{0c}' | '\u{85}' | '\u{2028}' | '\u{2029}' => ' ',
+        '\u{061c}'
+        | '\u{200e}'
+        | '\u{200f}'
+        | '\u{202a}'..='\u{202e}'
+        | '\u{2066}'..='\u{2069}' => '\u{fffd}',
+        c if c.is_control() => '\u{fffd}',
+        c => c,
+    }
 }
 
 #[cfg(test)]

@@ -299,7 +299,7 @@ async fn a_hundred_sleeps_in_one_gather_run_concurrently() {
     let start = Instant::now();
     let result = gather.await.expect("every sleep passes");
     let elapsed = start.elapsed();
-    assert_eq!(result.reward, 1.0);
+    assert_eq!(result.reward(), 1.0);
     assert_eq!(result.subscores.as_ref().map(Vec::len), Some(100));
     // One after another would take 50 s.
     assert!(elapsed < Duration::from_secs(10), "took {elapsed:?}");
@@ -318,7 +318,7 @@ async fn the_timeout_clock_starts_when_the_command_starts() {
         );
     }
     let result = gather.await.expect("every sleep passes");
-    assert_eq!(result.reward, 1.0, "{:?}", result.info);
+    assert_eq!(result.reward(), 1.0, "{:?}", result.info);
 }
 
 #[test]
