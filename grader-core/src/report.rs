@@ -206,12 +206,12 @@ fn reason(info: &Info) -> Option<String> {
     if info.get("timed_out") == Some(&Value::Bool(true)) {
         let after = info
             .get("timeout")
-            .map(|timeout| format!(" after {}s", clean(&text_of(timeout), 24)))
+            .map(|timeout| format!(" after {}s", clean(&text_of(timeout), 32)))
             .unwrap_or_default();
         return Some(format!("timed out{after}"));
     }
     if let Some(code) = info.get("exit_code").filter(|code| !code.is_null()) {
-        let mut text = format!("exit code {}", clean(&text_of(code), 24));
+        let mut text = format!("exit code {}", clean(&text_of(code), 32));
         if code.as_i64() != Some(0)
             && let Some(line) = ["stderr", "stdout"].iter().find_map(|stream| {
                 info.get(*stream)
