@@ -326,3 +326,59 @@ fn random_subscores_combine_the_same_in_rust_and_in_the_sdk() {
         assert_eq!(all("every", -0.5, case).expect("all"), theirs_all);
     }
 }
+
+/// For each result on stdin (one JSON per line): the SDK's `SubScore.to_summary()` of each
+/// subscore, and the `evaluation` that `hud.eval` records for a grade (its subscores
+/// summarized the same way).
+const SDK_SUMMARIES: &str = r#"
+import json, sys, warnings
+warnings.simplefilter("ignore")
+from hud.graders import SubScore
+from hud.eval.run import Grade
+for line in sys.stdin.read().splitlines():
+    raw = json.loads(line)
+    print(json.dumps({
+        "subscores": [SubScore.model_validate(s).to_summary() for s in raw.get("subscores") or []],
+        "evaluation": Grade(raw=raw).evaluation,
+    }))
+"#;
+
+#[test]
+fn to_summary_matches_the_sdk() {
+    let Some(python) = python() else { return };
+    let mut results = results_we_write();
+    let mut runner = TestRunner::deterministic();
+    let strategy = random_case();
+    for _ in 0..50 {
+        let case = strategy.new_tree(&mut runner).expect("generates").current();
+        let nested = vec![
+            any("either", 0.5, case.clone()).expect("any"),
+            all("every", 0.5, case).expect("all"),
+        ];
+        results.push(Grade::from_subscores(nested).expect("combines"));
+    }
+    let input: Vec<String> = results
+        .iter()
+        .map(|r| serde_json::to_string(r).expect("serializes"))
+        .collect();
+    let output = run_script(&python, SDK_SUMMARIES, &input.join("\n"));
+    let lines: Vec<&str> = output.lines().collect();
+    assert_eq!(lines.len(), results.len(), "{output}");
+    for (result, line) in results.iter().zip(lines) {
+        let theirs: Value = serde_json::from_str(line).expect("the SDK's output is JSON");
+        let ours: Vec<Value> = result
+            .subscores
+            .as_deref()
+            .unwrap_or_default()
+            .iter()
+            .map(SubScore::to_summary)
+            .collect();
+        assert_eq!(Value::Array(ours), theirs["subscores"], "{line}");
+        assert_eq!(result.to_summary(), theirs["evaluation"], "{line}");
+        // Same keys in the same order, at the top and in every subscore.
+        assert_eq!(
+            serde_json::to_string(&result.to_summary()).expect("serializes"),
+            serde_json::to_string(&theirs["evaluation"]).expect("serializes"),
+        );
+    }
+}
