@@ -3,8 +3,10 @@
 //!
 //! The JSON matches the HUD SDK's `hud.graders.SubScore` and `EvaluationResult`: the same field
 //! names, defaults and strictness, so Python reads what Rust writes and the other way round.
-//! Where we are stricter: a subscore's value must be a finite number in `[0, 1]` and its weight
-//! finite, checked whenever one is built or parsed, so an invalid score never exists.
+//! Where we are stricter: a subscore's value must be a finite number in `[0, 1]`, its weight
+//! and a result's reward finite, checked whenever one is built or parsed, so an invalid score
+//! never exists. Where we keep more: a result's unknown fields ([`Extra`]) keep their exact
+//! JSON text, so integers beyond 64 bits survive a round trip as they do through Python.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
