@@ -34,6 +34,7 @@
 //!   in scientific notation.
 //! - Nothing in it panics.
 
+use std::borrow::Cow;
 use std::fmt::{self, Display, Formatter, Write as _};
 
 use serde::Serialize;
@@ -188,11 +189,21 @@ struct Number(f64);
 
 impl Display for Number {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
-        let text = if self.0.abs() < 1e5 {
-            format!("{:.4}", self.0)
-        } else {
-            format!("{:.3e}", self.0)
-        };
+        let x = self.0;
+        if x.abs() >= 1e5 {
+            return f.pad(&format!("{x:.3e}"));
+        }
+        let scaled = x * 1e4;
+        if scaled.fract() != 0.0 {
+            return f.pad(&format!("{x:.4}"));
+        }
+        // A whole number of ten-thousandths (0, 1, 0.5, 0.25, …: most weights and values):
+        // written from the integer, which is what `{:.4}` gives (the product is within an ulp
+        // of an integer below 1e9, far from a rounding tie) without its slow exact path.
+        let units = scaled.abs() as u64; // below 1e9: exact
+        let sign = if x.is_sign_negative() { "-" } else { "" };
+        let mut text = String::with_capacity(16);
+        let _ = write!(text, "{sign}{}.{:04}", units / 10_000, units % 10_000);
         f.pad(&text)
     }
 }
@@ -200,24 +211,35 @@ impl Display for Number {
 /// Why a subscore has its value, in a few words, from its info: an error, a timeout, an exit
 /// code, or else the info itself (without `_parameters`).
 fn reason(info: &Info) -> Option<String> {
-    if let Some(error) = info.get("error") {
+    // One pass over the keys (an info has a handful) instead of a hashed lookup for each.
+    let (mut error, mut timed_out, mut timeout, mut exit_code, mut stdout, mut stderr) =
+        (None, false, None, None, None, None);
+    for (key, value) in info {
+        match key.as_str() {
+            "error" => error = Some(value),
+            "timed_out" => timed_out = value == &Value::Bool(true),
+            "timeout" => timeout = Some(value),
+            "exit_code" => exit_code = Some(value).filter(|code| !code.is_null()),
+            "stdout" => stdout = value.as_str(),
+            "stderr" => stderr = value.as_str(),
+            _ => {}
+        }
+    }
+    if let Some(error) = error {
         return Some(format!("error: {}", clean(&text_of(error), REASON_CHARS)));
     }
-    if info.get("timed_out") == Some(&Value::Bool(true)) {
-        let after = info
-            .get("timeout")
+    if timed_out {
+        let after = timeout
             .map(|timeout| format!(" after {}s", clean(&text_of(timeout), 32)))
             .unwrap_or_default();
         return Some(format!("timed out{after}"));
     }
-    if let Some(code) = info.get("exit_code").filter(|code| !code.is_null()) {
+    if let Some(code) = exit_code {
         let mut text = format!("exit code {}", clean(&text_of(code), 32));
         if code.as_i64() != Some(0)
-            && let Some(line) = ["stderr", "stdout"].iter().find_map(|stream| {
-                info.get(*stream)
-                    .and_then(Value::as_str)
-                    .and_then(last_line)
-            })
+            && let Some(line) = stderr
+                .and_then(last_line)
+                .or_else(|| stdout.and_then(last_line))
         {
             let _ = write!(text, ": {}", clean(line, REASON_CHARS));
         }
@@ -234,7 +256,7 @@ fn reason(info: &Info) -> Option<String> {
             serializer.collect_map(self.0.iter().filter(|(key, _)| *key != PARAMETERS_KEY))
         }
     }
-    Some(clean(&json_head(&WithoutParameters(info)), REASON_CHARS))
+    Some(clean(&json_head(&WithoutParameters(info)), REASON_CHARS).into_owned())
 }
 
 /// The last line of a command's output that is not blank or a rule (`----`, `====`): where
@@ -249,7 +271,7 @@ fn last_line(output: &str) -> Option<&str> {
 
 /// A JSON value as text: strings without their quotes, anything else as (the start of) its
 /// JSON.
-fn text_of(value: &Value) -> std::borrow::Cow<'_, str> {
+fn text_of(value: &Value) -> Cow<'_, str> {
     match value {
         Value::String(text) => text.as_str().into(),
         other => json_head(other).into(),
@@ -296,7 +318,10 @@ fn json_head<T: Serialize + ?Sized>(value: &T) -> String {
 /// (`ESC [` … a final byte) are dropped; every other control character (C0, `DEL`, C1) and
 /// every bidirectional formatting character becomes `�`. Only the first `max` characters of
 /// `text` are looked at, so a megabyte of output costs no more than a line.
-pub(crate) fn clean(text: &str, max: usize) -> String {
+pub(crate) fn clean(text: &str, max: usize) -> Cow<'_, str> {
+    if text.len() <= max && text.bytes().all(|byte| (b' '..=b'~').contains(&byte)) {
+        return Cow::Borrowed(text); // printable ASCII that fits: nothing to do
+    }
     let mut out = String::with_capacity(text.len().min(4 * max));
     let mut shown = 0;
     let mut chars = text.chars().peekable();
@@ -326,12 +351,12 @@ pub(crate) fn clean(text: &str, max: usize) -> String {
             // One more character than fits: replace the last one shown by `…`.
             out.pop();
             out.push('…');
-            return out;
+            return Cow::Owned(out);
         }
         out.push(safe_char(c));
         shown += 1;
     }
-    out
+    Cow::Owned(out)
 }
 
 /// `c`, or what the report shows instead of it (see [`clean`]).
@@ -426,6 +451,40 @@ mod tests {
                 .to_string()
                 .contains("exit code 1: FAILED (failures=1)")
         );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn numbers_are_written_as_four_decimals_would_write_them(
+            x in -1e5..1e5_f64,
+            units in -999_999_999_i64..999_999_999,
+        ) {
+            proptest::prop_assert_eq!(Number(x).to_string(), format!("{x:.4}"));
+            // Whole ten-thousandths and their neighbours: the integer path and its edges.
+            let y = units as f64 / 1e4;
+            for z in [y, y.next_up(), y.next_down()] {
+                proptest::prop_assert_eq!(Number(z).to_string(), format!("{z:.4}"));
+            }
+        }
+    }
+
+    #[test]
+    fn numbers_of_every_kind_are_short() {
+        for (x, text) in [
+            (0.0, "0.0000"),
+            (-0.0, "-0.0000"),
+            (1.0, "1.0000"),
+            (-0.1, "-0.1000"),
+            (1.0 / 3.0, "0.3333"),
+            (0.00005, "0.0001"),
+            (99_999.99999, "100000.0000"),
+            (1e5, "1.000e5"),
+            (-1e300, "-1.000e300"),
+            (f64::MAX, "1.798e308"),
+        ] {
+            assert_eq!(Number(x).to_string(), text, "{x:e}");
+        }
+        assert_eq!(format!("[{:>9}]", Number(0.5)), "[   0.5000]");
     }
 
     #[test]
