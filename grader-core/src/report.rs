@@ -24,7 +24,8 @@
 //! The report is safe to print whatever the result holds, since names, info and command output
 //! come from the agent's world:
 //! - No control character reaches the terminal: tabs and line breaks inside a text become
-//!   spaces, colour sequences (`ESC [ … m`) are dropped, and every other C0 or C1 control,
+//!   spaces, colour and cursor sequences (`ESC [` … a final letter) are dropped so that a test
+//!   runner's coloured summary reads as plain text, and every other C0 or C1 control,
 //!   `DEL`, and every bidirectional mark, embedding, override or isolate (U+061C, U+200E,
 //!   U+200F, U+202A–U+202E, U+2066–U+2069) becomes `�`. The only control character written is
 //!   the `\n` ending each line, so no text can forge a line of the report.
