@@ -452,9 +452,10 @@ impl EvaluationResult {
     /// ```
     /// use grader_core::{Grade, SubScore, all};
     ///
+    /// let quality = [SubScore::new("lint", 0.0)?, SubScore::new("src/lib.rs", 1.0)?];
     /// let result = Grade::from_subscores([
     ///     SubScore::new("tests", 1.0)?,
-    ///     all("quality", 1.0, vec![SubScore::new("lint", 0.0)?, SubScore::new("src/lib.rs", 1.0)?])?,
+    ///     all("quality", quality).grade(1.0).now()?,
     /// ])?;
     /// assert_eq!(result.find(["quality", "lint"]).map(SubScore::value), Some(0.0));
     /// assert_eq!(result.find(["quality", "src/lib.rs"]).map(SubScore::value), Some(1.0));
@@ -535,7 +536,9 @@ impl SubScore {
     /// ```
     /// use grader_core::{SubScore, any};
     ///
-    /// let either = any("either", 1.0, vec![SubScore::new("a", 0.0)?, SubScore::new("b", 1.0)?])?;
+    /// let either = any("either", [SubScore::new("a", 0.0)?, SubScore::new("b", 1.0)?])
+    ///     .grade(1.0)
+    ///     .now()?;
     /// assert_eq!(either.find(["b"]).map(SubScore::value), Some(1.0));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```

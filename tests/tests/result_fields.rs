@@ -230,13 +230,17 @@ fn tree() -> EvaluationResult {
         sub("tests", 1.0).with_info(info.clone()),
         all(
             "quality",
-            1.0,
-            vec![
+            [
                 sub("lint", 0.0).with_info(info.clone()),
-                any("src/lib.rs", 1.0, vec![sub("a/b", 1.0), sub("a", 0.5)]).expect("any"),
+                any("src/lib.rs", [sub("a/b", 1.0), sub("a", 0.5)])
+                    .grade(1.0)
+                    .now()
+                    .expect("any"),
                 sub("lint", 1.0),
             ],
         )
+        .grade(1.0)
+        .now()
         .expect("all")
         .with_info(info),
     ])
