@@ -2,8 +2,9 @@
 //! [`SubScore`].
 //!
 //! Each subscore is a line of a tree with its name, weight, value, its contribution to the
-//! reward, and a short reason taken from its info (an error, a timeout, an exit code, or the
-//! info itself). The alternate form (`{:#}`) also shows each grader's `_parameters`.
+//! reward, and a short reason taken from its info (an error, why it was skipped, which stage of
+//! a cascade decided, a timeout, an exit code, or the info itself). The alternate form (`{:#}`)
+//! also shows each grader's `_parameters`.
 //!
 //! ```
 //! use grader_core::{Grade, Grader, SubScore, all};
@@ -42,6 +43,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::grader::PARAMETERS_KEY;
+use crate::node::SKIPPED_KEY;
 use crate::score::{EvaluationResult, Info, SubScore};
 
 /// The longest reason shown on a line, in characters; longer ones are cut with `…`.
@@ -209,15 +211,19 @@ impl Display for Number {
     }
 }
 
-/// Why a subscore has its value, in a few words, from its info: an error, a timeout, an exit
-/// code, or else the info itself (without `_parameters`).
+/// Why a subscore has its value, in a few words, from its info: an error, why it was skipped,
+/// which stage of a cascade decided, a timeout, an exit code, or else the info itself (without
+/// `_parameters`).
 fn reason(info: &Info) -> Option<String> {
     // One pass over the keys (an info has a handful) instead of a hashed lookup for each.
-    let (mut error, mut timed_out, mut timeout, mut exit_code, mut stdout, mut stderr) =
-        (None, false, None, None, None, None);
+    let (mut error, mut skipped, mut decided_by) = (None, None, None);
+    let (mut timed_out, mut timeout, mut exit_code, mut stdout, mut stderr) =
+        (false, None, None, None, None);
     for (key, value) in info {
         match key.as_str() {
             "error" => error = Some(value),
+            SKIPPED_KEY => skipped = Some(value),
+            "decided_by" => decided_by = Some(value),
             "timed_out" => timed_out = value == &Value::Bool(true),
             "timeout" => timeout = Some(value),
             "exit_code" => exit_code = Some(value).filter(|code| !code.is_null()),
@@ -228,6 +234,15 @@ fn reason(info: &Info) -> Option<String> {
     }
     if let Some(error) = error {
         return Some(format!("error: {}", clean(&text_of(error), REASON_CHARS)));
+    }
+    if let Some(why) = skipped {
+        return Some(format!("skipped: {}", clean(&text_of(why), REASON_CHARS)));
+    }
+    if let Some(stage) = decided_by {
+        return Some(match stage {
+            Value::Null => "no stage decided".to_owned(),
+            stage => format!("decided by {}", clean(&text_of(stage), NAME_CHARS)),
+        });
     }
     if timed_out {
         let after = timeout
@@ -486,6 +501,29 @@ mod tests {
             assert_eq!(Number(x).to_string(), text, "{x:e}");
         }
         assert_eq!(format!("[{:>9}]", Number(0.5)), "[   0.5000]");
+    }
+
+    #[test]
+    fn skipped_subscores_and_cascades_say_why_in_words() {
+        let skipped = SubScore::new("review", 0.0)
+            .expect("valid")
+            .with_info(info(&[(
+                SKIPPED_KEY,
+                Value::from("an earlier stage decided"),
+            )]));
+        assert!(
+            skipped
+                .to_string()
+                .ends_with("value 0.0000  skipped: an earlier stage decided\n")
+        );
+        let decided = |stage: Value| {
+            SubScore::new("answer", 1.0)
+                .expect("valid")
+                .with_info(info(&[("decided_by", stage), ("stages", Value::Null)]))
+                .to_string()
+        };
+        assert!(decided(Value::from("exact_match")).ends_with("  decided by exact_match\n"));
+        assert!(decided(Value::Null).ends_with("  no stage decided\n"));
     }
 
     #[test]
