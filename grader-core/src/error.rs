@@ -182,7 +182,7 @@ pub struct GraderError {
 /// fn combine() -> Result<f64, Error> {
 ///     let tests = SubScore::new("tests", 1.0)?; // ScoreError
 ///     let result = Grade::from_subscores([tests])?; // CombineError
-///     Ok(result.reward)
+///     Ok(result.reward())
 /// }
 /// assert_eq!(combine().unwrap(), 1.0);
 /// ```
