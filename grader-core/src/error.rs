@@ -84,6 +84,22 @@ pub enum Failure {
         /// What is wrong with it (`does not exist`, `is not a directory`, …).
         reason: String,
     },
+    /// An environment variable given to a command grader cannot be set: its name is empty
+    /// or holds `=` or a NUL byte, or its value holds a NUL byte.
+    #[error("environment variable {name:?} {reason}")]
+    Environment {
+        /// The variable's name, as given (invalid UTF-8 as U+FFFD).
+        name: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The async runtime the grade runs on cannot run it (a command grader needs tokio with
+    /// both its IO driver and its timer: `enable_all()`). Nothing was started.
+    #[error("the runtime cannot run this grader: {problem}")]
+    Runtime {
+        /// What is missing.
+        problem: String,
+    },
     /// A blocking grade (such as `BashGrader::grade_blocking`) was called from within a tokio
     /// runtime, where blocking would stall the runtime's other tasks; await the grade instead.
     #[error("a blocking grade was called inside a tokio runtime; await `grade` instead")]

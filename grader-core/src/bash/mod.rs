@@ -3,18 +3,20 @@
 
 mod capture;
 mod group;
+mod sweep;
+mod watch;
 
 use std::borrow::Cow;
 use std::ffi::OsString;
 use std::fmt;
 use std::io;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::pin::pin;
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
-use rustix::process::Signal;
 use serde_json::Value;
 use tokio::time::Instant;
 
@@ -23,7 +25,8 @@ use crate::grader::Grader;
 use crate::score::{Info, Score, SubScore};
 
 use capture::Capture;
-use group::GroupGuard;
+use group::CommandGuard;
+use sweep::Tag;
 
 /// The shell every command runs in, as `/bin/bash -lc COMMAND`.
 const BASH: &str = "/bin/bash";
@@ -32,10 +35,6 @@ const ENV: &str = "/usr/bin/env";
 /// How long output is still read after the command's group is stopped, for a process that
 /// left the group and keeps the pipes open.
 const DRAIN_WAIT: Duration = Duration::from_millis(100);
-/// How long to wait for SIGKILLed processes to be gone before returning anyway.
-const KILL_SETTLE: Duration = Duration::from_millis(200);
-/// The longest pause between two checks of whether the group has emptied.
-const GROUP_POLL_MAX: Duration = Duration::from_millis(20);
 
 /// How long a command may run unless [`BashGrader::timeout`] says otherwise: 600 s, as the
 /// reference's current default.
@@ -124,6 +123,7 @@ pub struct BashGrader {
     timeout: Duration,
     output_limit: usize,
     kill_grace: Duration,
+    login_shell: bool,
 }
 
 impl fmt::Debug for BashGrader {
@@ -137,6 +137,7 @@ impl fmt::Debug for BashGrader {
             .field("timeout", &self.timeout)
             .field("output_limit", &self.output_limit)
             .field("kill_grace", &self.kill_grace)
+            .field("login_shell", &self.login_shell)
             .finish()
     }
 }
@@ -152,6 +153,7 @@ impl BashGrader {
             timeout: DEFAULT_TIMEOUT,
             output_limit: DEFAULT_OUTPUT_LIMIT,
             kill_grace: DEFAULT_KILL_GRACE,
+            login_shell: true,
         }
     }
 
@@ -190,6 +192,18 @@ impl BashGrader {
         self
     }
 
+    /// Whether the command runs in a login shell, `bash -lc` (the default, as the reference),
+    /// which first runs `/etc/profile` and the first of `~/.bash_profile`, `~/.bash_login` and
+    /// `~/.profile`. With `false` it runs as `bash --noprofile --norc -c`, with `BASH_ENV` and
+    /// `ENV` removed from its environment: no startup file runs. Use `false` whenever the agent
+    /// being graded could write to the home directory; see [hardened
+    /// mode](BashGrader#trusting-the-agents-home-directory). Recorded in `_parameters` as
+    /// `login_shell: false` when set.
+    pub fn login_shell(mut self, login: bool) -> Self {
+        self.login_shell = login;
+        self
+    }
+
     /// Grades from synchronous code: runs the command on a runtime of its own and returns the
     /// subscore, as [`grade`](Grader::grade) does.
     ///
@@ -224,13 +238,24 @@ impl BashGrader {
 
     /// Runs the command with `shell` (`/bin/bash` but in tests) and scores it.
     async fn run(self, shell: &Path) -> Result<Score, Failure> {
+        check_runtime()?;
+        self.check_env()?;
         if let Some(dir) = &self.cwd {
             check_directory(dir)?;
         }
-        let reset_signals = group::inherits_ignored_signals() && group::env_resets_signals();
-        if reset_signals && !shell.exists() {
+        if !shell.exists() {
             return Ok(shell_not_found(shell));
         }
+        sweep::start().map_err(|source| Failure::Io {
+            context: "starting the thread that stops commands' processes".to_owned(),
+            source,
+        })?;
+        watch::ensure(BASH).map_err(|source| Failure::Io {
+            context: "starting the watcher that stops commands if this process ends".to_owned(),
+            source,
+        })?;
+
+        let reset_signals = group::inherits_ignored_signals() && group::env_resets_signals();
         let mut command = if reset_signals {
             let mut command = tokio::process::Command::new(ENV);
             command.arg("--default-signal").arg(shell);
@@ -238,9 +263,18 @@ impl BashGrader {
         } else {
             tokio::process::Command::new(shell)
         };
+        if self.login_shell {
+            command.arg("-lc");
+        } else {
+            command
+                .args(["--noprofile", "--norc", "-c"])
+                .env_remove("BASH_ENV")
+                .env_remove("ENV");
+        }
+        let tag = Tag::next();
         command
-            .arg("-lc")
             .arg(&self.command)
+            .env(tag.name, tag.value())
             .envs(self.env.iter().map(|(key, value)| (key, value)))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -254,22 +288,18 @@ impl BashGrader {
         let started = Instant::now();
         let child = match command.spawn() {
             Ok(child) => child,
-            Err(error) if error.kind() == io::ErrorKind::NotFound => {
+            Err(error) => {
                 if !shell.exists() {
                     return Ok(shell_not_found(shell));
                 }
-                return Err(match &self.cwd {
-                    // It was there when checked; it is gone now.
-                    Some(dir) => Failure::WorkingDirectory {
-                        path: dir.clone(),
-                        reason: "does not exist".to_owned(),
-                    },
-                    None => spawn_failure(shell, error),
-                });
+                if let Some(dir) = &self.cwd {
+                    // It was fine when checked; it is gone or closed now.
+                    check_directory(dir)?;
+                }
+                return Err(spawn_failure(shell, error));
             }
-            Err(error) => return Err(spawn_failure(shell, error)),
         };
-        let mut guard = GroupGuard::new(child);
+        let mut guard = CommandGuard::new(child, tag.id);
         let stdout = guard.child.stdout.take();
         let stderr = guard.child.stderr.take();
         let mut out = Capture::new(self.output_limit);
@@ -296,48 +326,28 @@ impl BashGrader {
                 }
             };
 
-            // Stop whatever is left in the group: SIGTERM, then SIGKILL after the grace.
+            // Stop whatever the command started, in the group or out of it: SIGTERM, then
+            // SIGKILL after the grace. The sweeper answers once none of it is alive.
             let mut reaped = exit.is_some();
-            let mut killed = false;
-            if guard.signal(Signal::TERM) {
-                // A stopped process (one that read the terminal, say) acts on SIGTERM only
-                // once continued.
-                guard.signal(Signal::CONT);
-                let grace_deadline = Instant::now().checked_add(self.kill_grace);
-                let mut poll = Duration::from_millis(1);
-                loop {
-                    tokio::select! {
-                        biased;
-                        _ = guard.child.wait(), if !reaped => reaped = true,
-                        () = &mut pumps, if !drained => drained = true,
-                        () = tokio::time::sleep(poll) => {
-                            if reaped && !guard.group_alive() {
-                                break;
-                            }
-                            poll = (poll * 2).min(GROUP_POLL_MAX);
-                        }
-                        () = sleep_until(grace_deadline) => {
-                            killed = guard.signal(Signal::KILL);
-                            break;
+            let mut stopped = false;
+            let mut stopping = pin!(sweep::stop(tag.id, guard.group, self.kill_grace));
+            while !(stopped && reaped) {
+                tokio::select! {
+                    biased;
+                    _ = guard.child.wait(), if !reaped => reaped = true,
+                    () = &mut stopping, if !stopped => {
+                        stopped = true;
+                        if !reaped {
+                            // Only if the sweeper could not run: bash is tagged too.
+                            let _ = guard.child.start_kill();
                         }
                     }
-                }
-            }
-            if !reaped {
-                // SIGKILL was sent: this returns at once.
-                guard.child.wait().await.map_err(wait_failure)?;
-            }
-            if killed {
-                // SIGKILL is delivered asynchronously: give the kernel a moment to end them.
-                let settled = Instant::now() + KILL_SETTLE;
-                while guard.group_alive() && Instant::now() < settled {
-                    tokio::time::sleep(Duration::from_millis(2)).await;
+                    () = &mut pumps, if !drained => drained = true,
                 }
             }
             guard.disarm();
 
-            // Everything buffered in the pipes, unless a process that left the group keeps
-            // them open.
+            // Everything buffered in the pipes, unless a process out of reach keeps them open.
             if !drained {
                 let _ = tokio::time::timeout(DRAIN_WAIT, &mut pumps).await;
             }
@@ -364,6 +374,29 @@ impl BashGrader {
         }
         Ok(Score::new(value).with_info(info))
     }
+
+    /// Fails on an environment variable that cannot be set as given.
+    fn check_env(&self) -> Result<(), Failure> {
+        for (name, value) in &self.env {
+            let bytes = name.as_bytes();
+            let reason = if bytes.is_empty() {
+                "has an empty name"
+            } else if bytes.contains(&b'=') {
+                "has `=` in its name"
+            } else if bytes.contains(&0) {
+                "has a NUL byte in its name"
+            } else if value.as_bytes().contains(&0) {
+                "has a NUL byte in its value"
+            } else {
+                continue;
+            };
+            return Err(Failure::Environment {
+                name: name.to_string_lossy().into_owned(),
+                reason: reason.to_owned(),
+            });
+        }
+        Ok(())
+    }
 }
 
 impl Grader for BashGrader {
@@ -378,6 +411,9 @@ impl Grader for BashGrader {
             params.insert("cwd".into(), dir.to_string_lossy().into_owned().into());
         }
         params.insert("timeout_seconds".into(), seconds(self.timeout));
+        if !self.login_shell {
+            params.insert("login_shell".into(), false.into());
+        }
         if !self.env.is_empty() {
             let names = self
                 .env
@@ -393,10 +429,13 @@ impl Grader for BashGrader {
     }
 }
 
-/// Fails unless `dir` is an existing directory.
+/// Fails unless `dir` is an existing directory this process may enter.
 fn check_directory(dir: &Path) -> Result<(), Failure> {
     let reason = match std::fs::metadata(dir) {
-        Ok(meta) if meta.is_dir() => return Ok(()),
+        Ok(meta) if meta.is_dir() => match rustix::fs::access(dir, rustix::fs::Access::EXEC_OK) {
+            Ok(()) => return Ok(()),
+            Err(error) => format!("cannot be entered: {}", io::Error::from(error)),
+        },
         Ok(_) => "is not a directory".to_owned(),
         Err(error) if error.kind() == io::ErrorKind::NotFound => "does not exist".to_owned(),
         Err(error) => format!("cannot be used: {error}"),
@@ -432,6 +471,31 @@ fn wait_failure(source: io::Error) -> Failure {
         context: "waiting for the command to exit".to_owned(),
         source,
     }
+}
+
+/// Fails unless this code runs inside a tokio runtime with its IO driver and its timer, before
+/// anything is started: without them tokio panics once the command is running.
+///
+/// tokio offers no way to ask, so each driver is probed with a call that panics without it;
+/// the panic is caught, and the panic hook still prints tokio's message. Under
+/// `panic = "abort"` the probe aborts instead.
+fn check_runtime() -> Result<(), Failure> {
+    let problem = if tokio::runtime::Handle::try_current().is_err() {
+        "no tokio runtime is running; await the grade inside one, or call `grade_blocking`"
+    } else if std::panic::catch_unwind(|| drop(tokio::time::sleep(Duration::ZERO))).is_err() {
+        "the tokio runtime has no timer; build it with `enable_all()` (or `enable_time()`)"
+    } else if std::panic::catch_unwind(|| {
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::child()).map(drop)
+    })
+    .is_err()
+    {
+        "the tokio runtime has no IO driver; build it with `enable_all()` (or `enable_io()`)"
+    } else {
+        return Ok(());
+    };
+    Err(Failure::Runtime {
+        problem: problem.to_owned(),
+    })
 }
 
 /// Sleeps until `deadline`, or forever when there is none (a timeout too large to add).

@@ -1,0 +1,355 @@
+//! Finding and stopping every process a command started, wherever it went.
+//!
+//! Each command's environment carries a tag, `GRADER_BASH_<token>=<n>`: `<token>` is unique to
+//! this grading process and `<n>` to the command. Every process the command starts inherits it,
+//! including those that leave the process group (`setsid`, `set -m`, a double fork,
+//! `setpgid`). One sweeper thread per process serves every grader: when a grader ends, it asks
+//! the sweeper to stop its tag, and the sweeper reads `/proc/<pid>/environ` of every process
+//! once per round for all the graders waiting, sends SIGTERM to what carries their tags, then
+//! SIGKILL after their grace, and answers each grader once nothing of its tag is alive. The
+//! executor threads never read `/proc`.
+//!
+//! Signals go through pidfds opened after the tag was read and checked again, so a process
+//! that exits and whose pid is reused by an unrelated process is never signalled.
+
+use std::collections::{HashMap, HashSet};
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::Read;
+use std::os::fd::OwnedFd;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use rustix::io::Errno;
+use rustix::process::{Pid, Signal, kill_process, kill_process_group};
+use tokio::sync::oneshot;
+
+/// The first pause between two rounds for a new request; it doubles up to [`ROUND_MAX`].
+const ROUND_MIN: Duration = Duration::from_millis(1);
+/// The longest pause between two rounds while a request waits.
+const ROUND_MAX: Duration = Duration::from_millis(20);
+/// How long after SIGKILL the sweeper keeps looking for processes of a tag before answering
+/// anyway (a process stuck in the kernel, or a fork bomb outpacing the rounds).
+const KILL_SETTLE: Duration = Duration::from_secs(1);
+
+/// The environment variable that tags one command's processes.
+pub(super) struct Tag {
+    /// `GRADER_BASH_<token>`, the same for every command of this process.
+    pub(super) name: &'static str,
+    /// The command's number, unique within this process.
+    pub(super) id: u64,
+}
+
+impl Tag {
+    /// A tag no other command of this process has.
+    pub(super) fn next() -> Tag {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        Tag {
+            name: tag_name(),
+            id: NEXT.fetch_add(1, Ordering::Relaxed),
+        }
+    }
+
+    /// The variable's value.
+    pub(super) fn value(&self) -> OsString {
+        self.id.to_string().into()
+    }
+}
+
+/// `GRADER_BASH_<token>`: `<token>` is this process's id and the time it first ran a command,
+/// in digits, so that no other process picks the same name.
+pub(super) fn tag_name() -> &'static str {
+    static NAME: OnceLock<String> = OnceLock::new();
+    NAME.get_or_init(|| {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        format!("GRADER_BASH_{}_{nanos}", std::process::id())
+    })
+}
+
+/// A grader's request to stop everything of its tag.
+struct Request {
+    tag: u64,
+    /// The command's process group: signalled as a whole too, for a process in it that
+    /// cleared its environment.
+    group: Option<Pid>,
+    /// How long tagged processes get between SIGTERM and SIGKILL; zero kills at once.
+    grace: Duration,
+    /// Answered once nothing of the tag is alive; `None` when nobody waits.
+    done: Option<oneshot::Sender<()>>,
+}
+
+/// Stops every process of tag `tag` and of process group `group`: SIGTERM (with SIGCONT for a
+/// stopped one), SIGKILL to what is left after `grace`. Resolves once no process of the tag is
+/// alive (zombies do not count), or [`KILL_SETTLE`] after SIGKILL.
+pub(super) async fn stop(tag: u64, group: Option<Pid>, grace: Duration) {
+    let (done, answered) = oneshot::channel();
+    if send(Request {
+        tag,
+        group,
+        grace,
+        done: Some(done),
+    }) {
+        // An error means the sweeper thread is gone: nothing more can be done.
+        let _ = answered.await;
+    }
+}
+
+/// Sends SIGKILL to every process of tag `tag` and of `group` without waiting, for a grading
+/// future that is dropped.
+pub(super) fn kill_now(tag: u64, group: Option<Pid>) {
+    if let Some(group) = group {
+        let _ = kill_process_group(group, Signal::KILL);
+    }
+    send(Request {
+        tag,
+        group,
+        grace: Duration::ZERO,
+        done: None,
+    });
+}
+
+/// Whether the sweeper thread could be reached (and started, the first time).
+pub(super) fn start() -> std::io::Result<()> {
+    sender().map(|_| ())
+}
+
+fn send(request: Request) -> bool {
+    match sender() {
+        Ok(tx) => tx.send(request).is_ok(),
+        Err(_) => false,
+    }
+}
+
+fn sender() -> std::io::Result<&'static mpsc::Sender<Request>> {
+    static SENDER: OnceLock<mpsc::Sender<Request>> = OnceLock::new();
+    if let Some(tx) = SENDER.get() {
+        return Ok(tx);
+    }
+    let (tx, rx) = mpsc::channel();
+    std::thread::Builder::new()
+        .name("grader-bash-sweeper".to_owned())
+        .spawn(move || Sweeper::new(rx).run())?;
+    // Two first callers may race: the loser's thread sees its channel closed and ends.
+    Ok(SENDER.get_or_init(|| tx))
+}
+
+/// One request being served.
+struct Job {
+    request: Request,
+    /// When SIGKILL replaces SIGTERM.
+    kill_at: Instant,
+    /// When SIGKILL was first sent.
+    killed_at: Option<Instant>,
+    /// The processes already sent SIGTERM.
+    termed: HashSet<i32>,
+    /// The pause before the next round.
+    pause: Duration,
+    next_round: Instant,
+}
+
+struct Sweeper {
+    rx: mpsc::Receiver<Request>,
+    /// `GRADER_BASH_<token>=`, as it starts an entry of `/proc/<pid>/environ`.
+    prefix: Vec<u8>,
+    jobs: Vec<Job>,
+    environ: Vec<u8>,
+}
+
+impl Sweeper {
+    fn new(rx: mpsc::Receiver<Request>) -> Self {
+        Sweeper {
+            rx,
+            prefix: format!("{}=", tag_name()).into_bytes(),
+            jobs: Vec::new(),
+            environ: Vec::with_capacity(16 * 1024),
+        }
+    }
+
+    fn run(mut self) {
+        loop {
+            if self.jobs.is_empty() {
+                match self.rx.recv() {
+                    Ok(request) => self.add(request),
+                    Err(mpsc::RecvError) => return,
+                }
+            }
+            while let Ok(request) = self.rx.try_recv() {
+                self.add(request);
+            }
+            self.round();
+            let Some(next) = self.jobs.iter().map(|job| job.next_round).min() else {
+                continue;
+            };
+            match self
+                .rx
+                .recv_timeout(next.saturating_duration_since(Instant::now()))
+            {
+                Ok(request) => self.add(request),
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => return,
+            }
+        }
+    }
+
+    fn add(&mut self, request: Request) {
+        let now = Instant::now();
+        if let Some(group) = request.group {
+            if request.grace.is_zero() {
+                let _ = kill_process_group(group, Signal::KILL);
+            } else if kill_process_group(group, Signal::TERM).is_ok() {
+                let _ = kill_process_group(group, Signal::CONT);
+            }
+        }
+        self.jobs.push(Job {
+            kill_at: now.checked_add(request.grace).unwrap_or(now + ROUND_MAX),
+            killed_at: None,
+            termed: HashSet::new(),
+            pause: ROUND_MIN,
+            next_round: now,
+            request,
+        });
+    }
+
+    /// One look at every process for all the jobs, and what follows for each.
+    fn round(&mut self) {
+        let wanted: HashSet<u64> = self.jobs.iter().map(|job| job.request.tag).collect();
+        let mut found = self.scan(&wanted);
+        let now = Instant::now();
+        self.jobs.retain_mut(|job| {
+            let alive = found.remove(&job.request.tag).unwrap_or_default();
+            if alive.is_empty() {
+                // A member of the group that cleared its environment, if any, goes too.
+                if let Some(group) = job.request.group {
+                    let _ = kill_process_group(group, Signal::KILL);
+                }
+                if let Some(done) = job.request.done.take() {
+                    let _ = done.send(());
+                }
+                return false;
+            }
+            if now >= job.kill_at {
+                let killed_at = *job.killed_at.get_or_insert(now);
+                if let Some(group) = job.request.group {
+                    let _ = kill_process_group(group, Signal::KILL);
+                }
+                for process in &alive {
+                    process.signal(Signal::KILL);
+                }
+                if now.duration_since(killed_at) >= KILL_SETTLE {
+                    tracing::warn!(
+                        count = alive.len(),
+                        "processes of a command outlived SIGKILL by {KILL_SETTLE:?}"
+                    );
+                    if let Some(done) = job.request.done.take() {
+                        let _ = done.send(());
+                    }
+                    return false;
+                }
+            } else {
+                for process in &alive {
+                    if job.termed.insert(process.pid) {
+                        process.signal(Signal::TERM);
+                        process.signal(Signal::CONT);
+                    }
+                }
+            }
+            job.next_round = (now + job.pause).min(job.kill_at.max(now));
+            job.pause = (job.pause * 2).min(ROUND_MAX);
+            true
+        });
+    }
+
+    /// Every live process carrying one of the `wanted` tags, by tag.
+    fn scan(&mut self, wanted: &HashSet<u64>) -> HashMap<u64, Vec<Tagged>> {
+        let mut found: HashMap<u64, Vec<Tagged>> = HashMap::new();
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return found;
+        };
+        let me = std::process::id();
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(pid) = name.to_str().and_then(|n| n.parse::<u32>().ok()) else {
+                continue;
+            };
+            if pid == me {
+                continue;
+            }
+            let Some(tag) = self.tag_of(pid).filter(|tag| wanted.contains(tag)) else {
+                continue;
+            };
+            let Some(raw) = i32::try_from(pid).ok().and_then(Pid::from_raw) else {
+                continue;
+            };
+            // Hold the process by a pidfd, then make sure the pid still names a tagged one.
+            let pidfd = open_pidfd(raw);
+            if pidfd.is_some() && self.tag_of(pid) != Some(tag) {
+                continue;
+            }
+            found.entry(tag).or_default().push(Tagged {
+                pid: raw.as_raw_nonzero().get(),
+                raw,
+                pidfd,
+            });
+        }
+        found
+    }
+
+    /// The tag in process `pid`'s environment, if it is alive (a zombie's environment reads
+    /// empty) and readable.
+    fn tag_of(&mut self, pid: u32) -> Option<u64> {
+        self.environ.clear();
+        let mut file = File::open(format!("/proc/{pid}/environ")).ok()?;
+        file.read_to_end(&mut self.environ).ok()?;
+        let prefix = self.prefix.as_slice();
+        self.environ
+            .split(|&byte| byte == 0)
+            .find_map(|entry| entry.strip_prefix(prefix))
+            .and_then(|value| std::str::from_utf8(value).ok()?.parse().ok())
+    }
+}
+
+/// A live process carrying a tag.
+struct Tagged {
+    pid: i32,
+    raw: Pid,
+    /// `None` where pidfds are not available (Linux before 5.3).
+    pidfd: Option<OwnedFd>,
+}
+
+impl Tagged {
+    fn signal(&self, signal: Signal) {
+        let result = match &self.pidfd {
+            Some(pidfd) => send_through_pidfd(pidfd, signal),
+            None => kill_process(self.raw, signal),
+        };
+        if let Err(error) = result
+            && error != Errno::SRCH
+        {
+            tracing::debug!(%error, pid = self.pid, "signalling a command's process failed");
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn open_pidfd(pid: Pid) -> Option<OwnedFd> {
+    rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn open_pidfd(_pid: Pid) -> Option<OwnedFd> {
+    None
+}
+
+#[cfg(target_os = "linux")]
+fn send_through_pidfd(pidfd: &OwnedFd, signal: Signal) -> rustix::io::Result<()> {
+    rustix::process::pidfd_send_signal(pidfd, signal)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn send_through_pidfd(_pidfd: &OwnedFd, _signal: Signal) -> rustix::io::Result<()> {
+    Err(Errno::NOSYS)
+}
