@@ -89,31 +89,100 @@ pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(1);
 ///
 /// # Where it differs from the reference
 ///
-/// - **Nothing is left running.** The command runs in its own process group. When bash exits,
-///   whatever it left running in the group gets SIGTERM, then SIGKILL after
-///   [`kill_grace`](Self::kill_grace) (as the reference); on a timeout the whole group is
-///   stopped the same way, and the call returns even when a grandchild holds the pipes open.
-///   Dropping the grading future (a cancelled [`Gather`](crate::Gather), a `select!`) kills
-///   the group at once and reaps bash. A process that leaves the group (`setsid`) is beyond
-///   reach; its pipes are read for at most 100 ms more. Processes bash started become init's
-///   children when bash exits, so reaping them is init's job: under an init that does not
-///   reap (some containers), they stay as zombies, which run nothing and hold no pipe.
+/// - **Nothing is left running**, even what left the process group, even when the grading
+///   process dies. When bash exits or the time is up, everything the command started gets
+///   SIGTERM, then SIGKILL after [`kill_grace`](Self::kill_grace) (as the reference), and the
+///   call returns once none of it is alive, even when a grandchild held the pipes open.
+///   Dropping the grading future (a cancelled [`Gather`](crate::Gather), a `select!`) kills it
+///   all at once and reaps bash. See [How nothing is left running](#how-nothing-is-left-running).
 /// - **Bounded output.** Each stream keeps at most [`output_limit`](Self::output_limit) bytes
 ///   (the first half and the last half of the budget); the text then carries a marker line
 ///   `[... N bytes dropped ...]` between the two and `info` records
 ///   `stdout_dropped_bytes` / `stderr_dropped_bytes`. The reference keeps everything in memory;
-///   here a command printing 1 GB costs about twice the budget (the bytes, then the text).
+///   here a command printing 1 GB costs about twice the budget (the bytes, then the text), and
+///   the text too stays within the budget (invalid bytes, each shown as a 3-byte U+FFFD, are
+///   cut further and counted as dropped).
 /// - **A clean start.** Stdin is `/dev/null`, so a command that reads input sees end of file
 ///   instead of waiting for the timeout. Signals that this process ignores (`nohup` ignores
 ///   SIGHUP) are reset to their defaults in the command through `env --default-signal` (GNU
 ///   coreutils 8.31 or later; on Linux, where `/proc` shows which signals are ignored). The
 ///   reference lets the command inherit both.
-/// - **A bad `cwd` is an error** ([`Failure::WorkingDirectory`] naming the path), not a 0.0:
-///   the grader could not run, the agent did not fail. A missing `/bin/bash` still scores 0.0
-///   with stderr `/bin/bash not found`, as the reference.
+/// - **A bad `cwd` is an error** ([`Failure::WorkingDirectory`] naming the path: missing, not
+///   a directory, or not enterable), not a 0.0: the grader could not run, the agent did not
+///   fail. So is an environment variable that cannot be set as given (an empty name, `=` or
+///   NUL in the name, NUL in the value: [`Failure::Environment`]), and a tokio runtime
+///   without its IO driver or its timer ([`Failure::Runtime`], before anything starts). A
+///   missing `/bin/bash` still scores 0.0 with stderr `/bin/bash not found`, as the reference.
 /// - **The clock starts with the command**, not when the grade was created, so a grade
 ///   waiting for its turn in a [`Gather::limit`](crate::Gather::limit) does not use up its
 ///   timeout. A zero timeout times out at once.
+///
+/// # Trusting the agent's home directory
+///
+/// By default the command runs as `bash -lc`, as the reference: bash first runs
+/// `/etc/profile` and the first of `~/.bash_profile`, `~/.bash_login`, `~/.profile` it finds.
+/// **An agent that can write to the home directory can make every such check pass**: a
+/// profile that says `exit 0` ends bash with code 0 before the command runs, and one that
+/// defines a shell function named `pytest` (or an alias) replaces the tool being checked.
+/// With [`login_shell(false)`](Self::login_shell) the command runs as
+/// `bash --noprofile --norc -c` with `BASH_ENV` and `ENV` removed, so no startup file runs.
+/// Pointing `HOME` at a directory the grader controls (`.env("HOME", dir)`) also keeps tools
+/// from reading the agent's `~/.config`. What remains is what the command itself looks up:
+/// `PATH` (an agent that can write to a directory on it can shadow `pytest`) and the files
+/// the tools read.
+///
+/// ```
+/// use grader_core::BashGrader;
+///
+/// let home = std::env::temp_dir().join(format!("doc-hijacked-home-{}", std::process::id()));
+/// std::fs::create_dir_all(&home)?;
+/// std::fs::write(home.join(".bash_profile"), "exit 0\n")?;
+///
+/// let trusting = BashGrader::new("false").env("HOME", &home).grade_blocking(1.0)?;
+/// assert_eq!(trusting.value(), 1.0); // the profile's `exit 0` passed the check
+/// let hardened = BashGrader::new("false")
+///     .env("HOME", &home)
+///     .login_shell(false)
+///     .grade_blocking(1.0)?;
+/// assert_eq!(hardened.value(), 0.0);
+/// # std::fs::remove_dir_all(&home)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # How nothing is left running
+///
+/// On Linux (the rest of Unix has the process group only):
+///
+/// - **Tagged processes.** The command's environment carries a tag, `GRADER_BASH_<token>=<n>`,
+///   unique to this process and to the command, which every process it starts inherits.
+///   `setsid`, `setsid -f`, `set -m` job control, a double fork or `setpgid` leave the process
+///   group but keep the tag. The command also leads a process group of its own, which is
+///   signalled as a whole too.
+/// - **One sweeper for all graders.** When a grade ends, a single thread per process (not one
+///   per grader, and never an executor thread) reads `/proc/<pid>/environ` of every process
+///   once per round for all the grades waiting, signals the processes of their tags through
+///   pidfds (so a reused pid is never hit), and answers each grade when none of its processes
+///   is alive. Zombies do not count: bash's orphans are reaped by init, and under an init
+///   that does not reap (some containers) they stay as zombies, which run nothing and hold no
+///   pipe. The thread and its one round per wait cost about one read per process on the
+///   machine.
+/// - **A watcher for when this process dies.** The first grade starts one `bash` watcher for
+///   the whole process, in a process group of its own and ignoring SIGINT, SIGQUIT, SIGHUP and
+///   SIGTERM. It waits on a pipe whose other end only this process holds; when this process
+///   ends in any way (SIGKILL, SIGTERM, a Ctrl-C in a terminal, `std::process::exit`, a panic
+///   that aborts), the pipe closes and the watcher sends SIGTERM to every process carrying
+///   this process's tag, SIGKILL to what is left half a second later, and exits. It runs no
+///   command while this process lives and exits with it.
+///
+/// **What still escapes**: a process that clears or rewrites its environment (`env -i`,
+/// `exec -c`) once it has also left the process group; one whose environment this user cannot
+/// read (a setuid program); a process started by another service on the command's behalf
+/// (`systemd-run`, `at`, a daemon reached through a socket); and, if this process dies, the
+/// watcher itself being killed first (`kill -9` of it, or of every process of the user at
+/// once), or a copy of this process made by `fork` without `exec` that keeps the pipe open.
+/// A child subreaper was not chosen: it changes this process for every other child it has
+/// (their orphans would become its zombies), and it needs `/proc/<pid>/task/*/children`,
+/// which many kernels lack, to find what to stop.
 #[derive(Clone)]
 #[must_use = "a BashGrader does nothing until it is graded"]
 pub struct BashGrader {
