@@ -323,24 +323,16 @@ fn grading_futures_are_send() {
 
 #[test]
 fn a_runtime_without_io_or_timer_is_a_typed_error_and_starts_nothing() {
-    let builders: [(&str, fn() -> tokio::runtime::Runtime); 2] = [
-        ("IO driver", || {
-            tokio::runtime::Builder::new_current_thread()
-                .enable_time()
-                .build()
-                .unwrap()
-        }),
-        ("timer", || {
-            tokio::runtime::Builder::new_current_thread()
-                .enable_io()
-                .build()
-                .unwrap()
-        }),
-    ];
-    for (missing, build) in builders {
+    for missing in ["IO driver", "timer"] {
+        let mut builder = tokio::runtime::Builder::new_current_thread();
+        if missing == "IO driver" {
+            builder.enable_time();
+        } else {
+            builder.enable_io();
+        }
         let mark = marker();
         let grade = bash(&format!("sleep 1000.{mark}")).grade(1.0);
-        let error = build().block_on(grade).unwrap_err();
+        let error = builder.build().unwrap().block_on(grade).unwrap_err();
         match &error.failure {
             Failure::Runtime { problem } => assert!(problem.contains(missing), "{problem}"),
             other => panic!("expected a runtime failure, got {other:?}"),
