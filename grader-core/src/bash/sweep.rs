@@ -170,6 +170,9 @@ impl Sweeper {
     }
 
     fn run(mut self) {
+        // No round starts before this: a pause at least as long as the last round took, so
+        // that with thousands of processes on the machine the sweeper uses at most half a core.
+        let mut rest_until = Instant::now();
         loop {
             if self.jobs.is_empty() {
                 match self.rx.recv() {
@@ -177,21 +180,27 @@ impl Sweeper {
                     Err(mpsc::RecvError) => return,
                 }
             }
+            loop {
+                let Some(next) = self.jobs.iter().map(|job| job.next_round).min() else {
+                    break;
+                };
+                let now = Instant::now();
+                let next = next.max(rest_until);
+                if next <= now {
+                    break;
+                }
+                match self.rx.recv_timeout(next - now) {
+                    Ok(request) => self.add(request),
+                    Err(mpsc::RecvTimeoutError::Timeout) => break,
+                    Err(mpsc::RecvTimeoutError::Disconnected) => return,
+                }
+            }
             while let Ok(request) = self.rx.try_recv() {
                 self.add(request);
             }
+            let began = Instant::now();
             self.round();
-            let Some(next) = self.jobs.iter().map(|job| job.next_round).min() else {
-                continue;
-            };
-            match self
-                .rx
-                .recv_timeout(next.saturating_duration_since(Instant::now()))
-            {
-                Ok(request) => self.add(request),
-                Err(mpsc::RecvTimeoutError::Timeout) => {}
-                Err(mpsc::RecvTimeoutError::Disconnected) => return,
-            }
+            rest_until = Instant::now() + began.elapsed();
         }
     }
 
