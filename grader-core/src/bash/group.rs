@@ -6,7 +6,7 @@ use std::time::Duration;
 use rustix::process::Pid;
 use tokio::process::Child;
 
-use super::sweep;
+use super::sweep::{self, Window};
 
 /// How long [`CommandGuard`]'s `Drop` waits for bash to die after SIGKILL before leaving it to
 /// tokio's reaper.
@@ -19,21 +19,27 @@ const DROP_REAP_WAIT: Duration = Duration::from_millis(200);
 pub(super) struct CommandGuard {
     pub(super) child: Child,
     pub(super) group: Option<Pid>,
+    /// The pids the command's processes can have.
+    pub(super) window: Option<Window>,
     tag: u64,
     armed: bool,
 }
 
 impl CommandGuard {
     /// Guards `child`, spawned as the leader of a new process group with tag `tag`.
-    pub(super) fn new(child: Child, tag: u64) -> Self {
+    pub(super) fn new(child: Child, tag: u64, before: Option<sweep::Counters>) -> Self {
         // A child that was spawned and not yet waited for always has an id.
         let group = child
             .id()
             .and_then(|id| i32::try_from(id).ok())
             .and_then(Pid::from_raw);
+        let window = group
+            .zip(before)
+            .and_then(|(pid, before)| Some(Window::new(pid.as_raw_pid().try_into().ok()?, before)));
         CommandGuard {
             child,
             group,
+            window,
             tag,
             armed: true,
         }
@@ -50,7 +56,7 @@ impl Drop for CommandGuard {
         if !self.armed {
             return;
         }
-        sweep::kill_now(self.tag, self.group);
+        sweep::kill_now(self.tag, self.group, self.window);
         // SIGKILL cannot be caught, so bash ends within moments; reap it here rather than
         // leave a zombie to a runtime that may be shutting down.
         let waited = std::time::Instant::now();

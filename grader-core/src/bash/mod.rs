@@ -354,6 +354,7 @@ impl BashGrader {
         }
         tracing::debug!(command = %self.command, cwd = ?self.cwd, timeout = ?self.timeout, "running grader command");
 
+        let before = sweep::Counters::read();
         let started = Instant::now();
         let child = match command.spawn() {
             Ok(child) => child,
@@ -368,7 +369,7 @@ impl BashGrader {
                 return Err(spawn_failure(shell, error));
             }
         };
-        let mut guard = CommandGuard::new(child, tag.id);
+        let mut guard = CommandGuard::new(child, tag.id, before);
         let stdout = guard.child.stdout.take();
         let stderr = guard.child.stderr.take();
         let mut out = Capture::new(self.output_limit);
@@ -399,7 +400,12 @@ impl BashGrader {
             // SIGKILL after the grace. The sweeper answers once none of it is alive.
             let mut reaped = exit.is_some();
             let mut stopped = false;
-            let mut stopping = pin!(sweep::stop(tag.id, guard.group, self.kill_grace));
+            let mut stopping = pin!(sweep::stop(
+                tag.id,
+                guard.group,
+                guard.window,
+                self.kill_grace
+            ));
             while !(stopped && reaped) {
                 tokio::select! {
                     biased;

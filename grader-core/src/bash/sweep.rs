@@ -78,19 +78,124 @@ struct Request {
     group: Option<Pid>,
     /// How long tagged processes get between SIGTERM and SIGKILL; zero kills at once.
     grace: Duration,
+    /// The pids the tag's processes can have; `None` for all.
+    window: Option<Window>,
     /// Answered once nothing of the tag is alive; `None` when nobody waits.
     done: Option<oneshot::Sender<()>>,
+}
+
+/// What the kernel's counters said just before a command started: enough to tell, later,
+/// which pids its processes can have.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Counters {
+    /// Processes and threads created since boot (`processes` in `/proc/stat`).
+    forks: u64,
+    /// Processes and threads alive (from `/proc/loadavg`).
+    tasks: u64,
+    /// The last pid handed out in this pid namespace (from `/proc/loadavg`).
+    last_pid: u32,
+    /// The largest pid plus one (`/proc/sys/kernel/pid_max`).
+    pid_max: u32,
+}
+
+/// Pids below this are never handed out again once the counter wraps (the kernel's
+/// `RESERVED_PIDS`).
+const RESERVED_PIDS: u64 = 300;
+
+impl Counters {
+    /// The counters now, or `None` where `/proc` does not tell.
+    pub(super) fn read() -> Option<Counters> {
+        let stat = std::fs::read_to_string("/proc/stat").ok()?;
+        let forks = stat
+            .lines()
+            .find_map(|line| line.strip_prefix("processes "))?
+            .trim()
+            .parse()
+            .ok()?;
+        let loadavg = std::fs::read_to_string("/proc/loadavg").ok()?;
+        // `0.52 0.58 0.59 2/484 12345`: the fourth field is running/total tasks.
+        let mut fields = loadavg.split_ascii_whitespace().skip(3);
+        let tasks = fields.next()?.split_once('/')?.1.parse().ok()?;
+        let last_pid = fields.next()?.parse().ok()?;
+        let pid_max = std::fs::read_to_string("/proc/sys/kernel/pid_max")
+            .ok()?
+            .trim()
+            .parse()
+            .ok()?;
+        Some(Counters {
+            forks,
+            tasks,
+            last_pid,
+            pid_max,
+        })
+    }
+}
+
+/// The pids a command's processes can have: its own (the first) and every pid handed out
+/// since, as long as the kernel's pid counter cannot have come all the way round.
+///
+/// The counter moves forward by one for each new task and skips pids in use. Between two
+/// readings with `F` tasks created, the pids it passed were either handed out (`F`) or in use
+/// by a task alive at the first reading or created since (`tasks + F`), so it has not come
+/// round while `2F + tasks` stays below the range it cycles through.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Window {
+    first: u32,
+    before: Counters,
+}
+
+impl Window {
+    /// The window of a command whose first process is `first`, with `before` read just before
+    /// it started.
+    pub(super) fn new(first: u32, before: Counters) -> Window {
+        Window { first, before }
+    }
+
+    /// Whether the window still tells, with `now` the counters now.
+    fn holds(&self, now: &Counters) -> bool {
+        let created = now.forks.saturating_sub(self.before.forks);
+        let span = u64::from(self.before.pid_max.min(now.pid_max)).saturating_sub(RESERVED_PIDS);
+        created.saturating_mul(2).saturating_add(self.before.tasks) < span
+    }
+
+    /// How far `last` is past the window's first pid, going round at `pid_max`.
+    fn reach(&self, now: &Counters) -> u64 {
+        let (first, last) = (u64::from(self.first), u64::from(now.last_pid));
+        if first <= last {
+            last - first
+        } else {
+            last + u64::from(now.pid_max).saturating_sub(first)
+        }
+    }
+}
+
+/// The pids from `first` to `last`, going round.
+#[derive(Clone, Copy, Debug)]
+struct Range {
+    first: u32,
+    last: u32,
+}
+
+impl Range {
+    fn contains(self, pid: u32) -> bool {
+        if self.first <= self.last {
+            self.first <= pid && pid <= self.last
+        } else {
+            pid >= self.first || pid <= self.last
+        }
+    }
 }
 
 /// Stops every process of tag `tag` and of process group `group`: SIGTERM (with SIGCONT for a
 /// stopped one), SIGKILL to what is left after `grace`. Resolves once no process of the tag is
 /// alive (zombies do not count), or [`KILL_SETTLE`] after SIGKILL.
-pub(super) async fn stop(tag: u64, group: Option<Pid>, grace: Duration) {
+pub(super) async fn stop(tag: u64, group: Option<Pid>, window: Option<Window>, grace: Duration) {
     let (done, answered) = oneshot::channel();
     if send(Request {
         tag,
         group,
         grace,
+        window,
         done: Some(done),
     }) {
         // An error means the sweeper thread is gone: nothing more can be done.
@@ -100,7 +205,7 @@ pub(super) async fn stop(tag: u64, group: Option<Pid>, grace: Duration) {
 
 /// Sends SIGKILL to every process of tag `tag` and of `group` without waiting, for a grading
 /// future that is dropped.
-pub(super) fn kill_now(tag: u64, group: Option<Pid>) {
+pub(super) fn kill_now(tag: u64, group: Option<Pid>, window: Option<Window>) {
     if let Some(group) = group {
         let _ = kill_process_group(group, Signal::KILL);
     }
@@ -108,6 +213,7 @@ pub(super) fn kill_now(tag: u64, group: Option<Pid>) {
         tag,
         group,
         grace: Duration::ZERO,
+        window,
         done: None,
     });
 }
@@ -226,7 +332,8 @@ impl Sweeper {
     /// One look at every process for all the jobs, and what follows for each.
     fn round(&mut self) {
         let wanted: HashSet<u64> = self.jobs.iter().map(|job| job.request.tag).collect();
-        let mut found = self.scan(&wanted);
+        let range = self.range();
+        let mut found = self.scan(&wanted, range);
         let now = Instant::now();
         self.jobs.retain_mut(|job| {
             let alive = found.remove(&job.request.tag).unwrap_or_default();
@@ -272,8 +379,28 @@ impl Sweeper {
         });
     }
 
-    /// Every live process carrying one of the `wanted` tags, by tag.
-    fn scan(&mut self, wanted: &HashSet<u64>) -> HashMap<u64, Vec<Tagged>> {
+    /// The pids that every job's processes are among, when the counters tell; `None` for all.
+    /// All windows end at the last pid handed out, so the widest one holds the others.
+    fn range(&self) -> Option<Range> {
+        let now = Counters::read()?;
+        let mut widest: Option<(u64, u32)> = None;
+        for job in &self.jobs {
+            let window = job.request.window.filter(|window| window.holds(&now))?;
+            let reach = window.reach(&now);
+            if widest.is_none_or(|(widest, _)| reach > widest) {
+                widest = Some((reach, window.first));
+            }
+        }
+        let (_, first) = widest?;
+        Some(Range {
+            first,
+            last: now.last_pid,
+        })
+    }
+
+    /// Every live process carrying one of the `wanted` tags, by tag, looking only at the pids
+    /// in `range` when there is one.
+    fn scan(&mut self, wanted: &HashSet<u64>, range: Option<Range>) -> HashMap<u64, Vec<Tagged>> {
         let mut found: HashMap<u64, Vec<Tagged>> = HashMap::new();
         let Ok(entries) = std::fs::read_dir("/proc") else {
             return found;
@@ -284,7 +411,7 @@ impl Sweeper {
             let Some(pid) = name.to_str().and_then(|n| n.parse::<u32>().ok()) else {
                 continue;
             };
-            if pid == me {
+            if pid == me || range.is_some_and(|range| !range.contains(pid)) {
                 continue;
             }
             let Some(tag) = self.tag_of(pid).filter(|tag| wanted.contains(tag)) else {
@@ -361,4 +488,59 @@ fn send_through_pidfd(pidfd: &OwnedFd, signal: Signal) -> rustix::io::Result<()>
 #[cfg(not(target_os = "linux"))]
 fn send_through_pidfd(_pidfd: &OwnedFd, _signal: Signal) -> rustix::io::Result<()> {
     Err(Errno::NOSYS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn counters(forks: u64, tasks: u64, last_pid: u32) -> Counters {
+        Counters {
+            forks,
+            tasks,
+            last_pid,
+            pid_max: 32768,
+        }
+    }
+
+    #[test]
+    fn a_range_goes_round_at_pid_max() {
+        let plain = Range {
+            first: 100,
+            last: 200,
+        };
+        assert!(plain.contains(100) && plain.contains(200) && plain.contains(150));
+        assert!(!plain.contains(99) && !plain.contains(201));
+        let wrapped = Range {
+            first: 32000,
+            last: 400,
+        };
+        assert!(wrapped.contains(32000) && wrapped.contains(32767) && wrapped.contains(300));
+        assert!(!wrapped.contains(401) && !wrapped.contains(31999));
+    }
+
+    #[test]
+    fn a_window_holds_until_the_counter_could_have_come_round() {
+        let window = Window::new(1000, counters(50_000, 500, 999));
+        assert!(window.holds(&counters(50_010, 520, 1010)));
+        // 2 × 16 000 new tasks + 500 alive reach 32 768 − 300.
+        assert!(!window.holds(&counters(66_000, 500, 900)));
+        assert!(window.holds(&counters(65_000, 500, 900)));
+    }
+
+    #[test]
+    fn reach_counts_round_the_wrap() {
+        let window = Window::new(32_000, counters(0, 0, 31_999));
+        assert_eq!(window.reach(&counters(5, 0, 32_005)), 5);
+        assert_eq!(window.reach(&counters(900, 0, 400)), 400 + 768);
+    }
+
+    #[test]
+    fn the_counters_are_readable_here() {
+        let now = Counters::read().expect("/proc/stat and /proc/loadavg");
+        assert!(
+            now.forks > 0 && now.tasks > 0 && now.pid_max > 300,
+            "{now:?}"
+        );
+    }
 }
