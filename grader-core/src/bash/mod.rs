@@ -399,7 +399,8 @@ impl BashGrader {
             // Stop whatever the command started, in the group or out of it: SIGTERM, then
             // SIGKILL after the grace. The sweeper answers once none of it is alive.
             let mut reaped = exit.is_some();
-            let mut stopped = false;
+            // Bash exited and left nothing: usually told from a few files, without the sweeper.
+            let mut stopped = reaped && sweep::nothing_left(tag.id, guard.group, guard.window);
             let mut stopping = pin!(sweep::stop(
                 tag.id,
                 guard.group,

@@ -23,7 +23,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use rustix::io::Errno;
-use rustix::process::{Pid, Signal, kill_process, kill_process_group};
+use rustix::process::{Pid, Signal, kill_process, kill_process_group, test_kill_process_group};
 use tokio::sync::oneshot;
 
 /// The first pause between two rounds for a new request; it doubles up to [`ROUND_MAX`].
@@ -117,11 +117,15 @@ impl Counters {
         let mut fields = loadavg.split_ascii_whitespace().skip(3);
         let tasks = fields.next()?.split_once('/')?.1.parse().ok()?;
         let last_pid = fields.next()?.parse().ok()?;
-        let pid_max = std::fs::read_to_string("/proc/sys/kernel/pid_max")
-            .ok()?
-            .trim()
-            .parse()
-            .ok()?;
+        // Read once: it changes only when an administrator changes it.
+        static PID_MAX: OnceLock<Option<u32>> = OnceLock::new();
+        let pid_max = (*PID_MAX.get_or_init(|| {
+            std::fs::read_to_string("/proc/sys/kernel/pid_max")
+                .ok()?
+                .trim()
+                .parse()
+                .ok()
+        }))?;
         Some(Counters {
             forks,
             tasks,
@@ -169,14 +173,24 @@ impl Window {
     }
 }
 
-/// The pids from `first` to `last`, going round.
+/// The pids from `first` to `last`, going round at `pid_max`.
 #[derive(Clone, Copy, Debug)]
 struct Range {
     first: u32,
     last: u32,
+    /// How many pids that is.
+    len: u64,
+    pid_max: u32,
 }
 
 impl Range {
+    fn pids(self) -> impl Iterator<Item = u32> {
+        (0..self.len).filter_map(move |offset| {
+            let pid = (u64::from(self.first) + offset) % u64::from(self.pid_max.max(1));
+            u32::try_from(pid).ok()
+        })
+    }
+
     fn contains(self, pid: u32) -> bool {
         if self.first <= self.last {
             self.first <= pid && pid <= self.last
@@ -259,19 +273,16 @@ struct Job {
 
 struct Sweeper {
     rx: mpsc::Receiver<Request>,
-    /// `GRADER_BASH_<token>=`, as it starts an entry of `/proc/<pid>/environ`.
-    prefix: Vec<u8>,
     jobs: Vec<Job>,
-    environ: Vec<u8>,
+    reader: Reader,
 }
 
 impl Sweeper {
     fn new(rx: mpsc::Receiver<Request>) -> Self {
         Sweeper {
             rx,
-            prefix: format!("{}=", tag_name()).into_bytes(),
             jobs: Vec::new(),
-            environ: Vec::with_capacity(16 * 1024),
+            reader: Reader::new(),
         }
     }
 
@@ -332,12 +343,16 @@ impl Sweeper {
     /// One look at every process for all the jobs, and what follows for each.
     fn round(&mut self) {
         let wanted: HashSet<u64> = self.jobs.iter().map(|job| job.request.tag).collect();
-        let range = self.range();
-        let mut found = self.scan(&wanted, range);
+        let before = Counters::read();
+        let range = before.and_then(|before| self.range(&before));
+        let mut found = self.reader.scan(&wanted, range);
+        // A process that forked and exited while the scan ran may have left a child the scan
+        // did not see: an empty result counts only when no pid was handed out meanwhile.
+        let settled = before.map(|c| c.last_pid) == Counters::read().map(|c| c.last_pid);
         let now = Instant::now();
         self.jobs.retain_mut(|job| {
             let alive = found.remove(&job.request.tag).unwrap_or_default();
-            if alive.is_empty() {
+            if alive.is_empty() && settled {
                 // A member of the group that cleared its environment, if any, goes too.
                 if let Some(group) = job.request.group {
                     let _ = kill_process_group(group, Signal::KILL);
@@ -346,6 +361,11 @@ impl Sweeper {
                     let _ = done.send(());
                 }
                 return false;
+            }
+            if alive.is_empty() {
+                // Not settled: look again at once.
+                job.next_round = now;
+                return true;
             }
             if now >= job.kill_at {
                 let killed_at = *job.killed_at.get_or_insert(now);
@@ -381,37 +401,93 @@ impl Sweeper {
 
     /// The pids that every job's processes are among, when the counters tell; `None` for all.
     /// All windows end at the last pid handed out, so the widest one holds the others.
-    fn range(&self) -> Option<Range> {
-        let now = Counters::read()?;
+    fn range(&self, now: &Counters) -> Option<Range> {
         let mut widest: Option<(u64, u32)> = None;
         for job in &self.jobs {
-            let window = job.request.window.filter(|window| window.holds(&now))?;
-            let reach = window.reach(&now);
+            let window = job.request.window.filter(|window| window.holds(now))?;
+            let reach = window.reach(now);
             if widest.is_none_or(|(widest, _)| reach > widest) {
                 widest = Some((reach, window.first));
             }
         }
-        let (_, first) = widest?;
+        let (reach, first) = widest?;
         Some(Range {
             first,
             last: now.last_pid,
+            len: reach + 1,
+            pid_max: now.pid_max,
         })
+    }
+}
+
+/// How many pids a range may hold for them to be tried one by one rather than listed from
+/// `/proc`.
+const PROBE_MAX: u64 = 256;
+
+/// Whether nothing of tag `tag` and of `group` is alive, when that can be told at once by
+/// reading a few files on the calling thread: the group is empty and few pids were handed out
+/// since the command started. `false` means it could not be told; ask the sweeper.
+pub(super) fn nothing_left(tag: u64, group: Option<Pid>, window: Option<Window>) -> bool {
+    if let Some(group) = group
+        && test_kill_process_group(group) != Err(Errno::SRCH)
+    {
+        return false;
+    }
+    let Some(window) = window else {
+        return false;
+    };
+    let mut reader = Reader::new();
+    let wanted = HashSet::from([tag]);
+    let mut before = Counters::read();
+    // Look again while pids are handed out during the look (see `Sweeper::round`).
+    for _ in 0..3 {
+        let Some(now) = before.filter(|now| window.holds(now)) else {
+            return false;
+        };
+        let reach = window.reach(&now);
+        if reach >= PROBE_MAX {
+            return false;
+        }
+        let range = Range {
+            first: window.first,
+            last: now.last_pid,
+            len: reach + 1,
+            pid_max: now.pid_max,
+        };
+        if !reader.scan(&wanted, Some(range)).is_empty() {
+            return false;
+        }
+        let after = Counters::read();
+        if after.map(|c| c.last_pid) == Some(now.last_pid) {
+            return true;
+        }
+        before = after;
+    }
+    false
+}
+
+/// Reads processes' environments for tags.
+struct Reader {
+    /// `GRADER_BASH_<token>=`, as it starts an entry of `/proc/<pid>/environ`.
+    prefix: Vec<u8>,
+    environ: Vec<u8>,
+}
+
+impl Reader {
+    fn new() -> Self {
+        Reader {
+            prefix: format!("{}=", tag_name()).into_bytes(),
+            environ: Vec::with_capacity(16 * 1024),
+        }
     }
 
     /// Every live process carrying one of the `wanted` tags, by tag, looking only at the pids
     /// in `range` when there is one.
     fn scan(&mut self, wanted: &HashSet<u64>, range: Option<Range>) -> HashMap<u64, Vec<Tagged>> {
         let mut found: HashMap<u64, Vec<Tagged>> = HashMap::new();
-        let Ok(entries) = std::fs::read_dir("/proc") else {
-            return found;
-        };
         let me = std::process::id();
-        for entry in entries.flatten() {
-            let name = entry.file_name();
-            let Some(pid) = name.to_str().and_then(|n| n.parse::<u32>().ok()) else {
-                continue;
-            };
-            if pid == me || range.is_some_and(|range| !range.contains(pid)) {
+        for pid in candidates(range) {
+            if pid == me {
                 continue;
             }
             let Some(tag) = self.tag_of(pid).filter(|tag| wanted.contains(tag)) else {
@@ -446,6 +522,24 @@ impl Sweeper {
             .find_map(|entry| entry.strip_prefix(prefix))
             .and_then(|value| std::str::from_utf8(value).ok()?.parse().ok())
     }
+}
+
+/// The pids to look at: those of a small `range` one by one, or those `/proc` lists (within
+/// `range`, when there is one).
+fn candidates(range: Option<Range>) -> Vec<u32> {
+    if let Some(range) = range
+        && range.len <= PROBE_MAX
+    {
+        return range.pids().collect();
+    }
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| range.is_none_or(|range| range.contains(pid)))
+        .collect()
 }
 
 /// A live process carrying a tag.
@@ -508,13 +602,23 @@ mod tests {
         let plain = Range {
             first: 100,
             last: 200,
+            len: 101,
+            pid_max: 32768,
         };
+        assert_eq!(plain.pids().count(), 101);
         assert!(plain.contains(100) && plain.contains(200) && plain.contains(150));
         assert!(!plain.contains(99) && !plain.contains(201));
         let wrapped = Range {
             first: 32000,
             last: 400,
+            len: 768 + 401,
+            pid_max: 32768,
         };
+        let pids: Vec<u32> = wrapped.pids().collect();
+        assert_eq!(
+            (pids[0], pids[767], pids[768], pids[pids.len() - 1]),
+            (32000, 32767, 0, 400)
+        );
         assert!(wrapped.contains(32000) && wrapped.contains(32767) && wrapped.contains(300));
         assert!(!wrapped.contains(401) && !wrapped.contains(31999));
     }
