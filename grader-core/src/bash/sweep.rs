@@ -297,10 +297,7 @@ impl Sweeper {
                     Err(mpsc::RecvError) => return,
                 }
             }
-            loop {
-                let Some(next) = self.jobs.iter().map(|job| job.next_round).min() else {
-                    break;
-                };
+            while let Some(next) = self.jobs.iter().map(|job| job.next_round).min() {
                 let now = Instant::now();
                 let next = next.max(rest_until);
                 if next <= now {
