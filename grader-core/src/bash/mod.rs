@@ -158,14 +158,19 @@ pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(1);
 ///   `setsid`, `setsid -f`, `set -m` job control, a double fork or `setpgid` leave the process
 ///   group but keep the tag. The command also leads a process group of its own, which is
 ///   signalled as a whole too.
-/// - **One sweeper for all graders.** When a grade ends, a single thread per process (not one
-///   per grader, and never an executor thread) reads `/proc/<pid>/environ` of every process
-///   once per round for all the grades waiting, signals the processes of their tags through
-///   pidfds (so a reused pid is never hit), and answers each grade when none of its processes
-///   is alive. Zombies do not count: bash's orphans are reaped by init, and under an init
-///   that does not reap (some containers) they stay as zombies, which run nothing and hold no
-///   pipe. The thread and its one round per wait cost about one read per process on the
-///   machine.
+/// - **One sweeper for all graders.** When a grade ends with something left, a single thread
+///   per process (not one per grader, and never an executor thread) reads
+///   `/proc/<pid>/environ` once per round for all the grades waiting, signals the processes
+///   of their tags through pidfds (so a reused pid is never hit), and answers each grade when
+///   none of its processes is alive. It reads only the pids handed out since the oldest
+///   waiting command started, as long as the kernel's counters (`/proc/stat`,
+///   `/proc/loadavg`) show that the pid counter cannot have come round since; otherwise every
+///   process. A round takes at most half a core (it rests as long as it ran). Zombies do not
+///   count: bash's orphans are reaped by init, and under an init that does not reap (some
+///   containers) they stay as zombies, which run nothing and hold no pipe.
+/// - **The common case costs a few reads.** When bash exits by itself, its process group is
+///   empty and few pids were handed out since it started, the grade checks those pids itself
+///   and does not involve the sweeper.
 /// - **A watcher for when this process dies.** The first grade starts one `bash` watcher for
 ///   the whole process, in a process group of its own and ignoring SIGINT, SIGQUIT, SIGHUP and
 ///   SIGTERM. It waits on a pipe whose other end only this process holds; when this process

@@ -4,10 +4,12 @@
 //! this grading process and `<n>` to the command. Every process the command starts inherits it,
 //! including those that leave the process group (`setsid`, `set -m`, a double fork,
 //! `setpgid`). One sweeper thread per process serves every grader: when a grader ends, it asks
-//! the sweeper to stop its tag, and the sweeper reads `/proc/<pid>/environ` of every process
-//! once per round for all the graders waiting, sends SIGTERM to what carries their tags, then
-//! SIGKILL after their grace, and answers each grader once nothing of its tag is alive. The
-//! executor threads never read `/proc`.
+//! the sweeper to stop its tag, and the sweeper reads `/proc/<pid>/environ` once per round for
+//! all the graders waiting, sends SIGTERM to what carries their tags, then SIGKILL after their
+//! grace, and answers each grader once nothing of its tag is alive. A round reads only the pids
+//! handed out since the oldest waiting command started (see [`Window`]) when the kernel's
+//! counters allow. The executor threads never list `/proc`: [`nothing_left`] reads at most a
+//! few hundred pids' files, once per grade, when bash exited by itself.
 //!
 //! Signals go through pidfds opened after the tag was read and checked again, so a process
 //! that exits and whose pid is reused by an unrelated process is never signalled.
@@ -328,7 +330,10 @@ impl Sweeper {
             }
         }
         self.jobs.push(Job {
-            kill_at: now.checked_add(request.grace).unwrap_or(now + ROUND_MAX),
+            // A grace too long to add is as good as a year.
+            kill_at: now
+                .checked_add(request.grace)
+                .unwrap_or(now + Duration::from_secs(365 * 24 * 3600)),
             killed_at: None,
             termed: HashSet::new(),
             pause: ROUND_MIN,
@@ -342,10 +347,7 @@ impl Sweeper {
         let wanted: HashSet<u64> = self.jobs.iter().map(|job| job.request.tag).collect();
         let before = Counters::read();
         let range = before.and_then(|before| self.range(&before));
-        let mut found = self.reader.scan(&wanted, range);
-        // A process that forked and exited while the scan ran may have left a child the scan
-        // did not see: an empty result counts only when no pid was handed out meanwhile.
-        let settled = before.map(|c| c.last_pid) == Counters::read().map(|c| c.last_pid);
+        let (mut found, settled) = self.reader.scan_settled(&wanted, range, before);
         let now = Instant::now();
         self.jobs.retain_mut(|job| {
             let alive = found.remove(&job.request.tag).unwrap_or_default();
@@ -417,6 +419,10 @@ impl Sweeper {
     }
 }
 
+/// How many times [`Reader::scan_settled`] looks at newly handed-out pids before giving up
+/// until the next round.
+const SETTLE_LOOKS: usize = 8;
+
 /// How many pids a range may hold for them to be tried one by one rather than listed from
 /// `/proc`.
 const PROBE_MAX: u64 = 256;
@@ -433,34 +439,22 @@ pub(super) fn nothing_left(tag: u64, group: Option<Pid>, window: Option<Window>)
     let Some(window) = window else {
         return false;
     };
-    let mut reader = Reader::new();
-    let wanted = HashSet::from([tag]);
-    let mut before = Counters::read();
-    // Look again while pids are handed out during the look (see `Sweeper::round`).
-    for _ in 0..3 {
-        let Some(now) = before.filter(|now| window.holds(now)) else {
-            return false;
-        };
-        let reach = window.reach(&now);
-        if reach >= PROBE_MAX {
-            return false;
-        }
-        let range = Range {
-            first: window.first,
-            last: now.last_pid,
-            len: reach + 1,
-            pid_max: now.pid_max,
-        };
-        if !reader.scan(&wanted, Some(range)).is_empty() {
-            return false;
-        }
-        let after = Counters::read();
-        if after.map(|c| c.last_pid) == Some(now.last_pid) {
-            return true;
-        }
-        before = after;
+    let Some(now) = Counters::read().filter(|now| window.holds(now)) else {
+        return false;
+    };
+    let reach = window.reach(&now);
+    if reach >= PROBE_MAX {
+        return false;
     }
-    false
+    let range = Range {
+        first: window.first,
+        last: now.last_pid,
+        len: reach + 1,
+        pid_max: now.pid_max,
+    };
+    let (found, settled) =
+        Reader::new().scan_settled(&HashSet::from([tag]), Some(range), Some(now));
+    settled && found.is_empty()
 }
 
 /// Reads processes' environments for tags.
@@ -476,6 +470,44 @@ impl Reader {
             prefix: format!("{}=", tag_name()).into_bytes(),
             environ: Vec::with_capacity(16 * 1024),
         }
+    }
+
+    /// As [`scan`](Self::scan), then the pids handed out during the scan, and so on until none
+    /// was, for a process that forked and exited while the scan ran: its child is among them.
+    /// `before` is the counters read just before. Says whether it came to rest (always when
+    /// the counters cannot be read); when not, an empty result proves nothing.
+    fn scan_settled(
+        &mut self,
+        wanted: &HashSet<u64>,
+        range: Option<Range>,
+        before: Option<Counters>,
+    ) -> (HashMap<u64, Vec<Tagged>>, bool) {
+        let mut found = self.scan(wanted, range);
+        let Some(mut last) = before.map(|before| before.last_pid) else {
+            return (found, true);
+        };
+        for _ in 0..SETTLE_LOOKS {
+            let Some(now) = Counters::read() else {
+                return (found, true);
+            };
+            if now.last_pid == last {
+                return (found, true);
+            }
+            let pid_max = u64::from(now.pid_max.max(1));
+            let first = (u64::from(last) + 1) % pid_max;
+            let len = (u64::from(now.last_pid) + pid_max - first) % pid_max + 1;
+            let since = Range {
+                first: u32::try_from(first).unwrap_or(0),
+                last: now.last_pid,
+                len,
+                pid_max: now.pid_max,
+            };
+            for (tag, processes) in self.scan(wanted, Some(since)) {
+                found.entry(tag).or_default().extend(processes);
+            }
+            last = now.last_pid;
+        }
+        (found, false)
     }
 
     /// Every live process carrying one of the `wanted` tags, by tag, looking only at the pids
