@@ -111,7 +111,9 @@ pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(1);
 ///   a directory, or not enterable), not a 0.0: the grader could not run, the agent did not
 ///   fail. So is an environment variable that cannot be set as given (an empty name, `=` or
 ///   NUL in the name, NUL in the value: [`Failure::Environment`]), and a tokio runtime
-///   without its IO driver or its timer ([`Failure::Runtime`], before anything starts). A
+///   without its IO driver or its timer ([`Failure::Runtime`], before anything starts; tokio
+///   offers no way to ask, so the check catches tokio's own panic, whose message the panic
+///   hook still prints, and under `panic = "abort"` it aborts as tokio would have). A
 ///   missing `/bin/bash` still scores 0.0 with stderr `/bin/bash not found`, as the reference.
 /// - **The clock starts with the command**, not when the grade was created, so a grade
 ///   waiting for its turn in a [`Gather::limit`](crate::Gather::limit) does not use up its
