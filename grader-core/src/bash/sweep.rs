@@ -482,7 +482,7 @@ impl Reader {
         range: Option<Range>,
         before: Option<Counters>,
     ) -> (HashMap<u64, Vec<Tagged>>, bool) {
-        let mut found = self.scan(wanted, range);
+        let mut found = self.scan(wanted, range, range);
         let Some(mut last) = before.map(|before| before.last_pid) else {
             return (found, true);
         };
@@ -502,7 +502,14 @@ impl Reader {
                 len,
                 pid_max: now.pid_max,
             };
-            for (tag, processes) in self.scan(wanted, Some(since)) {
+            // Their parents may be anywhere from the first pid of `range` on.
+            let domain = range.map(|range| Range {
+                first: range.first,
+                last: now.last_pid,
+                len: range.len + since.len,
+                pid_max: now.pid_max,
+            });
+            for (tag, processes) in self.scan(wanted, Some(since), domain) {
                 found.entry(tag).or_default().extend(processes);
             }
             last = now.last_pid;
@@ -511,12 +518,31 @@ impl Reader {
     }
 
     /// Every live process carrying one of the `wanted` tags, by tag, looking only at the pids
-    /// in `range` when there is one.
-    fn scan(&mut self, wanted: &HashSet<u64>, range: Option<Range>) -> HashMap<u64, Vec<Tagged>> {
+    /// in `look` when there is one.
+    ///
+    /// With a `domain` (the pids handed out since the commands started), only the processes
+    /// that can descend from a command have their environment read: reading another
+    /// process's environment waits for its memory map lock, which a busy compiler or linker
+    /// can hold for milliseconds. A command's process was started by bash or by another of its
+    /// processes, so its parent is bash, a process of the domain that can descend from a
+    /// command in turn, or, once its parent died, the process that adopted it: init or a
+    /// subreaper, which is this process or one of its ancestors. Its parent is read from
+    /// `/proc/<pid>/stat`, which takes no such lock.
+    fn scan(
+        &mut self,
+        wanted: &HashSet<u64>,
+        look: Option<Range>,
+        domain: Option<Range>,
+    ) -> HashMap<u64, Vec<Tagged>> {
         let mut found: HashMap<u64, Vec<Tagged>> = HashMap::new();
         let me = std::process::id();
-        for pid in candidates(range) {
-            if pid == me {
+        let mut lineage = domain.map(Lineage::new);
+        for pid in candidates(look) {
+            if pid == me
+                || lineage
+                    .as_mut()
+                    .is_some_and(|lineage| !lineage.may_descend(pid))
+            {
                 continue;
             }
             let Some(tag) = self.tag_of(pid).filter(|tag| wanted.contains(tag)) else {
@@ -551,6 +577,79 @@ impl Reader {
             .find_map(|entry| entry.strip_prefix(prefix))
             .and_then(|value| std::str::from_utf8(value).ok()?.parse().ok())
     }
+}
+
+/// Which processes of a domain can descend from a command, by their parents (see
+/// [`Reader::scan`]).
+struct Lineage {
+    domain: Range,
+    /// This process, its ancestors and init: who adopts an orphan.
+    adopters: HashSet<u32>,
+    /// What is known: whether each pid can descend from a command (`false` for a zombie or a
+    /// process gone).
+    known: HashMap<u32, bool>,
+}
+
+impl Lineage {
+    fn new(domain: Range) -> Self {
+        let mut adopters = HashSet::from([1]);
+        let mut pid = std::process::id();
+        while adopters.insert(pid) {
+            match parent_of(pid) {
+                Some((parent, _)) if parent > 0 => pid = parent,
+                _ => break,
+            }
+        }
+        Lineage {
+            domain,
+            adopters,
+            known: HashMap::new(),
+        }
+    }
+
+    fn may_descend(&mut self, pid: u32) -> bool {
+        // Up the parents while the answer is unknown; then the answer for the whole path.
+        let mut path = Vec::new();
+        let mut current = pid;
+        let answer = loop {
+            if let Some(&known) = self.known.get(&current) {
+                break known;
+            }
+            path.push(current);
+            match parent_of(current) {
+                // The process itself is gone or a zombie: not alive.
+                None | Some((_, true)) if current == pid => break false,
+                // An ancestor died while being looked at, and its children have been adopted
+                // since: look at the environment.
+                None | Some((_, true)) => break true,
+                Some((parent, false)) => {
+                    if self.adopters.contains(&parent) {
+                        break true;
+                    }
+                    if !self.domain.contains(parent) || path.len() > 4096 || path.contains(&parent)
+                    {
+                        break false;
+                    }
+                    current = parent;
+                }
+            }
+        };
+        for pid in path {
+            self.known.insert(pid, answer);
+        }
+        answer
+    }
+}
+
+/// The parent of process `pid` and whether it is a zombie, from `/proc/<pid>/stat`.
+fn parent_of(pid: u32) -> Option<(u32, bool)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // `pid (comm) state ppid …`; comm may itself hold spaces and parentheses.
+    let (_, fields) = stat.rsplit_once(')')?;
+    let mut fields = fields.split_ascii_whitespace();
+    let zombie = matches!(fields.next()?, "Z" | "X");
+    let parent = fields.next()?.parse().ok()?;
+    Some((parent, zombie))
 }
 
 /// The pids to look at: those of a small `range` one by one, or those `/proc` lists (within
@@ -675,5 +774,86 @@ mod tests {
             now.forks > 0 && now.tasks > 0 && now.pid_max > 300,
             "{now:?}"
         );
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod lineage_tests {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+
+    use super::*;
+
+    /// The pid of the live child of `parent` running `sleep`, waiting for it to start.
+    fn sleeping_child(parent: u32) -> u32 {
+        let start = Instant::now();
+        loop {
+            let output = Command::new("pgrep")
+                .args(["-P", &parent.to_string(), "sleep"])
+                .output()
+                .expect("pgrep runs");
+            if let Some(pid) = String::from_utf8_lossy(&output.stdout)
+                .split_whitespace()
+                .next()
+                .and_then(|pid| pid.parse().ok())
+            {
+                return pid;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "no sleep under {parent}"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    #[test]
+    fn only_processes_that_can_descend_from_a_command_are_read() {
+        // Started before the domain, not an ancestor of this process: what it starts later is
+        // in the domain but cannot descend from a command.
+        let mut outsider = Command::new("/bin/bash")
+            .args(["-c", "read -r _; sleep 30; :"])
+            .stdin(Stdio::piped())
+            .spawn()
+            .expect("bash runs");
+        let first = Counters::read().expect("counters").last_pid + 1;
+        let mut inside = Command::new("/bin/bash")
+            .args(["-c", "sleep 30; :"])
+            .spawn()
+            .expect("bash runs");
+        outsider
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(b"go\n")
+            .expect("written");
+        let (outsider_sleep, inside_sleep) =
+            (sleeping_child(outsider.id()), sleeping_child(inside.id()));
+        let now = Counters::read().expect("counters");
+        let domain = Range {
+            first,
+            last: now.last_pid,
+            len: if now.last_pid >= first {
+                u64::from(now.last_pid - first) + 1
+            } else {
+                u64::from(now.last_pid) + u64::from(now.pid_max) - u64::from(first) + 1
+            },
+            pid_max: now.pid_max,
+        };
+        let mut lineage = Lineage::new(domain);
+        let verdicts = (
+            lineage.may_descend(inside.id()),
+            lineage.may_descend(inside_sleep),
+            lineage.may_descend(outsider_sleep),
+        );
+        for child in [&mut outsider, &mut inside] {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        for pid in [outsider_sleep, inside_sleep] {
+            let _ = Command::new("kill").arg(pid.to_string()).status();
+        }
+        assert_eq!(verdicts, (true, true, false));
     }
 }
