@@ -3,6 +3,8 @@
 //! - `bash_true`: one grader of `true` against its floor, spawning `/bin/bash -lc true` with
 //!   `std::process::Command` and capturing both pipes. Both run with the same environment, `HOME`
 //!   included (an empty directory, so the login profile of the machine does not dominate).
+//!   A third run interleaves the two call by call and prints the ratio of their sums, which a
+//!   change in the machine's load between two runs does not skew.
 //! - `bash_timeouts`: 600 graders at once whose command leaves a grandchild that ignores
 //!   SIGTERM, each with a 1 s timeout and the default 1 s grace, against the floor of
 //!   timeout + grace, and against 600 graders of `true` (what starting them costs here). The
@@ -45,6 +47,40 @@ fn bash_true(c: &mut Criterion) {
                 .expect("bash runs");
             assert_eq!(sub.value(), 1.0);
             black_box(sub)
+        });
+    });
+    // The two above run one after the other, so a change in the machine's load between them
+    // shows as a difference. Here each iteration runs the floor, then the grader; the grader's
+    // time is measured and the ratio of the two sums, under the same load, is printed.
+    let floor = || {
+        let output = Command::new("/bin/bash")
+            .args(["-lc", "true"])
+            .env("HOME", &home)
+            .stdin(Stdio::null())
+            .output()
+            .expect("bash runs");
+        assert!(output.status.success());
+        black_box(output);
+    };
+    group.bench_function("bash_grader_interleaved_with_floor", |b| {
+        b.iter_custom(|iters| {
+            let (mut floor_time, mut grader_time) = (Duration::ZERO, Duration::ZERO);
+            for _ in 0..iters {
+                let start = Instant::now();
+                floor();
+                floor_time += start.elapsed();
+                let start = Instant::now();
+                let sub = runtime
+                    .block_on(BashGrader::new("true").env("HOME", &home).grade(1.0))
+                    .expect("bash runs");
+                grader_time += start.elapsed();
+                assert_eq!(sub.value(), 1.0);
+            }
+            eprintln!(
+                "grader / floor over {iters} interleaved calls: {:.3}",
+                grader_time.as_secs_f64() / floor_time.as_secs_f64()
+            );
+            grader_time
         });
     });
     group.finish();
