@@ -15,7 +15,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use grader_core::{BashGrader, Gather, Grader};
+use grader_core::{BashGrader, Gather};
 use std::hint::black_box;
 
 fn bash_true(c: &mut Criterion) {
@@ -136,7 +136,7 @@ fn bash_timeouts(c: &mut Criterion) {
                     let result = runtime.block_on(async {
                         let mut gather = Gather::new();
                         for _ in 0..GRADERS {
-                            gather = gather.pending(
+                            gather = gather.add(
                                 BashGrader::new(command)
                                     .env("HOME", &home)
                                     .timeout(Duration::from_secs(1))

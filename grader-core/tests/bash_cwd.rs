@@ -64,7 +64,7 @@ fn check_unenterable_directory() {
         .enable_all()
         .build()
         .unwrap();
-    let result = runtime.block_on(grader_core::Grader::grade(bash("true").cwd(&dir), 1.0));
+    let result = runtime.block_on(bash("true").cwd(&dir).grade(1.0));
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
     std::fs::remove_dir(&dir).unwrap();
     let error = result.unwrap_err();

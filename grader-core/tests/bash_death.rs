@@ -128,18 +128,9 @@ fn grading_until_ended() {
     }
     let result = runtime.block_on(
         Gather::new()
-            .pending(grader_core::Grader::grade(
-                bash(&format!("sleep 1000.{mark}")),
-                1.0,
-            ))
-            .pending(grader_core::Grader::grade(
-                bash(&format!("setsid sleep 1000.{mark} & wait")),
-                1.0,
-            ))
-            .pending(grader_core::Grader::grade(
-                bash(&format!("(trap '' TERM; exec sleep 1000.{mark}) & wait")),
-                1.0,
-            ))
+            .add(bash(&format!("sleep 1000.{mark}")).grade(1.0))
+            .add(bash(&format!("setsid sleep 1000.{mark} & wait")).grade(1.0))
+            .add(bash(&format!("(trap '' TERM; exec sleep 1000.{mark}) & wait")).grade(1.0))
             .run(),
     );
     panic!("the grading process should have been ended, got {result:?}");

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use bash_support::{bash, live_processes, marker};
-use grader_core::{BashGrader, Grader, SubScore};
+use grader_core::{BashGrader, SubScore};
 
 /// Shell code that waits until `sleep 1000.<mark>` runs, so that the command does not end
 /// before its escape has happened.
