@@ -100,11 +100,35 @@ pub(super) struct Counters {
     pid_max: u32,
 }
 
+/// The largest pid plus one, read once: it changes only when an administrator changes it.
+fn pid_max() -> Option<u32> {
+    static PID_MAX: OnceLock<Option<u32>> = OnceLock::new();
+    *PID_MAX.get_or_init(|| {
+        std::fs::read_to_string("/proc/sys/kernel/pid_max")
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    })
+}
+
 /// Pids below this are never handed out again once the counter wraps (the kernel's
 /// `RESERVED_PIDS`).
 const RESERVED_PIDS: u64 = 300;
 
 impl Counters {
+    /// The counters now but `forks` and `tasks` (left at 0), which take the longest to read.
+    fn read_last_pid() -> Option<Counters> {
+        let loadavg = std::fs::read_to_string("/proc/loadavg").ok()?;
+        let last_pid = loadavg.split_ascii_whitespace().nth(4)?.parse().ok()?;
+        Some(Counters {
+            forks: 0,
+            tasks: 0,
+            last_pid,
+            pid_max: pid_max()?,
+        })
+    }
+
     /// The counters now, or `None` where `/proc` does not tell.
     pub(super) fn read() -> Option<Counters> {
         let stat = std::fs::read_to_string("/proc/stat").ok()?;
@@ -119,15 +143,7 @@ impl Counters {
         let mut fields = loadavg.split_ascii_whitespace().skip(3);
         let tasks = fields.next()?.split_once('/')?.1.parse().ok()?;
         let last_pid = fields.next()?.parse().ok()?;
-        // Read once: it changes only when an administrator changes it.
-        static PID_MAX: OnceLock<Option<u32>> = OnceLock::new();
-        let pid_max = (*PID_MAX.get_or_init(|| {
-            std::fs::read_to_string("/proc/sys/kernel/pid_max")
-                .ok()?
-                .trim()
-                .parse()
-                .ok()
-        }))?;
+        let pid_max = pid_max()?;
         Some(Counters {
             forks,
             tasks,
@@ -487,7 +503,7 @@ impl Reader {
             return (found, true);
         };
         for _ in 0..SETTLE_LOOKS {
-            let Some(now) = Counters::read() else {
+            let Some(now) = Counters::read_last_pid() else {
                 return (found, true);
             };
             if now.last_pid == last {
@@ -584,7 +600,7 @@ impl Reader {
 struct Lineage {
     domain: Range,
     /// This process, its ancestors and init: who adopts an orphan.
-    adopters: HashSet<u32>,
+    adopters: &'static HashSet<u32>,
     /// What is known: whether each pid can descend from a command (`false` for a zombie or a
     /// process gone).
     known: HashMap<u32, bool>,
@@ -592,14 +608,20 @@ struct Lineage {
 
 impl Lineage {
     fn new(domain: Range) -> Self {
-        let mut adopters = HashSet::from([1]);
-        let mut pid = std::process::id();
-        while adopters.insert(pid) {
-            match parent_of(pid) {
-                Some((parent, _)) if parent > 0 => pid = parent,
-                _ => break,
+        // Found once: when this process's parent dies, the one that adopts it is one of its
+        // former ancestors, so the set stays whole.
+        static ADOPTERS: OnceLock<HashSet<u32>> = OnceLock::new();
+        let adopters = ADOPTERS.get_or_init(|| {
+            let mut adopters = HashSet::from([1]);
+            let mut pid = std::process::id();
+            while adopters.insert(pid) {
+                match parent_of(pid) {
+                    Some((parent, _)) if parent > 0 => pid = parent,
+                    _ => break,
+                }
             }
-        }
+            adopters
+        });
         Lineage {
             domain,
             adopters,
@@ -773,6 +795,11 @@ mod tests {
         assert!(
             now.forks > 0 && now.tasks > 0 && now.pid_max > 300,
             "{now:?}"
+        );
+        let later = Counters::read_last_pid().expect("/proc/loadavg");
+        assert!(
+            later.last_pid > 0 && later.pid_max == now.pid_max,
+            "{later:?}"
         );
     }
 }
