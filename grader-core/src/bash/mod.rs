@@ -168,8 +168,11 @@ pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(1);
 ///   of their tags through pidfds (so a reused pid is never hit), and answers each grade when
 ///   none of its processes is alive. It reads only the pids handed out since the oldest
 ///   waiting command started, as long as the kernel's counters (`/proc/stat`,
-///   `/proc/loadavg`) show that the pid counter cannot have come round since; otherwise every
-///   process. A round takes at most half a core (it rests as long as it ran). Zombies do not
+///   `/proc/loadavg`) show that the pid counter cannot have come round since (otherwise every
+///   process), and of those only the environments of processes whose parents (from
+///   `/proc/<pid>/stat`) show they can descend from a command: reading another process's
+///   environment waits for its memory map lock, which a busy compiler can hold for
+///   milliseconds. A round takes at most half a core (it rests as long as it ran). Zombies do not
 ///   count: bash's orphans are reaped by init, and under an init that does not reap (some
 ///   containers) they stay as zombies, which run nothing and hold no pipe.
 /// - **The common case costs a few reads.** When bash exits by itself, its process group is
