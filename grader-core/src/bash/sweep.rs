@@ -884,3 +884,54 @@ mod lineage_tests {
         assert_eq!(verdicts, (true, true, false));
     }
 }
+
+#[cfg(all(test, target_os = "linux"))]
+mod scan_tests {
+    use std::process::Command;
+    use std::time::{Duration, Instant};
+
+    use super::*;
+
+    #[test]
+    fn a_tagged_process_is_found_with_and_without_a_window() {
+        let id = 1 << 40; // far from the ids graders of this test binary use
+        let before = Counters::read().expect("counters");
+        let mut tagged = Command::new("/bin/sleep")
+            .arg("30")
+            .env(tag_name(), id.to_string())
+            .spawn()
+            .expect("sleep runs");
+        let pid = tagged.id();
+        let wanted = HashSet::from([id]);
+        let window = Window::new(pid, before);
+        let start = Instant::now();
+        // Until sleep has been exec'd (before that the environment is this process's).
+        let (everywhere, windowed) = loop {
+            let everywhere = Reader::new().scan(&wanted, None, None);
+            let now = Counters::read().expect("counters");
+            let range = Range {
+                first: pid,
+                last: now.last_pid,
+                len: window.reach(&now) + 1,
+                pid_max: now.pid_max,
+            };
+            let windowed = Reader::new().scan(&wanted, Some(range), Some(range));
+            if everywhere.contains_key(&id) || start.elapsed() > Duration::from_secs(10) {
+                break (everywhere, windowed);
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        let _ = tagged.kill();
+        let _ = tagged.wait();
+        let pids = |found: &HashMap<u64, Vec<Tagged>>| -> Vec<i32> {
+            found.get(&id).map_or_else(Vec::new, |processes| {
+                processes.iter().map(|process| process.pid).collect()
+            })
+        };
+        let expected = vec![i32::try_from(pid).expect("a pid")];
+        assert_eq!(pids(&everywhere), expected);
+        assert_eq!(pids(&windowed), expected);
+        // Once reaped, nothing is found.
+        assert!(Reader::new().scan(&wanted, None, None).is_empty());
+    }
+}
