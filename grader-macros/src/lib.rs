@@ -1,6 +1,7 @@
 //! The `#[grader]` attribute macro. Use it through `grader-core`, which re-exports it.
 
 mod args;
+mod capture;
 mod expand;
 mod fallback;
 mod model;
