@@ -67,7 +67,7 @@ pub fn parse(args: TokenStream) -> (Options, Option<syn::Error>) {
 }
 
 /// Sets an option once; a second setting is reported on its key.
-fn set<T>(slot: &mut Option<T>, value: T, key: &Path, errors: &mut Errors) {
+pub fn set<T>(slot: &mut Option<T>, value: T, key: &Path, errors: &mut Errors) {
     if slot.is_some() {
         let name = key.get_ident().map(ToString::to_string).unwrap_or_default();
         errors.push(syn::Error::new_spanned(
@@ -79,7 +79,7 @@ fn set<T>(slot: &mut Option<T>, value: T, key: &Path, errors: &mut Errors) {
     }
 }
 
-fn parse_name(meta: &Meta) -> syn::Result<LitStr> {
+pub fn parse_name(meta: &Meta) -> syn::Result<LitStr> {
     let value = match meta {
         Meta::NameValue(nv) => &nv.value,
         _ => {
@@ -110,7 +110,7 @@ fn parse_name(meta: &Meta) -> syn::Result<LitStr> {
     }
 }
 
-fn parse_skip(meta: &Meta) -> syn::Result<Vec<Ident>> {
+pub fn parse_skip(meta: &Meta) -> syn::Result<Vec<Ident>> {
     let list = meta.require_list().map_err(|_| {
         syn::Error::new(
             meta.span(),
@@ -121,7 +121,7 @@ fn parse_skip(meta: &Meta) -> syn::Result<Vec<Ident>> {
     Ok(idents.into_iter().collect())
 }
 
-fn parse_crate(meta: &Meta) -> syn::Result<Path> {
+pub fn parse_crate(meta: &Meta) -> syn::Result<Path> {
     let hint = "#[grader] option `crate` takes a path: `crate = my_reexport::grader_core`";
     match meta {
         Meta::NameValue(nv) => match &nv.value {

@@ -2,6 +2,7 @@
 
 mod args;
 mod capture;
+mod derive;
 mod expand;
 mod fallback;
 mod model;
@@ -183,4 +184,10 @@ use proc_macro::TokenStream;
 #[proc_macro_attribute]
 pub fn grader(args: TokenStream, input: TokenStream) -> TokenStream {
     expand::grader(args.into(), input.into()).into()
+}
+
+/// Implements `Grader` for a struct whose fields are the grader's inputs.
+#[proc_macro_derive(Grader, attributes(grader))]
+pub fn derive_grader(input: TokenStream) -> TokenStream {
+    derive::derive(input.into()).into()
 }
