@@ -148,9 +148,7 @@ fn parse_score(key: &Ident, rest: TokenStream) -> syn::Result<ScoreMethod> {
         .into_iter()
         .nth(1)
         .map_or_else(|| key.span(), |tree| tree.span());
-    parser
-        .parse2(rest)
-        .map_err(|_| syn::Error::new(span, hint))
+    parser.parse2(rest).map_err(|_| syn::Error::new(span, hint))
 }
 
 /// A field's options, and every error found in them.

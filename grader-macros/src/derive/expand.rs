@@ -21,11 +21,13 @@ pub fn expand(grader: &Grader) -> TokenStream {
     let method = &score.ident;
     let body = if score.is_async {
         quote_spanned! {method.span()=>
+            #[allow(unused_mut)]
             let mut this = self;
             #krate::__private::score_method_async(this.#method()).await
         }
     } else {
         quote_spanned! {method.span()=>
+            #[allow(unused_mut)]
             let mut this = self;
             #krate::__private::score_method(this.#method())
         }

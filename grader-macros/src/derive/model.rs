@@ -38,7 +38,11 @@ pub struct Grader<'a> {
 
 impl<'a> Grader<'a> {
     /// Builds the model from the struct and its parsed options (`field_options` in field order).
-    pub fn new(input: &'a DeriveInput, options: &'a Options, field_options: &[FieldOptions]) -> Self {
+    pub fn new(
+        input: &'a DeriveInput,
+        options: &'a Options,
+        field_options: &[FieldOptions],
+    ) -> Self {
         let krate = options
             .krate
             .clone()
@@ -53,7 +57,12 @@ impl<'a> Grader<'a> {
                 Fields::Named(named) => named
                     .named
                     .iter()
-                    .zip(field_options.iter().map(Some).chain(std::iter::repeat(None)))
+                    .zip(
+                        field_options
+                            .iter()
+                            .map(Some)
+                            .chain(std::iter::repeat(None)),
+                    )
                     .filter_map(|(field, field_options)| {
                         let ident = field.ident.as_ref()?;
                         let key = unraw(ident);

@@ -47,6 +47,7 @@ fn owned_fields() {
                 async fn score(
                     self,
                 ) -> ::core::result::Result<::grader_core::Score, ::grader_core::Failure> {
+                    #[allow(unused_mut)]
                     let mut this = self;
                     ::grader_core::__private::score_method(this.check())
                 }
@@ -99,6 +100,7 @@ fn lifetimes() {
                 async fn score(
                     self,
                 ) -> ::core::result::Result<::grader_core::Score, ::grader_core::Failure> {
+                    #[allow(unused_mut)]
                     let mut this = self;
                     ::grader_core::__private::score_method(this.check())
                 }
@@ -149,6 +151,7 @@ fn generics() {
                 async fn score(
                     self,
                 ) -> ::core::result::Result<::grader_core::Score, ::grader_core::Failure> {
+                    #[allow(unused_mut)]
                     let mut this = self;
                     ::grader_core::__private::score_method(this.check())
                 }
@@ -190,6 +193,7 @@ fn skip() {
                 async fn score(
                     self,
                 ) -> ::core::result::Result<::grader_core::Score, ::grader_core::Failure> {
+                    #[allow(unused_mut)]
                     let mut this = self;
                     ::grader_core::__private::score_method(this.check())
                 }
@@ -228,6 +232,7 @@ fn async_score() {
                 async fn score(
                     self,
                 ) -> ::core::result::Result<my::grader_core::Score, my::grader_core::Failure> {
+                    #[allow(unused_mut)]
                     let mut this = self;
                     my::grader_core::__private::score_method_async(this.check()).await
                 }
@@ -255,6 +260,7 @@ fn unit_struct_records_nothing() {
                 async fn score(
                     self,
                 ) -> ::core::result::Result<::grader_core::Score, ::grader_core::Failure> {
+                    #[allow(unused_mut)]
                     let mut this = self;
                     ::grader_core::__private::score_method(this.always())
                 }

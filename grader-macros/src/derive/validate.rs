@@ -14,12 +14,21 @@ use crate::args::Errors;
 use crate::model::unraw;
 
 /// Checks the struct and the options against each other.
-pub fn check(input: &DeriveInput, options: &Options, field_options: &[FieldOptions]) -> Option<syn::Error> {
+pub fn check(
+    input: &DeriveInput,
+    options: &Options,
+    field_options: &[FieldOptions],
+) -> Option<syn::Error> {
     let mut errors = Errors::default();
 
     let names: Vec<String> = match &input.data {
         Data::Struct(data) => match &data.fields {
-            Fields::Named(named) => named.named.iter().filter_map(|f| f.ident.as_ref()).map(unraw).collect(),
+            Fields::Named(named) => named
+                .named
+                .iter()
+                .filter_map(|f| f.ident.as_ref())
+                .map(unraw)
+                .collect(),
             Fields::Unit => Vec::new(),
             Fields::Unnamed(unnamed) => {
                 errors.push(syn::Error::new_spanned(
@@ -79,7 +88,10 @@ pub fn check(input: &DeriveInput, options: &Options, field_options: &[FieldOptio
                     format!("#[grader] cannot skip `{name}`: no field has that name; {known}"),
                 );
             } else if skips[..i].iter().any(|earlier| unraw(earlier) == name) {
-                errors.at(skip.span(), format!("#[grader] skips `{name}` twice; list it once"));
+                errors.at(
+                    skip.span(),
+                    format!("#[grader] skips `{name}` twice; list it once"),
+                );
             } else if field_skips.contains(&name) {
                 errors.at(
                     skip.span(),
