@@ -4,7 +4,8 @@
 //! kept, so the grader type can still be generated.
 
 use proc_macro2::{Span, TokenStream};
-use syn::parse::Parser;
+use syn::ext::IdentExt;
+use syn::parse::{ParseStream, Parser};
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, Ident, Lit, LitStr, Meta, Path, Token};
@@ -14,56 +15,117 @@ use syn::{Expr, ExprLit, Ident, Lit, LitStr, Meta, Path, Token};
 pub struct Options {
     /// `name = "…"`: the subscore's name.
     pub name: Option<LitStr>,
+    /// `type = Name`: the grader type's name.
+    pub ty: Option<Ident>,
     /// `skip(a, b)`: parameters left out of `_parameters`.
     pub skip: Option<Vec<Ident>>,
     /// `crate = path`: where `grader_core` is.
     pub krate: Option<Path>,
 }
 
-const VALID: &str = "`name = \"…\"`, `skip(param, …)` or `crate = path`";
+const VALID: &str = "`name = \"…\"`, `type = Name`, `skip(param, …)` or `crate = path`";
 
 /// Parses the attribute's arguments, returning what parsed and every error found.
 pub fn parse(args: TokenStream) -> (Options, Option<syn::Error>) {
     let mut options = Options::default();
     let mut errors = Errors::default();
-    let metas = match Punctuated::<Meta, Token![,]>::parse_terminated.parse2(args) {
-        Ok(metas) => metas,
+    let items = match items.parse2(args) {
+        Ok(items) => items,
         Err(error) => {
             let message = format!("#[grader] expects {VALID}, separated by commas: {error}");
             return (options, Some(syn::Error::new(error.span(), message)));
         }
     };
-    for meta in metas {
-        let key = meta.path();
-        let key_name = key.get_ident().map(ToString::to_string).unwrap_or_default();
-        match key_name.as_str() {
+    for item in items {
+        let key = &Path::from(item.key.clone());
+        match item.key.to_string().as_str() {
             "name" => {
-                if let Some(name) = errors.ok(parse_name(&meta)) {
+                if let Some(name) = errors.ok(item.meta().and_then(|meta| parse_name(&meta))) {
                     set(&mut options.name, name, key, &mut errors);
                 }
             }
+            "type" => {
+                if let Some(ty) = errors.ok(item.meta().and_then(|meta| parse_type(&meta))) {
+                    set(&mut options.ty, ty, key, &mut errors);
+                }
+            }
             "skip" => {
-                if let Some(skip) = errors.ok(parse_skip(&meta)) {
+                if let Some(skip) = errors.ok(item.meta().and_then(|meta| parse_skip(&meta))) {
                     set(&mut options.skip, skip, key, &mut errors);
                 }
             }
             "crate" => {
-                if let Some(krate) = errors.ok(parse_crate(&meta)) {
+                if let Some(krate) = errors.ok(item.meta().and_then(|meta| parse_crate(&meta))) {
                     set(&mut options.krate, krate, key, &mut errors);
                 }
             }
-            _ => errors.push(syn::Error::new_spanned(
-                key,
-                format!(
-                    "unknown #[grader] option `{}`; the options are {VALID}",
-                    quote::ToTokens::to_token_stream(key)
-                        .to_string()
-                        .replace(' ', "")
-                ),
-            )),
+            other => errors.at(
+                item.key.span(),
+                format!("unknown #[grader] option `{other}`; the options are {VALID}"),
+            ),
         }
     }
     (options, errors.into_error())
+}
+
+/// One `key`, `key = value` or `key(…)` item of an attribute's arguments, kept as tokens. The
+/// key may be a keyword (`type`, `crate`).
+pub struct Item {
+    /// The key.
+    pub key: Ident,
+    /// The tokens after it, up to the next top-level comma.
+    pub rest: TokenStream,
+}
+
+impl Item {
+    /// The item as a `Meta`, for the options whose value is an expression or a list.
+    pub fn meta(&self) -> syn::Result<Meta> {
+        let placeholder = Ident::new("key", self.key.span());
+        let rest = &self.rest;
+        let mut meta: Meta = syn::parse2(quote::quote!(#placeholder #rest)).map_err(|error| {
+            let usage = match self.key.to_string().as_str() {
+                "name" => "`name = \"…\"`",
+                "type" => "`type = Name`",
+                "skip" => "`skip(name, …)`",
+                _ => "`crate = path`",
+            };
+            syn::Error::new(
+                error.span(),
+                format!(
+                    "#[grader] option `{}` is written {usage}: {error}",
+                    self.key
+                ),
+            )
+        })?;
+        let path = Path::from(self.key.clone());
+        match &mut meta {
+            Meta::Path(p) => *p = path,
+            Meta::List(list) => list.path = path,
+            Meta::NameValue(nv) => nv.path = path,
+        }
+        Ok(meta)
+    }
+}
+
+/// Splits an attribute's arguments at top-level commas; each item starts with a key.
+///
+/// # Errors
+/// When an item does not start with a name.
+pub fn items(input: ParseStream) -> syn::Result<Vec<Item>> {
+    let mut items = Vec::new();
+    while !input.is_empty() {
+        let key = Ident::parse_any(input)?;
+        let mut rest = TokenStream::new();
+        while !input.is_empty() && !input.peek(Token![,]) {
+            let tree: proc_macro2::TokenTree = input.parse()?;
+            rest.extend([tree]);
+        }
+        if !input.is_empty() {
+            input.parse::<Token![,]>()?;
+        }
+        items.push(Item { key, rest });
+    }
+    Ok(items)
 }
 
 /// Sets an option once; a second setting is reported on its key.
@@ -107,6 +169,25 @@ pub fn parse_name(meta: &Meta) -> syn::Result<LitStr> {
             other,
             "#[grader] `name` must be a string literal: `name = \"…\"`",
         )),
+    }
+}
+
+fn parse_type(meta: &Meta) -> syn::Result<Ident> {
+    let hint = "#[grader] option `type` names the grader type: `type = ExactMatchGrader`";
+    match meta {
+        Meta::NameValue(nv) => match &nv.value {
+            Expr::Path(path) if path.qself.is_none() && path.attrs.is_empty() => {
+                path.path.get_ident().cloned().ok_or_else(|| {
+                    syn::Error::new_spanned(
+                        &path.path,
+                        "#[grader] option `type` takes a plain name, not a path: the type is \
+                         declared beside the function, as `type = ExactMatchGrader`",
+                    )
+                })
+            }
+            other => Err(syn::Error::new_spanned(other, hint)),
+        },
+        _ => Err(syn::Error::new(meta.span(), hint)),
     }
 }
 

@@ -102,7 +102,7 @@ impl<'a> Grader<'a> {
     pub fn new(func: &'a Function, options: &Options) -> Self {
         let sig = &func.sig;
         let fn_name = unraw(&sig.ident);
-        let ident = Ident::new(&upper_camel_case(&fn_name), sig.ident.span());
+        let ident = type_ident(&sig.ident, options);
         let krate = options
             .krate
             .clone()
@@ -177,6 +177,24 @@ impl<'a> Grader<'a> {
             },
         }
     }
+}
+
+/// The grader type's name: the `type` option, or the function's name in UpperCamelCase
+/// (`Grader` when that leaves nothing, `ResultGrader` for a prelude name like `Result`: errors
+/// that [`validate`](crate::validate) reports, so the fallback's stub shadows nothing).
+pub fn type_ident(fn_ident: &Ident, options: &Options) -> Ident {
+    if let Some(ty) = &options.ty {
+        return ty.clone();
+    }
+    let name = upper_camel_case(&unraw(fn_ident));
+    let name = if name.is_empty() {
+        "Grader".to_owned()
+    } else if crate::validate::PRELUDE.contains(&name.as_str()) {
+        format!("{name}Grader")
+    } else {
+        name
+    };
+    Ident::new(&name, fn_ident.span())
 }
 
 fn attrs_named<'a>(attrs: &'a [Attribute], name: &str) -> Vec<&'a Attribute> {

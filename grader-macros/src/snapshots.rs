@@ -641,7 +641,7 @@ fn error_fallback() {
         },
         &expect![[r##"
             ::core::compile_error! {
-                "unknown #[grader] option `colour`; the options are `name = \"…\"`, `skip(param, …)` or `crate = path`"
+                "unknown #[grader] option `colour`; the options are `name = \"…\"`, `type = Name`, `skip(param, …)` or `crate = path`"
             }
             ::core::compile_error! {
                 "#[grader] parameters must be plain identifiers, which name the grader's fields; destructure inside the body"
@@ -674,6 +674,134 @@ fn error_fallback() {
                 }
             }
             impl<'answer> ::grader_core::Grader for Broken<'answer> {
+                fn name(&self) -> ::std::borrow::Cow<'_, str> {
+                    ::core::unreachable!()
+                }
+                async fn score(
+                    self,
+                ) -> ::core::result::Result<::grader_core::Score, ::grader_core::Failure> {
+                    ::core::unreachable!()
+                }
+            }
+        "##]],
+    );
+}
+
+#[test]
+fn type_option_names_the_grader_type() {
+    check(
+        quote!(type = ExactMatchGrader),
+        quote! {
+            fn exact_match(answer: &str) -> bool {
+                answer == "yes"
+            }
+        },
+        &expect![[r#"
+            fn exact_match(answer: &str) -> bool {
+                answer == "yes"
+            }
+            /// The grader made by `#[grader]` from `exact_match`.
+            struct ExactMatchGrader<'answer> {
+                /// The `answer` argument of `exact_match`.
+                answer: &'answer str,
+            }
+            impl<'answer> ExactMatchGrader<'answer> {
+                /// Runs `exact_match` with these arguments and packages what it returns as a [`SubScore`](::grader_core::SubScore) named `exact_match` with this weight, recording the arguments under `_parameters`.
+                ///
+                /// # Errors
+                /// A [`GraderError`](::grader_core::GraderError) naming the grader when the function returns an `Err` or a value that is not a score in `[0, 1]`, or when `weight` is not finite.
+                fn grade(
+                    self,
+                    weight: f64,
+                ) -> ::core::result::Result<::grader_core::SubScore, ::grader_core::GraderError> {
+                    self.grade_named(weight, "exact_match")
+                }
+                /// As `grade`, under another name.
+                ///
+                /// # Errors
+                /// A [`GraderError`](::grader_core::GraderError) naming the grader when the function returns an `Err` or a value that is not a score in `[0, 1]`, or when `weight` is not finite.
+                fn grade_named(
+                    self,
+                    weight: f64,
+                    name: impl ::core::convert::Into<::std::string::String>,
+                ) -> ::core::result::Result<::grader_core::SubScore, ::grader_core::GraderError> {
+                    let parameters = <Self as ::grader_core::Grader>::parameters(&self);
+                    let outcome = {
+                        let Self { answer: arg0 } = self;
+                        let value = exact_match(arg0);
+                        <bool as ::grader_core::IntoScore>::into_score(value)
+                    };
+                    ::grader_core::__private::package(name.into(), weight, parameters, outcome)
+                }
+            }
+            impl<'answer> ::grader_core::Grader for ExactMatchGrader<'answer> {
+                fn name(&self) -> ::std::borrow::Cow<'_, str> {
+                    ::std::borrow::Cow::Borrowed("exact_match")
+                }
+                #[allow(clippy::needless_borrow)]
+                fn parameters(&self) -> ::grader_core::Info {
+                    use ::grader_core::__private::{CapturePlaceholder as _, CaptureSerialize as _};
+                    let mut parameters = ::grader_core::Info::with_capacity(1usize);
+                    parameters
+                        .insert(
+                            ::std::string::String::from("answer"),
+                            (&::grader_core::__private::Capture(&self.answer))
+                                .__grader_capture("str"),
+                        );
+                    parameters
+                }
+                async fn score(
+                    self,
+                ) -> ::core::result::Result<::grader_core::Score, ::grader_core::Failure> {
+                    {
+                        let Self { answer: arg0 } = self;
+                        let value = exact_match(arg0);
+                        <bool as ::grader_core::IntoScore>::into_score(value)
+                    }
+                }
+            }
+        "#]],
+    );
+}
+
+#[test]
+fn a_prelude_name_is_refused() {
+    check(
+        quote!(),
+        quote! {
+            fn result(answer: &str) -> bool {
+                answer == "yes"
+            }
+        },
+        &expect![[r##"
+            ::core::compile_error! {
+                "#[grader] would name the grader type of `result` `Result`, shadowing the prelude's `Result` in this module; name the type: `#[grader(type = ResultGrader)]`"
+            }
+            fn result(answer: &str) -> bool {
+                answer == "yes"
+            }
+            /// The grader made by `#[grader]` from `result`.
+            struct ResultGrader<'answer> {
+                /// The `answer` argument of `result`.
+                answer: &'answer str,
+            }
+            #[allow(dead_code, unused_variables, clippy::all)]
+            impl<'answer> ResultGrader<'answer> {
+                fn grade(
+                    self,
+                    weight: f64,
+                ) -> ::core::result::Result<::grader_core::SubScore, ::grader_core::GraderError> {
+                    ::core::unreachable!()
+                }
+                fn grade_named(
+                    self,
+                    weight: f64,
+                    name: impl ::core::convert::Into<::std::string::String>,
+                ) -> ::core::result::Result<::grader_core::SubScore, ::grader_core::GraderError> {
+                    ::core::unreachable!()
+                }
+            }
+            impl<'answer> ::grader_core::Grader for ResultGrader<'answer> {
                 fn name(&self) -> ::std::borrow::Cow<'_, str> {
                     ::core::unreachable!()
                 }

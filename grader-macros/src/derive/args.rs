@@ -5,13 +5,12 @@
 //! Every problem is collected and the options that parsed are kept, as for `#[grader]`; `name`,
 //! `skip` and `crate` are read by the same code as the attribute's options.
 
-use proc_macro2::{TokenStream, TokenTree};
-use quote::{ToTokens, quote};
-use syn::ext::IdentExt;
+use proc_macro2::TokenStream;
+use quote::ToTokens;
 use syn::parse::{ParseStream, Parser};
 use syn::{Attribute, Ident, LitStr, Meta, Path, Token};
 
-use crate::args::{Errors, parse_crate, parse_name, parse_skip, set};
+use crate::args::{Errors, Item, items, parse_crate, parse_name, parse_skip, set};
 
 /// The struct's options.
 #[derive(Default)]
@@ -44,30 +43,6 @@ pub struct FieldOptions {
 const VALID: &str =
     "`score = method`, `score = async method`, `name = \"…\"`, `skip(field, …)` or `crate = path`";
 
-/// One `key`, `key = value` or `key(…)` item of an attribute, kept as tokens.
-struct Item {
-    key: Ident,
-    rest: TokenStream,
-}
-
-/// Splits an attribute's arguments at top-level commas; each item starts with a key.
-fn items(input: ParseStream) -> syn::Result<Vec<Item>> {
-    let mut items = Vec::new();
-    while !input.is_empty() {
-        let key = Ident::parse_any(input)?;
-        let mut rest = TokenStream::new();
-        while !input.is_empty() && !input.peek(Token![,]) {
-            let tree: TokenTree = input.parse()?;
-            rest.extend([tree]);
-        }
-        if !input.is_empty() {
-            input.parse::<Token![,]>()?;
-        }
-        items.push(Item { key, rest });
-    }
-    Ok(items)
-}
-
 /// The arguments of every `#[grader(...)]` attribute in `attrs`.
 fn grader_items(attrs: &[Attribute], errors: &mut Errors, expects: &str) -> Vec<Item> {
     let mut all = Vec::new();
@@ -94,12 +69,12 @@ fn grader_items(attrs: &[Attribute], errors: &mut Errors, expects: &str) -> Vec<
 pub fn container(attrs: &[Attribute]) -> (Options, Option<syn::Error>) {
     let mut errors = Errors::default();
     let mut options = Options::default();
-    for Item { key, rest } in grader_items(attrs, &mut errors, VALID) {
-        let key_path = Path::from(key.clone());
-        let meta = || syn::parse2::<Meta>(quote!(#key #rest));
-        match key.to_string().as_str() {
+    for item in grader_items(attrs, &mut errors, VALID) {
+        let key_path = Path::from(item.key.clone());
+        let meta = || item.meta();
+        match item.key.to_string().as_str() {
             "score" => {
-                if let Some(score) = errors.ok(parse_score(&key, rest)) {
+                if let Some(score) = errors.ok(parse_score(&item.key, item.rest.clone())) {
                     set(&mut options.score, score, &key_path, &mut errors);
                 }
             }
@@ -119,7 +94,7 @@ pub fn container(attrs: &[Attribute]) -> (Options, Option<syn::Error>) {
                 }
             }
             other => errors.at(
-                key.span(),
+                item.key.span(),
                 format!("unknown #[grader] option `{other}`; the options are {VALID}"),
             ),
         }
