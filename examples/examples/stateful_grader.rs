@@ -57,11 +57,10 @@ struct InReference<'a> {
 
 impl InReference<'_> {
     fn check(&self) -> Result<(f64, Info), String> {
-        let accepted = self
-            .reference
-            .accepted
-            .get(self.question)
-            .ok_or_else(|| format!("question {:?} is not in {}", self.question, self.dataset))?;
+        let accepted =
+            self.reference.accepted.get(self.question).ok_or_else(|| {
+                format!("question {:?} is not in {}", self.question, self.dataset)
+            })?;
         let normalized = normalize(self.answer);
         let mut info = Info::new();
         info.insert("normalized".into(), normalized.clone().into());
@@ -115,7 +114,10 @@ const ANSWERS: &[(&str, &str)] = &[
     ("largest planet", "Saturn"),
     ("author of Hamlet", "William Shakespeare"),
     ("boiling point of water at sea level in C", "100 degrees"),
-    ("chemical symbol for gold", "The symbol for gold is Au, from aurum"),
+    (
+        "chemical symbol for gold",
+        "The symbol for gold is Au, from aurum",
+    ),
 ];
 
 #[tokio::main]
@@ -140,8 +142,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
             api_key,
             answer,
         };
-        let (correct, checked) =
-            tokio::join!(in_reference.grade(1.0), fact_checked.grade(0.25));
+        let (correct, checked) = tokio::join!(in_reference.grade(1.0), fact_checked.grade(0.25));
         let correct = correct?;
         println!("{question:?} ← {answer:?}: {}", correct.value());
         subscores.push(correct);

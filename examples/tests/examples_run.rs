@@ -266,6 +266,9 @@ fn stateful_grader_grades_many_answers_against_one_reference() {
         info["fact_checked-5"]["_parameters"]["checker"],
         "<FactChecker: not serializable>"
     );
-    assert!(!stdout.contains("sk-example"), "the API key leaked:\n{stdout}");
+    assert!(
+        !stdout.contains("sk-example"),
+        "the API key leaked:\n{stdout}"
+    );
     assert!(stdout.contains("grader `in_reference` failed: question \"speed of light\""));
 }
