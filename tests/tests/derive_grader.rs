@@ -1,7 +1,12 @@
 //! What `#[derive(Grader)]` graders record and how they grade: the same `_parameters` as the
 //! equivalent `#[grader]` function, skipped fields nowhere, every receiver and both kinds of
 //! score method.
-#![allow(missing_docs, clippy::float_cmp, clippy::needless_pass_by_value)]
+#![allow(
+    missing_docs,
+    clippy::float_cmp,
+    clippy::needless_pass_by_value,
+    clippy::too_many_arguments
+)]
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
