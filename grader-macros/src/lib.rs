@@ -337,11 +337,12 @@ pub fn grader(args: TokenStream, input: TokenStream) -> TokenStream {
 ///
 /// Reported at once, on the token to change: an enum, a union or a tuple struct; a missing
 /// `score`; an unknown or duplicate option; a `skip` of a field that does not exist, or of one
-/// skipped twice; a `name` that is empty. The compiler reports, on the method's name in
-/// `score = …`: a method that does not exist (with the names of similar ones), one without a
-/// `self` receiver or with other parameters, and one whose return type is not a score (or not
-/// a future of one, with `async`). On errors the `Grader` impl is still emitted, as a stub, so
-/// code that uses the grader reports nothing more.
+/// skipped twice; a `name` that is empty; a score method named like a method of the grader
+/// traits (`score`, `name`, `grade`, …), which the call would not reach. The compiler reports,
+/// on the method's name in `score = …`: a method that does not exist (with the names of
+/// similar ones), one without a `self` receiver or with other parameters, and one whose return
+/// type is not a score (or not a future of one, with `async`). On errors the `Grader` impl is
+/// still emitted, as a stub, so code that uses the grader reports nothing more.
 ///
 /// [`Grader`]: https://docs.rs/grader-core/latest/grader_core/trait.Grader.html
 /// [`SubScore`]: https://docs.rs/grader-core/latest/grader_core/struct.SubScore.html

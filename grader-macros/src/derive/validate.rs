@@ -13,6 +13,17 @@ use super::args::{FieldOptions, Options};
 use crate::args::Errors;
 use crate::model::unraw;
 
+/// The methods of `Grader` and `SyncGrader`: a score method of one of these names would be
+/// shadowed by the trait's own in the generated call.
+const TRAIT_METHODS: &[&str] = &[
+    "name",
+    "parameters",
+    "resource",
+    "score",
+    "score_now",
+    "grade",
+];
+
 /// Checks the struct and the options against each other.
 pub fn check(
     input: &DeriveInput,
@@ -56,6 +67,19 @@ pub fn check(
         }
     };
 
+    if let Some(score) = &options.score {
+        let method = unraw(&score.ident);
+        if TRAIT_METHODS.contains(&method.as_str()) {
+            errors.at(
+                score.ident.span(),
+                format!(
+                    "#[derive(Grader)] cannot score with a method named `{method}`: the grader \
+                     traits have a method of that name, which a call would find instead; \
+                     rename it, e.g. `check`"
+                ),
+            );
+        }
+    }
     if options.score.is_none() {
         errors.at(
             input.ident.span(),
