@@ -36,6 +36,11 @@ impl Parse for Function {
         let vis: Visibility = input.parse()?;
         let sig = if starts_signature(input) {
             input.parse::<Signature>()?
+        } else if input.peek(syn::Token![struct]) {
+            return Err(input.error(
+                "#[grader] goes on a function; a struct derives its grader: \
+                 `#[derive(Grader)]`, then `#[grader(score = method)]` below it",
+            ));
         } else {
             return Err(
                 input.error("#[grader] goes on a function: `fn name(param: Type, …) -> f64 { … }`")

@@ -1,5 +1,10 @@
 //! Expansion snapshots: what `#[derive(Grader)]` generates for each shape of struct,
 //! pretty-printed. Update with `UPDATE_EXPECT=1 cargo test -p grader-macros`.
+//!
+//! The score method's receiver (`self`, `&self`, `&mut self`) does not change the expansion:
+//! the method is called with method-call syntax, which borrows as the method asks. The
+//! receivers are covered where they compile: `tests/ui/derive_pass` and
+//! `tests/tests/derive_grader.rs`.
 
 use expect_test::{Expect, expect};
 use quote::quote;
