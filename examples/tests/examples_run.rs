@@ -272,3 +272,34 @@ fn stateful_grader_grades_many_answers_against_one_reference() {
     );
     assert!(stdout.contains("grader `in_reference` failed: question \"speed of light\""));
 }
+
+#[test]
+fn coding_tree_skips_the_review_until_the_tests_pass() {
+    let stdout = run_example("coding_tree");
+    assert!(
+        stdout.starts_with(
+            "== as shipped: the tests fail, so the review is skipped:\nreward 0.2000\n"
+        ),
+        "{stdout}"
+    );
+    assert!(line(&stdout, "review").contains("skipped"), "{stdout}");
+    assert!(
+        stdout.contains("== after the fix:\nreward 1.0000\n"),
+        "{stdout}"
+    );
+
+    let result = json_after_heading(&stdout);
+    let subscores = &result["subscores"];
+    assert_eq!(
+        names(subscores),
+        ["tests", "lint", "tests_edited", "review"]
+    );
+    let review = &subscores[3];
+    assert_eq!(review["info"]["decided_by"], "documented");
+    assert_eq!(names(&review["children"]), ["documented", "expert_review"]);
+    assert_eq!(
+        review["children"][1]["info"]["skipped"],
+        "an earlier stage decided"
+    );
+    assert_eq!(names(&subscores[1]["children"]), ["compiles", "no_tabs"]);
+}

@@ -1,6 +1,7 @@
 //! What `#[derive(Grader)]` costs at run time: grading a derived grader against the same
-//! grader with `Grader` implemented by hand (the same fields, the same recorded parameters, the
-//! same check), sync and async, in one run.
+//! grader with `Grader` (and `SyncGrader`) implemented by hand: the same fields, the same
+//! recorded parameters, the same check. Sync (`.now()`) and async (the grading polled once),
+//! in one run.
 #![allow(missing_docs)]
 
 use std::borrow::Cow;
@@ -11,7 +12,7 @@ use std::path::Path;
 use criterion::{Criterion, criterion_group, criterion_main};
 use futures_util::FutureExt;
 use grader_core::params::{json_safe, placeholder};
-use grader_core::{Failure, Grader, GraderError, Info, Score, SubScore};
+use grader_core::{Failure, Grader, GraderError, Info, Score, SubScore, SyncGrader};
 
 struct Client;
 
@@ -71,19 +72,52 @@ struct Manual<'a> {
     limit: u32,
 }
 
+fn manual_parameters(answer: &str, expected: &[&str], path: &Path, limit: u32) -> Info {
+    let mut parameters = Info::with_capacity(5);
+    parameters.insert("answer".into(), json_safe(answer, "str"));
+    parameters.insert("expected".into(), json_safe(expected, "[&str]"));
+    parameters.insert("path".into(), json_safe(path, "Path"));
+    parameters.insert("client".into(), placeholder("Client"));
+    parameters.insert("limit".into(), json_safe(&limit, "u32"));
+    parameters
+}
+
 impl Grader for Manual<'_> {
     fn name(&self) -> Cow<'_, str> {
         Cow::Borrowed("answer_quality")
     }
 
     fn parameters(&self) -> Info {
-        let mut parameters = Info::with_capacity(5);
-        parameters.insert("answer".into(), json_safe(self.answer, "str"));
-        parameters.insert("expected".into(), json_safe(self.expected, "[&str]"));
-        parameters.insert("path".into(), json_safe(self.path, "Path"));
-        parameters.insert("client".into(), placeholder("Client"));
-        parameters.insert("limit".into(), json_safe(&self.limit, "u32"));
-        parameters
+        manual_parameters(self.answer, self.expected, self.path, self.limit)
+    }
+
+    fn score(self) -> impl Future<Output = Result<Score, Failure>> + Send {
+        std::future::ready(self.score_now())
+    }
+}
+
+impl SyncGrader for Manual<'_> {
+    fn score_now(self) -> Result<Score, Failure> {
+        let _ = (self.path, self.client);
+        Ok(Score::from(quality(self.answer, self.expected, self.limit)))
+    }
+}
+
+struct ManualAsync<'a> {
+    answer: &'a str,
+    expected: &'a [&'a str],
+    path: &'a Path,
+    client: &'a Client,
+    limit: u32,
+}
+
+impl Grader for ManualAsync<'_> {
+    fn name(&self) -> Cow<'_, str> {
+        Cow::Borrowed("answer_quality")
+    }
+
+    fn parameters(&self) -> Info {
+        manual_parameters(self.answer, self.expected, self.path, self.limit)
     }
 
     async fn score(self) -> Result<Score, Failure> {
@@ -92,18 +126,12 @@ impl Grader for Manual<'_> {
     }
 }
 
-/// The grading call both sides go through: the future, polled once (nothing in it waits).
-fn grade_now<G: Grader>(grader: G, weight: f64) -> Result<SubScore, GraderError> {
-    grade_future(grader, weight)
+/// Awaits a grading by polling it once: nothing in these gradings waits.
+fn poll_once<G: Grader + Send>(grader: G, weight: f64) -> Result<SubScore, GraderError> {
+    grader
+        .grade(weight)
         .now_or_never()
         .expect("nothing to wait for")
-}
-
-fn grade_future<G: Grader>(
-    grader: G,
-    weight: f64,
-) -> impl Future<Output = Result<SubScore, GraderError>> {
-    grader.grade(weight)
 }
 
 fn bench(c: &mut Criterion) {
@@ -121,22 +149,31 @@ fn bench(c: &mut Criterion) {
             }
         };
     }
-    let manual = grade_now(grader!(Manual), 0.5).expect("valid");
-    assert_eq!(grade_now(grader!(Derived), 0.5).expect("valid"), manual);
+    let manual = grader!(Manual).grade(0.5).now().expect("valid");
+    assert_eq!(grader!(Derived).grade(0.5).now().expect("valid"), manual);
+    assert_eq!(poll_once(grader!(ManualAsync), 0.5).expect("valid"), manual);
     assert_eq!(
-        grade_now(grader!(DerivedAsync), 0.5).expect("valid"),
+        poll_once(grader!(DerivedAsync), 0.5).expect("valid"),
         manual
     );
 
-    let mut group = c.benchmark_group("derive_grade");
+    // Synchronous score methods, graded with `.now()`.
+    let mut group = c.benchmark_group("derive_grade_sync");
     group.bench_function("manual", |b| {
-        b.iter(|| grade_now(grader!(Manual), black_box(0.5)));
+        b.iter(|| grader!(Manual).grade(black_box(0.5)).now());
     });
-    group.bench_function("derived_sync", |b| {
-        b.iter(|| grade_now(grader!(Derived), black_box(0.5)));
+    group.bench_function("derived", |b| {
+        b.iter(|| grader!(Derived).grade(black_box(0.5)).now());
     });
-    group.bench_function("derived_async", |b| {
-        b.iter(|| grade_now(grader!(DerivedAsync), black_box(0.5)));
+    group.finish();
+
+    // Async score methods, graded as futures.
+    let mut group = c.benchmark_group("derive_grade_async");
+    group.bench_function("manual", |b| {
+        b.iter(|| poll_once(grader!(ManualAsync), black_box(0.5)));
+    });
+    group.bench_function("derived", |b| {
+        b.iter(|| poll_once(grader!(DerivedAsync), black_box(0.5)));
     });
     group.finish();
 }

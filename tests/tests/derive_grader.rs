@@ -17,12 +17,16 @@ use grader_core::{
 use serde::Serialize;
 use serde_json::{Value, json};
 
-/// The one place these tests call the grading API: grade under a given name, awaiting.
-async fn grade_as<G: Grader>(grader: G, weight: f64, name: &str) -> Result<SubScore, GraderError> {
-    grader.grade_named(weight, name).await
+/// Grades under a given name, awaiting.
+async fn grade_as<G: Grader + Send>(
+    grader: G,
+    weight: f64,
+    name: &str,
+) -> Result<SubScore, GraderError> {
+    grader.grade(weight).named(name).await
 }
 
-async fn grade<G: Grader>(grader: G, weight: f64) -> Result<SubScore, GraderError> {
+async fn grade<G: Grader + Send>(grader: G, weight: f64) -> Result<SubScore, GraderError> {
     grader.grade(weight).await
 }
 
@@ -350,19 +354,19 @@ fn every_receiver_and_both_kinds_of_method_grade() -> Result<(), Box<dyn std::er
         assert!(matches!(error.failure, Failure::Message { .. }));
 
         let result = Gather::new()
-            .pending(grade(
+            .add(
                 ByValue {
                     answer: "no".into(),
-                },
-                0.5,
-            ))
-            .pending(grade(
+                }
+                .grade(0.5),
+            )
+            .add(
                 AsyncByRef {
                     answer: "x".into(),
                     delay_ms: 1,
-                },
-                0.5,
-            ))
+                }
+                .grade(0.5),
+            )
             .await?;
         assert_eq!(result.reward, 0.25);
         Ok(())
@@ -416,4 +420,32 @@ fn generic_fields_and_invalid_scores() {
     assert!(matches!(error.failure, Failure::InvalidScore { value } if value == 1.5));
     let error = block_on(grade(OutOfRange { value: f64::NAN }, 1.0)).expect_err("NaN");
     assert!(matches!(error.failure, Failure::InvalidScore { .. }));
+}
+
+#[test]
+fn a_synchronous_score_method_grades_without_a_runtime() -> Result<(), GraderError> {
+    let sub = ByValue {
+        answer: "ok".into(),
+    }
+    .grade(0.5)
+    .now()?;
+    assert_eq!(
+        (sub.name(), sub.value(), sub.weight()),
+        ("by_value", 1.0, 0.5)
+    );
+    let error = OutOfRange { value: -0.5 }
+        .grade(1.0)
+        .named("renamed")
+        .now()
+        .expect_err("out of range");
+    assert_eq!(error.grader, "renamed");
+    let sub = Within {
+        value: 1.5,
+        limit: 1.0,
+        unbounded: (),
+    }
+    .grade(1.0)
+    .now()?;
+    assert_eq!(sub.value(), 0.0);
+    Ok(())
 }

@@ -1,5 +1,5 @@
-//! The generated code for `#[derive(Grader)]`: the `Grader` impl. The only module of the derive
-//! that writes Rust with `quote!`.
+//! The generated code for `#[derive(Grader)]`: the `Grader` impl, and `SyncGrader` for a
+//! synchronous score method. The only module of the derive that writes Rust with `quote!`.
 
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
@@ -7,7 +7,8 @@ use quote::{quote, quote_spanned};
 use super::model::Grader;
 use crate::capture::{self, Recorded};
 
-/// The `Grader` impl, for a struct that passed every check.
+/// The `Grader` impl, and `SyncGrader` when the score method is synchronous, for a struct that
+/// passed every check.
 pub fn expand(grader: &Grader) -> TokenStream {
     let Some(score) = grader.score else {
         return TokenStream::new();
@@ -19,18 +20,40 @@ pub fn expand(grader: &Grader) -> TokenStream {
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
     let parameters = parameters(grader);
     let method = &score.ident;
-    let body = if score.is_async {
-        quote_spanned! {method.span()=>
-            #[allow(unused_mut)]
-            let mut this = self;
-            #krate::__private::score_method_async(this.#method()).await
-        }
+    let result = quote!(::core::result::Result<#krate::Score, #krate::Failure>);
+    // The call is spanned on the method's name in `score = …`, where rustc reports a missing
+    // method, a wrong receiver, a return type that is not a score, or a future that is not Send.
+    let (score_fn, sync_impl) = if score.is_async {
+        let score_fn = quote_spanned! {method.span()=>
+            async fn score(self) -> #result {
+                #[allow(unused_mut)]
+                let mut this = self;
+                #krate::__private::score_method_async(this.#method()).await
+            }
+        };
+        (score_fn, quote!())
     } else {
-        quote_spanned! {method.span()=>
-            #[allow(unused_mut)]
-            let mut this = self;
-            #krate::__private::score_method(this.#method())
-        }
+        let score_fn = quote! {
+            fn score(
+                self,
+            ) -> impl ::core::future::Future<Output = #result> + ::core::marker::Send {
+                ::core::future::ready(<Self as #krate::SyncGrader>::score_now(self))
+            }
+        };
+        let score_now = quote_spanned! {method.span()=>
+            fn score_now(self) -> #result {
+                #[allow(unused_mut)]
+                let mut this = self;
+                #krate::__private::score_method(this.#method())
+            }
+        };
+        let sync_impl = quote! {
+            #[automatically_derived]
+            impl #impl_generics #krate::SyncGrader for #ident #ty_generics #where_clause {
+                #score_now
+            }
+        };
+        (score_fn, sync_impl)
     };
     quote! {
         #[automatically_derived]
@@ -41,12 +64,10 @@ pub fn expand(grader: &Grader) -> TokenStream {
 
             #parameters
 
-            async fn score(
-                self,
-            ) -> ::core::result::Result<#krate::Score, #krate::Failure> {
-                #body
-            }
+            #score_fn
         }
+
+        #sync_impl
     }
 }
 
@@ -72,6 +93,16 @@ pub fn fallback(grader: &Grader, error: &syn::Error) -> TokenStream {
     let Grader { input, krate, .. } = grader;
     let ident = &input.ident;
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    let sync_impl = grader.score.filter(|score| !score.is_async).map(|_| {
+        quote! {
+            #[automatically_derived]
+            impl #impl_generics #krate::SyncGrader for #ident #ty_generics #where_clause {
+                fn score_now(self) -> ::core::result::Result<#krate::Score, #krate::Failure> {
+                    ::core::unreachable!()
+                }
+            }
+        }
+    });
     quote! {
         #errors
 
@@ -88,5 +119,7 @@ pub fn fallback(grader: &Grader, error: &syn::Error) -> TokenStream {
                 ::core::unreachable!()
             }
         }
+
+        #sync_impl
     }
 }

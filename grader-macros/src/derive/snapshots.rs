@@ -49,7 +49,17 @@ fn owned_fields() {
                         );
                     parameters
                 }
-                async fn score(
+                fn score(
+                    self,
+                ) -> impl ::core::future::Future<
+                    Output = ::core::result::Result<::grader_core::Score, ::grader_core::Failure>,
+                > + ::core::marker::Send {
+                    ::core::future::ready(<Self as ::grader_core::SyncGrader>::score_now(self))
+                }
+            }
+            #[automatically_derived]
+            impl ::grader_core::SyncGrader for AnswerInSet {
+                fn score_now(
                     self,
                 ) -> ::core::result::Result<::grader_core::Score, ::grader_core::Failure> {
                     #[allow(unused_mut)]
@@ -102,7 +112,17 @@ fn lifetimes() {
                         );
                     parameters
                 }
-                async fn score(
+                fn score(
+                    self,
+                ) -> impl ::core::future::Future<
+                    Output = ::core::result::Result<::grader_core::Score, ::grader_core::Failure>,
+                > + ::core::marker::Send {
+                    ::core::future::ready(<Self as ::grader_core::SyncGrader>::score_now(self))
+                }
+            }
+            #[automatically_derived]
+            impl<'a, 'b: 'a> ::grader_core::SyncGrader for InReference<'a, 'b> {
+                fn score_now(
                     self,
                 ) -> ::core::result::Result<::grader_core::Score, ::grader_core::Failure> {
                     #[allow(unused_mut)]
@@ -153,7 +173,20 @@ fn generics() {
                         );
                     parameters
                 }
-                async fn score(
+                fn score(
+                    self,
+                ) -> impl ::core::future::Future<
+                    Output = ::core::result::Result<::grader_core::Score, ::grader_core::Failure>,
+                > + ::core::marker::Send {
+                    ::core::future::ready(<Self as ::grader_core::SyncGrader>::score_now(self))
+                }
+            }
+            #[automatically_derived]
+            impl<T: PartialOrd, const N: usize> ::grader_core::SyncGrader for Within<T, N>
+            where
+                T: Serialize,
+            {
+                fn score_now(
                     self,
                 ) -> ::core::result::Result<::grader_core::Score, ::grader_core::Failure> {
                     #[allow(unused_mut)]
@@ -195,7 +228,17 @@ fn skip() {
                         );
                     parameters
                 }
-                async fn score(
+                fn score(
+                    self,
+                ) -> impl ::core::future::Future<
+                    Output = ::core::result::Result<::grader_core::Score, ::grader_core::Failure>,
+                > + ::core::marker::Send {
+                    ::core::future::ready(<Self as ::grader_core::SyncGrader>::score_now(self))
+                }
+            }
+            #[automatically_derived]
+            impl ::grader_core::SyncGrader for ApiAnswered {
+                fn score_now(
                     self,
                 ) -> ::core::result::Result<::grader_core::Score, ::grader_core::Failure> {
                     #[allow(unused_mut)]
@@ -262,7 +305,17 @@ fn unit_struct_records_nothing() {
                 fn parameters(&self) -> ::grader_core::Info {
                     ::grader_core::Info::new()
                 }
-                async fn score(
+                fn score(
+                    self,
+                ) -> impl ::core::future::Future<
+                    Output = ::core::result::Result<::grader_core::Score, ::grader_core::Failure>,
+                > + ::core::marker::Send {
+                    ::core::future::ready(<Self as ::grader_core::SyncGrader>::score_now(self))
+                }
+            }
+            #[automatically_derived]
+            impl ::grader_core::SyncGrader for AlwaysPasses {
+                fn score_now(
                     self,
                 ) -> ::core::result::Result<::grader_core::Score, ::grader_core::Failure> {
                     #[allow(unused_mut)]
