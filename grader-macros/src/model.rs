@@ -38,8 +38,9 @@ impl Parse for Function {
             input.parse::<Signature>()?
         } else if input.peek(syn::Token![struct]) {
             return Err(input.error(
-                "#[grader] goes on a function; a struct derives its grader: \
-                 `#[derive(Grader)]`, then `#[grader(score = method)]` below it",
+                "#[grader] goes on a function (`fn name(param: Type, …) -> f64 { … }`); a \
+                 struct derives its grader: `#[derive(Grader)]`, then \
+                 `#[grader(score = method)]` below it",
             ));
         } else {
             return Err(

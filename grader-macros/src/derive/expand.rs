@@ -113,10 +113,13 @@ pub fn fallback(grader: &Grader, error: &syn::Error) -> TokenStream {
                 ::core::unreachable!()
             }
 
-            async fn score(
+            fn score(
                 self,
-            ) -> ::core::result::Result<#krate::Score, #krate::Failure> {
-                ::core::unreachable!()
+            ) -> impl ::core::future::Future<
+                Output = ::core::result::Result<#krate::Score, #krate::Failure>,
+            > + ::core::marker::Send {
+                // Never run; `pending` is `Send` whatever the struct holds.
+                ::core::future::pending()
             }
         }
 

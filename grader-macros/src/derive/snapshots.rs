@@ -355,10 +355,12 @@ fn error_fallback() {
                 fn name(&self) -> ::std::borrow::Cow<'_, str> {
                     ::core::unreachable!()
                 }
-                async fn score(
+                fn score(
                     self,
-                ) -> ::core::result::Result<::grader_core::Score, ::grader_core::Failure> {
-                    ::core::unreachable!()
+                ) -> impl ::core::future::Future<
+                    Output = ::core::result::Result<::grader_core::Score, ::grader_core::Failure>,
+                > + ::core::marker::Send {
+                    ::core::future::pending()
                 }
             }
         "##]],
