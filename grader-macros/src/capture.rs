@@ -4,7 +4,7 @@
 
 use proc_macro2::{TokenStream, TokenTree};
 use quote::{ToTokens, quote};
-use syn::{GenericArgument, Ident, Path, PathArguments, Type, TypeParamBound};
+use syn::{Attribute, GenericArgument, Ident, Path, PathArguments, Type, TypeParamBound};
 
 /// One recorded value: its key in `_parameters`, the field of `self` that holds it, and the name
 /// its type goes by in the placeholder.
@@ -15,6 +15,8 @@ pub struct Recorded<'a> {
     pub field: &'a Ident,
     /// See [`type_name`].
     pub type_name: &'a str,
+    /// The field's `cfg` attributes, repeated on its recording.
+    pub cfgs: Vec<&'a Attribute>,
 }
 
 /// `Grader::parameters`: each recorded value's JSON (or placeholder), in the order given.
@@ -34,8 +36,10 @@ pub fn parameters_method(krate: &Path, recorded: &[Recorded]) -> TokenStream {
             key,
             field,
             type_name,
+            cfgs,
         } = value;
         quote! {
+            #(#cfgs)*
             parameters.insert(
                 ::std::string::String::from(#key),
                 (&#krate::__private::Capture(&self.#field)).__grader_capture(#type_name),
@@ -43,8 +47,14 @@ pub fn parameters_method(krate: &Path, recorded: &[Recorded]) -> TokenStream {
         }
     });
     let count = recorded.len();
+    // With every recorded field compiled out, nothing is inserted.
+    let allow_unused_mut = recorded
+        .iter()
+        .any(|value| !value.cfgs.is_empty())
+        .then(|| quote!(#[allow(unused_mut)]));
     quote! {
         #[allow(clippy::needless_borrow)]
+        #allow_unused_mut
         fn parameters(&self) -> #krate::Info {
             use #krate::__private::{CapturePlaceholder as _, CaptureSerialize as _};
             let mut parameters = #krate::Info::with_capacity(#count);

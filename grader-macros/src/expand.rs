@@ -190,6 +190,7 @@ fn parameters(grader: &Grader) -> TokenStream {
             key: &param.key,
             field: param.ident,
             type_name: &param.type_name,
+            cfgs: Vec::new(),
         })
         .collect();
     capture::parameters_method(&grader.krate, &recorded)

@@ -449,3 +449,24 @@ fn a_synchronous_score_method_grades_without_a_runtime() -> Result<(), GraderErr
     assert_eq!(sub.value(), 0.0);
     Ok(())
 }
+
+#[derive(Grader)]
+#[grader(score = check)]
+struct Configured {
+    #[cfg(any())] // never compiled
+    hidden: u32,
+    #[cfg(all())] // always compiled
+    shown: u32,
+}
+
+impl Configured {
+    fn check(&self) -> bool {
+        self.shown > 0
+    }
+}
+
+#[test]
+fn fields_compiled_out_are_not_recorded() {
+    let grader = Configured { shown: 2 };
+    assert_eq!(Value::from(grader.parameters()), json!({"shown": 2}));
+}

@@ -177,3 +177,26 @@ fn every_shape_grades() -> Result<(), Box<dyn std::error::Error>> {
     assert_eq!(runtime.block_on(Unit.grade(1.0))?.value(), 1.0);
     Ok(())
 }
+
+/// Its only recorded field is compiled out.
+#[derive(Grader)]
+#[grader(score = check)]
+pub struct OnlyCompiledOut {
+    /// Never compiled.
+    #[cfg(any())]
+    pub hidden: u32,
+    /// Not recorded.
+    #[grader(skip)]
+    pub shown: u32,
+}
+
+impl OnlyCompiledOut {
+    fn check(&self) -> bool {
+        self.shown > 0
+    }
+}
+
+#[test]
+fn compiled_out_fields_are_not_recorded() {
+    assert!(OnlyCompiledOut { shown: 1 }.parameters().is_empty());
+}

@@ -81,6 +81,7 @@ fn parameters(grader: &Grader) -> TokenStream {
             key: &field.key,
             field: field.ident,
             type_name: &field.type_name,
+            cfgs: field.cfgs.clone(),
         })
         .collect();
     capture::parameters_method(&grader.krate, &recorded)

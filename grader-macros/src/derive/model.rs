@@ -4,7 +4,7 @@
 //! Building the model never fails: what cannot be part of it (the fields of an enum, a tuple
 //! struct's unnamed fields) is left out, and [`validate`](super::validate) reports why.
 
-use syn::{Data, DeriveInput, Fields, Ident, Path, parse_quote};
+use syn::{Attribute, Data, DeriveInput, Fields, Ident, Path, parse_quote};
 
 use super::args::{FieldOptions, Options, ScoreMethod};
 use crate::capture::type_name;
@@ -20,6 +20,8 @@ pub struct Field<'a> {
     pub type_name: String,
     /// Whether the field is recorded in `_parameters`.
     pub recorded: bool,
+    /// The field's `cfg` attributes: a field compiled out is not recorded.
+    pub cfgs: Vec<&'a Attribute>,
 }
 
 /// Everything the expansion needs.
@@ -72,6 +74,11 @@ impl<'a> Grader<'a> {
                             recorded: !skipped_here && !skipped.contains(&key),
                             key,
                             type_name: type_name(&field.ty),
+                            cfgs: field
+                                .attrs
+                                .iter()
+                                .filter(|attr| attr.path().is_ident("cfg"))
+                                .collect(),
                         })
                     })
                     .collect(),

@@ -366,3 +366,62 @@ fn error_fallback() {
         "##]],
     );
 }
+
+#[test]
+fn cfg_fields() {
+    check(
+        quote! {
+            #[grader(score = check)]
+            struct Configured {
+                #[cfg(feature = "verbose")]
+                trace: Vec<String>,
+                answer: String,
+            }
+        },
+        &expect![[r##"
+            #[automatically_derived]
+            impl ::grader_core::Grader for Configured {
+                fn name(&self) -> ::std::borrow::Cow<'_, str> {
+                    ::std::borrow::Cow::Borrowed("configured")
+                }
+                #[allow(clippy::needless_borrow)]
+                #[allow(unused_mut)]
+                fn parameters(&self) -> ::grader_core::Info {
+                    use ::grader_core::__private::{CapturePlaceholder as _, CaptureSerialize as _};
+                    let mut parameters = ::grader_core::Info::with_capacity(2usize);
+                    #[cfg(feature = "verbose")]
+                    parameters
+                        .insert(
+                            ::std::string::String::from("trace"),
+                            (&::grader_core::__private::Capture(&self.trace))
+                                .__grader_capture("Vec<String>"),
+                        );
+                    parameters
+                        .insert(
+                            ::std::string::String::from("answer"),
+                            (&::grader_core::__private::Capture(&self.answer))
+                                .__grader_capture("String"),
+                        );
+                    parameters
+                }
+                fn score(
+                    self,
+                ) -> impl ::core::future::Future<
+                    Output = ::core::result::Result<::grader_core::Score, ::grader_core::Failure>,
+                > + ::core::marker::Send {
+                    ::core::future::ready(<Self as ::grader_core::SyncGrader>::score_now(self))
+                }
+            }
+            #[automatically_derived]
+            impl ::grader_core::SyncGrader for Configured {
+                fn score_now(
+                    self,
+                ) -> ::core::result::Result<::grader_core::Score, ::grader_core::Failure> {
+                    #[allow(unused_mut)]
+                    let mut this = self;
+                    ::grader_core::__private::score_method(this.check())
+                }
+            }
+        "##]],
+    );
+}
