@@ -61,7 +61,10 @@ pub fn parse(args: TokenStream) -> (Options, Option<syn::Error>) {
             }
             other => errors.at(
                 item.key.span(),
-                format!("unknown #[grader] option `{other}`; the options are {VALID}"),
+                format!(
+                    "unknown #[grader] option `{other}`{}; the options are {VALID}",
+                    did_you_mean(other, &["name", "type", "skip", "crate"])
+                ),
             ),
         }
     }
@@ -126,6 +129,33 @@ pub fn items(input: ParseStream) -> syn::Result<Vec<Item>> {
         items.push(Item { key, rest });
     }
     Ok(items)
+}
+
+/// `" (did you mean `score`?)"` when `written` is a small edit away from one of `known`, else
+/// nothing.
+pub fn did_you_mean(written: &str, known: &[&str]) -> String {
+    known
+        .iter()
+        .map(|candidate| (edit_distance(written, candidate), candidate))
+        .filter(|(distance, candidate)| *distance <= (candidate.len() / 3).max(1))
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, candidate)| format!(" (did you mean `{candidate}`?)"))
+        .unwrap_or_default()
+}
+
+/// Levenshtein distance, by characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut current = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let substitution = previous[j] + usize::from(ca != *cb);
+            current.push(substitution.min(previous[j + 1] + 1).min(current[j] + 1));
+        }
+        previous = current;
+    }
+    previous[b.len()]
 }
 
 /// Sets an option once; a second setting is reported on its key.
@@ -254,5 +284,20 @@ impl Errors {
     /// The collected errors as one.
     pub fn into_error(self) -> Option<syn::Error> {
         self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::did_you_mean;
+
+    #[test]
+    fn near_misses_get_a_suggestion() {
+        let known = ["score", "name", "skip", "crate"];
+        assert_eq!(did_you_mean("scor", &known), " (did you mean `score`?)");
+        assert_eq!(did_you_mean("nam", &known), " (did you mean `name`?)");
+        assert_eq!(did_you_mean("skips", &known), " (did you mean `skip`?)");
+        assert_eq!(did_you_mean("colour", &known), "");
+        assert_eq!(did_you_mean("rename", &known), "");
     }
 }

@@ -10,7 +10,7 @@ use quote::ToTokens;
 use syn::parse::{ParseStream, Parser};
 use syn::{Attribute, Ident, LitStr, Meta, Path, Token};
 
-use crate::args::{Errors, Item, items, parse_crate, parse_name, parse_skip, set};
+use crate::args::{Errors, Item, did_you_mean, items, parse_crate, parse_name, parse_skip, set};
 
 /// The struct's options.
 #[derive(Default)]
@@ -23,6 +23,9 @@ pub struct Options {
     pub skip: Option<Vec<Ident>>,
     /// `crate = path`.
     pub krate: Option<Path>,
+    /// Whether an unknown option looked like a misspelt `score` (already reported, so a
+    /// missing `score` is not reported again).
+    pub score_misspelt: bool,
 }
 
 /// The method that scores, as named in `score = [async] method`.
@@ -93,10 +96,16 @@ pub fn container(attrs: &[Attribute]) -> (Options, Option<syn::Error>) {
                     set(&mut options.krate, krate, &key_path, &mut errors);
                 }
             }
-            other => errors.at(
-                item.key.span(),
-                format!("unknown #[grader] option `{other}`; the options are {VALID}"),
-            ),
+            other => {
+                let suggestion = did_you_mean(other, &["score", "name", "skip", "crate"]);
+                options.score_misspelt |= suggestion.contains("`score`");
+                errors.at(
+                    item.key.span(),
+                    format!(
+                        "unknown #[grader] option `{other}`{suggestion}; the options are {VALID}"
+                    ),
+                );
+            }
         }
     }
     (options, errors.into_error())

@@ -341,10 +341,7 @@ fn error_fallback() {
                 "#[grader] `name` must not be empty"
             }
             ::core::compile_error! {
-                "unknown #[grader] option `scor`; the options are `score = method`, `score = async method`, `name = \"…\"`, `skip(field, …)` or `crate = path`"
-            }
-            ::core::compile_error! {
-                "#[derive(Grader)] needs the method that scores: add `#[grader(score = method)]`, or `#[grader(score = async method)]` for an `async fn`"
+                "unknown #[grader] option `scor` (did you mean `score`?); the options are `score = method`, `score = async method`, `name = \"…\"`, `skip(field, …)` or `crate = path`"
             }
             ::core::compile_error! {
                 "#[grader] cannot skip `missing`: no field has that name; the fields are `value`"

@@ -80,7 +80,7 @@ pub fn check(
             );
         }
     }
-    if options.score.is_none() {
+    if options.score.is_none() && !options.score_misspelt {
         errors.at(
             input.ident.span(),
             "#[derive(Grader)] needs the method that scores: add `#[grader(score = method)]`, or \
