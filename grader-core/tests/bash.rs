@@ -299,7 +299,7 @@ async fn a_hundred_sleeps_in_one_gather_run_concurrently() {
     let start = Instant::now();
     let result = gather.await.expect("every sleep passes");
     let elapsed = start.elapsed();
-    assert_eq!(result.reward, 1.0);
+    assert_eq!(result.reward(), 1.0);
     assert_eq!(result.subscores.as_ref().map(Vec::len), Some(100));
     // One after another would take 50 s.
     assert!(elapsed < Duration::from_secs(10), "took {elapsed:?}");
@@ -318,7 +318,7 @@ async fn the_timeout_clock_starts_when_the_command_starts() {
         );
     }
     let result = gather.await.expect("every sleep passes");
-    assert_eq!(result.reward, 1.0, "{:?}", result.info);
+    assert_eq!(result.reward(), 1.0, "{:?}", result.info);
 }
 
 #[test]
@@ -363,7 +363,7 @@ async fn commands_take_slots_of_a_shared_limiter() {
             .add(BashGrader::new(command.clone()).grade(1.0))
     });
     for result in futures_util::future::join_all(gathers).await {
-        assert_eq!(result.expect("graded").reward, 1.0);
+        assert_eq!(result.expect("graded").reward(), 1.0);
     }
     let seen = std::fs::read_to_string(dir.join("seen")).expect("commands ran");
     let _ = std::fs::remove_dir_all(&dir);

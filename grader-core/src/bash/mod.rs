@@ -77,7 +77,7 @@ pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(1);
 ///     .add(BashGrader::new("test 2 -gt 1").grade(0.5))
 ///     .add(BashGrader::new("grep -q needle").env("LC_ALL", "C").grade(0.5))
 ///     .await?;
-/// assert_eq!(result.reward, 0.5); // `grep` read an empty stdin and found nothing
+/// assert_eq!(result.reward(), 0.5); // `grep` read an empty stdin and found nothing
 /// # Ok::<(), grader_core::GatherError>(())
 /// # }).unwrap();
 /// ```
