@@ -240,6 +240,43 @@ fn gather_fails_by_default_and_excludes_on_request() {
 }
 
 #[test]
+fn stateful_grader_grades_many_answers_against_one_reference() {
+    let stdout = run_example("stateful_grader");
+    let result = json_after_heading(&stdout);
+    let subscore = |name: &str| -> &Value {
+        result["subscores"]
+            .as_array()
+            .expect("subscores")
+            .iter()
+            .find(|sub| sub["name"] == name)
+            .unwrap_or_else(|| panic!("no subscore {name} in {result}"))
+    };
+    let values: Vec<f64> = (1..=5)
+        .map(|i| {
+            subscore(&format!("in_reference-{i}"))["value"]
+                .as_f64()
+                .expect("a value")
+        })
+        .collect();
+    assert_eq!(values, [1.0, 0.0, 1.0, 1.0, 0.0]);
+    // The reference set is skipped; what identifies it is recorded.
+    assert_eq!(
+        subscore("in_reference-1")["info"]["_parameters"],
+        json!({"dataset": "quiz.jsonl", "question": "capital of France", "answer": "paris."})
+    );
+    // The async grader: its client is a placeholder, its key is nowhere.
+    assert_eq!(
+        subscore("fact_checked-5")["info"]["_parameters"]["checker"],
+        "<FactChecker: not serializable>"
+    );
+    assert!(
+        !stdout.contains("sk-example"),
+        "the API key leaked:\n{stdout}"
+    );
+    assert!(stdout.contains("grader `in_reference` failed: question \"speed of light\""));
+}
+
+#[test]
 fn coding_tree_skips_the_review_until_the_tests_pass() {
     let stdout = run_example("coding_tree");
     assert!(

@@ -30,6 +30,7 @@
 #[cfg(all(unix, feature = "bash"))]
 pub mod bash;
 pub mod combinators;
+mod derive;
 pub mod error;
 pub mod gather;
 pub mod grade;
@@ -59,10 +60,20 @@ pub use score::{EvaluationResult, Extra, Info, RewardError, Score, SubScore};
 #[doc(inline)]
 pub use grader_macros::grader;
 
+/// Derives [`Grader`] for a struct whose fields are the grader's inputs. See the
+/// `grader-macros` crate.
+#[cfg(feature = "macros")]
+#[doc(inline)]
+pub use grader_macros::Grader;
+
 /// Support for code that `#[grader]` generates. Not public API: it may change in any release.
 #[doc(hidden)]
 pub mod __private {
     pub use serde_json::Value;
+
+    pub use crate::derive::{
+        AsyncScoreMethodOutput, ScoreMethodOutput, score_method, score_method_async,
+    };
 
     use serde::Serialize;
 
