@@ -131,6 +131,13 @@ pub enum Failure {
         /// The parameters the grader records.
         known: Vec<String>,
     },
+    /// A penalty (a negative weight) was marked [`required`](crate::Grading::required): only a
+    /// criterion the agent must meet can be required.
+    #[error("is a penalty (weight {weight:?}) and cannot be required; only positive criteria can")]
+    RequiredPenalty {
+        /// The weight given.
+        weight: f64,
+    },
     /// A tree node could not combine its children (it has none, say).
     #[error(transparent)]
     Combine(#[from] CombineError),

@@ -34,6 +34,11 @@ pub enum OnError {
     Zero,
     /// A failed grader is kept in the breakdown with weight 0, so it does not count (a failed
     /// penalty still counts, as fired).
+    ///
+    /// For failures of the grading infrastructure (a judge that is down), not of the agent's
+    /// work: leaving a positive grader out renormalizes the others, so the reward can be higher
+    /// than if it had scored 0.0. When the agent can make a check fail (by deleting the file it
+    /// reads, say), use [`Zero`](OnError::Zero).
     Exclude,
 }
 

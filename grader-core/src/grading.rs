@@ -206,6 +206,10 @@ impl<'a, G: Grader> Grading<'a, G> {
         self.with(|spec| spec.redact.push(name))
     }
 
+    /// A grading with a negative weight cannot be required: it fails with
+    /// [`Failure::RequiredPenalty`] (a penalty that fires is the agent's mistake, not a
+    /// criterion it missed).
+    ///
     /// In a gather or a tree: when this grading's value is below 1.0 (or it failed, or was
     /// skipped), its parent scores 0: a gather's reward becomes that of its penalties alone
     /// (so they still count), and a tree's value 0.0 (1.0, fired, for a tree graded as a
@@ -318,6 +322,9 @@ impl<'a, G: Grader> Spec<'a, G> {
         }
         if !weight.is_finite() {
             return Err(fail(name, parameters, Failure::InvalidWeight { weight }));
+        }
+        if weight < 0.0 && self.required.is_some() {
+            return Err(fail(name, parameters, Failure::RequiredPenalty { weight }));
         }
         let records = catch(|| self.grader.records_parameters()).unwrap_or(true);
         Ok((name, records.then_some(parameters)))

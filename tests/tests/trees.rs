@@ -613,3 +613,21 @@ fn sleeps_blocking(millis: u64) -> bool {
     std::thread::sleep(Duration::from_millis(millis));
     true
 }
+
+#[tokio::test]
+async fn a_penalty_cannot_be_required() {
+    let error = Fixed { value: 1.0 }
+        .grade(-0.5)
+        .required()
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(error.failure, Failure::RequiredPenalty { weight } if weight == -0.5),
+        "{error:?}"
+    );
+    let outcome = Gather::new()
+        .add(Fixed { value: 1.0 }.grade(1.0))
+        .add(Fixed { value: 0.0 }.grade(-0.5).required())
+        .await;
+    assert!(outcome.is_err());
+}
