@@ -81,9 +81,7 @@ fn cases() -> Vec<Case> {
                     }
                 })
                 .collect();
-            let penalized: Vec<f64> = (0..n)
-                .map(|_| rng.random::<f64>() * 1.6 - 0.6)
-                .collect();
+            let penalized: Vec<f64> = (0..n).map(|_| rng.random::<f64>() * 1.6 - 0.6).collect();
             cases.push(Case {
                 label: format!("binary n={n} #{round}"),
                 values: binary,
@@ -125,8 +123,18 @@ fn close_option(label: &str, what: &str, ours: Option<f64>, theirs: &Value) {
 }
 
 fn close_interval(label: &str, what: &str, ours: metrics::Interval, theirs: &Value) {
-    close(label, &format!("{what}.lower"), ours.lower, &theirs["lower"]);
-    close(label, &format!("{what}.upper"), ours.upper, &theirs["upper"]);
+    close(
+        label,
+        &format!("{what}.lower"),
+        ours.lower,
+        &theirs["lower"],
+    );
+    close(
+        label,
+        &format!("{what}.upper"),
+        ours.upper,
+        &theirs["upper"],
+    );
 }
 
 #[test]
@@ -202,7 +210,10 @@ fn check_bootstrap(label: &str, values: &[f64], theirs: &Value) {
     let expected = (metrics::var(values) * (n - 1.0) / n).sqrt() / n.sqrt();
     if expected == 0.0 {
         // The mean of equal values can be an ulp off them, so the spread is 0 up to rounding.
-        assert!(ours.abs() <= TOLERANCE, "{label}: bootstrap of constant data: {ours}");
+        assert!(
+            ours.abs() <= TOLERANCE,
+            "{label}: bootstrap of constant data: {ours}"
+        );
         assert!(
             theirs_se.abs() <= TOLERANCE,
             "{label}: Inspect AI's bootstrap of constant data: {theirs_se}"

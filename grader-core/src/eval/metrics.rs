@@ -666,7 +666,11 @@ mod tests {
                     let exact_at = (total - choose(n - c, k)) as f64 / total as f64;
                     assert_eq!(pass_at_k(n, c, k), Some(exact_at), "pass@{k}, n={n}, c={c}");
                     let exact_hat = choose(c, k) as f64 / total as f64;
-                    assert_eq!(pass_hat_k(n, c, k), Some(exact_hat), "pass^{k}, n={n}, c={c}");
+                    assert_eq!(
+                        pass_hat_k(n, c, k),
+                        Some(exact_hat),
+                        "pass^{k}, n={n}, c={c}"
+                    );
                 }
             }
         }
