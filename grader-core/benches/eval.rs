@@ -29,7 +29,7 @@ fn cheap(i: usize) -> Result<EvaluationResult, CombineError> {
 fn text(i: usize) -> Result<EvaluationResult, String> {
     let number = (i * 13 % 97) as f64;
     let reference = format!("There are {number} marbles in the jar");
-    let answer = if i % 2 == 0 {
+    let answer = if i.is_multiple_of(2) {
         reference.clone()
     } else {
         format!("about {} marbles", number + 1.0)
