@@ -586,6 +586,13 @@ pub fn merge(inputs: &[PathBuf], output: &Path) -> Result<MergeReport, EvalError
     Ok(report)
 }
 
+impl Drop for Progress {
+    /// A run dropped mid-way (cancelled) clears its bar too.
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
 /// The progress bar, or nothing.
 struct Progress {
     #[cfg(feature = "progress")]
@@ -646,7 +653,7 @@ impl Progress {
     fn finish(&mut self) {
         #[cfg(feature = "progress")]
         if let Some(bar) = self.bar.take() {
-            bar.finish();
+            bar.finish_and_clear();
         }
     }
 }
