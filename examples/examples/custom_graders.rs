@@ -14,7 +14,7 @@ use std::time::Duration;
 use grader_core::params::json_safe;
 use grader_core::text::{contains, contains_any};
 use grader_core::{
-    EvaluationResult, Failure, Grade, Grader, Info, Score, SubScore, all, any, grader,
+    EvaluationResult, Failure, Gather, Grader, Info, Score, SubScore, all, any, grader,
 };
 
 const GOOD: &str = "Order 1042 has shipped with UPS and arrives May 6: ups.com/track?n=1Z999";
@@ -89,49 +89,65 @@ impl Grader for WordBudget<'_> {
     }
 }
 
-/// The rubric. Positive weights sum to 1; the penalty is subtracted on top.
+/// The rubric. Positive weights sum to 1; the penalty is subtracted on top. Every grader,
+/// sync, async or hand-written, is graded the same way and gathered concurrently.
 async fn grade(answer: &str, orders: &Orders) -> Result<EvaluationResult, Box<dyn Error>> {
     let order = 1042;
-    let subscores = vec![
-        NamesTheOrder { answer, order }.grade(0.1)?, // sync: a Result at once
-        StatesTheStatus {
-            answer,
-            order,
-            orders,
-            api_key: "sk-example",
-        }
-        .grade(0.4) // async: a future
-        .await?,
-        WordBudget {
-            answer,
-            max_words: 20,
-        }
-        .grade(0.1)
-        .await?,
-        // `all` passes only if every check passes, `any` if one does; the checks are children.
-        all(
-            "delivery",
-            0.2,
-            [
-                SubScore::new("carrier", contains(answer, "UPS"))?,
-                SubScore::new("date", contains(answer, "May 6"))?,
-            ],
-        )?,
-        any(
-            "tracking",
-            0.2,
-            [
-                SubScore::new("number", contains(answer, "1Z999"))?,
-                SubScore::new("link", contains(answer, "ups.com/track"))?,
-            ],
-        )?,
-        LeaksInternalNotes {
-            answer,
-            notes: &["fraud check", "refund override"],
-        }
-        .grade(-0.5)?,
-    ];
-    Ok(Grade::from_subscores(subscores)?)
+    let result = Gather::new()
+        .add(NamesTheOrder { answer, order }.grade(0.1))
+        .add(
+            StatesTheStatus {
+                answer,
+                order,
+                orders,
+                api_key: "sk-example",
+            }
+            .grade(0.4),
+        )
+        .add(
+            WordBudget {
+                answer,
+                max_words: 20,
+            }
+            .grade(0.1),
+        )
+        // `all` passes only if every check passes, `any` if one does; the checks are children,
+        // and need no weights of their own.
+        .add(
+            all(
+                "delivery",
+                [
+                    SubScore::new("carrier", contains(answer, "UPS"))?,
+                    SubScore::new("date", contains(answer, "May 6"))?,
+                ],
+            )
+            .grade(0.2),
+        )
+        .add(
+            any(
+                "tracking",
+                [
+                    SubScore::new("number", contains(answer, "1Z999"))?,
+                    SubScore::new("link", contains(answer, "ups.com/track"))?,
+                ],
+            )
+            .grade(0.2),
+        )
+        .add(
+            LeaksInternalNotes {
+                answer,
+                notes: &["fraud check", "refund override"],
+            }
+            .grade(-0.5),
+        )
+        .await?;
+    // A synchronous grader can also be graded on the spot, without a runtime.
+    let named = NamesTheOrder { answer, order }.grade(1.0).now()?;
+    assert_eq!(
+        named.value(),
+        result.subscores.as_deref().unwrap_or_default()[0].value()
+    );
+    Ok(result)
 }
 
 #[tokio::main]

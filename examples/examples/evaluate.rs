@@ -59,7 +59,7 @@ async fn grade(qa: Arc<Qa>, epoch: u32) -> Result<EvaluationResult, GatherError>
     tokio::time::sleep(Duration::from_millis(2)).await;
     let answer = qa.answers[(epoch as usize - 1) % 3].as_str();
     Gather::new()
-        .ready(
+        .add(
             ExactMatch {
                 answer,
                 expected: &qa.reference,
@@ -67,7 +67,7 @@ async fn grade(qa: Arc<Qa>, epoch: u32) -> Result<EvaluationResult, GatherError>
             }
             .grade(0.4),
         )
-        .ready(
+        .add(
             NumericMatch {
                 answer,
                 expected: qa.number,
@@ -75,7 +75,7 @@ async fn grade(qa: Arc<Qa>, epoch: u32) -> Result<EvaluationResult, GatherError>
             }
             .grade(0.3),
         )
-        .ready(
+        .add(
             ContainsAny {
                 answer,
                 substrings: &["marble", "marbles"],
@@ -83,7 +83,7 @@ async fn grade(qa: Arc<Qa>, epoch: u32) -> Result<EvaluationResult, GatherError>
             }
             .grade(0.1),
         )
-        .ready(
+        .add(
             F1Score {
                 answer,
                 reference: &qa.reference,

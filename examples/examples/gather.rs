@@ -14,7 +14,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use grader_core::text::contains_all;
-use grader_core::{BashGrader, Gather, GatherError, Grader, OnError, grader};
+use grader_core::{BashGrader, Gather, GatherError, OnError, grader};
 
 const README: &str = "# app\n\n## Install\n\nRun `bash build.sh`.\n\n## Usage\n\nRun `out/app`.\n";
 const BUILD: &str =
@@ -48,8 +48,7 @@ async fn readme_covers(project: &Path, topics: &[&str], judge: &Judge) -> Result
     judge.rate(&readme, topics).await
 }
 
-/// Every check of the project; the sync ones are graded as they are added, the others when the
-/// gathering is awaited.
+/// Every check of the project, sync or async, graded alike when the gathering is awaited.
 fn checks<'a>(project: &'a Path, up: &'a Judge, down: &'a Judge) -> Gather<'a> {
     let exists = |file| HasFile { project, file };
     let covers = |topics, judge| ReadmeCovers {
@@ -63,13 +62,29 @@ fn checks<'a>(project: &'a Path, up: &'a Judge, down: &'a Judge) -> Gather<'a> {
             .timeout(Duration::from_secs(30))
     };
     Gather::new()
-        .ready(exists("README.md").grade_named(0.1, "readme"))
-        .ready(exists("LICENSE").grade_named(0.1, "license"))
-        .pending(bash("grep -q '^## Usage' README.md").grade_named(0.2, "usage_section"))
-        .pending(bash("bash -n build.sh").grade_named(0.1, "build_script_parses"))
-        .pending(bash("bash build.sh && out/app").grade_named(0.2, "build_runs"))
-        .pending(covers(&["install", "usage"], up).grade_named(0.2, "readme_topics"))
-        .pending(covers(&["tone"], down).grade_named(0.1, "readme_tone"))
+        .add(exists("README.md").grade(0.1).named("readme"))
+        .add(exists("LICENSE").grade(0.1).named("license"))
+        .add(
+            bash("grep -q '^## Usage' README.md")
+                .grade(0.2)
+                .named("usage_section"),
+        )
+        .add(
+            bash("bash -n build.sh")
+                .grade(0.1)
+                .named("build_script_parses"),
+        )
+        .add(
+            bash("bash build.sh && out/app")
+                .grade(0.2)
+                .named("build_runs"),
+        )
+        .add(
+            covers(&["install", "usage"], up)
+                .grade(0.2)
+                .named("readme_topics"),
+        )
+        .add(covers(&["tone"], down).grade(0.1).named("readme_tone"))
 }
 
 #[tokio::main]

@@ -240,6 +240,37 @@ fn gather_fails_by_default_and_excludes_on_request() {
 }
 
 #[test]
+fn coding_tree_skips_the_review_until_the_tests_pass() {
+    let stdout = run_example("coding_tree");
+    assert!(
+        stdout.starts_with(
+            "== as shipped: the tests fail, so the review is skipped:\nreward 0.2000\n"
+        ),
+        "{stdout}"
+    );
+    assert!(line(&stdout, "review").contains("skipped"), "{stdout}");
+    assert!(
+        stdout.contains("== after the fix:\nreward 1.0000\n"),
+        "{stdout}"
+    );
+
+    let result = json_after_heading(&stdout);
+    let subscores = &result["subscores"];
+    assert_eq!(
+        names(subscores),
+        ["tests", "lint", "tests_edited", "review"]
+    );
+    let review = &subscores[3];
+    assert_eq!(review["info"]["decided_by"], "documented");
+    assert_eq!(names(&review["children"]), ["documented", "expert_review"]);
+    assert_eq!(
+        review["children"][1]["info"]["skipped"],
+        "an earlier stage decided"
+    );
+    assert_eq!(names(&subscores[1]["children"]), ["compiles", "no_tabs"]);
+}
+
+#[test]
 fn evaluate_resumes_a_cut_short_run_and_summarizes_every_line_once() {
     let stdout = run_example("evaluate");
     let second = line(&stdout, "second run: ");

@@ -6,7 +6,7 @@
 use std::process::{Command, Stdio};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use grader_core::{BashGrader, Grader};
+use grader_core::BashGrader;
 use std::hint::black_box;
 
 fn bash_true(c: &mut Criterion) {

@@ -41,24 +41,28 @@ fn text(i: usize) -> Result<EvaluationResult, String> {
             expected: &reference,
             normalize_text: true,
         }
-        .grade(0.4),
+        .grade(0.4)
+        .now(),
         NumericMatch {
             answer,
             expected: number,
             tolerance: 0.0,
         }
-        .grade(0.3),
+        .grade(0.3)
+        .now(),
         ContainsAny {
             answer,
             substrings: &["marble"],
             case_sensitive: false,
         }
-        .grade(0.1),
+        .grade(0.1)
+        .now(),
         F1Score {
             answer,
             reference: &reference,
         }
-        .grade(0.2),
+        .grade(0.2)
+        .now(),
     ];
     let subscores: Result<Vec<_>, _> = subscores.into_iter().collect();
     Grade::from_subscores(subscores.map_err(|e| e.to_string())?).map_err(|e| e.to_string())

@@ -6,6 +6,8 @@
 //!   [`Grader::score`](crate::Grader::score)).
 //! - [`GraderError`]: a failed grade: the grader's name and weight with its [`Failure`].
 //! - [`GatherError`](crate::GatherError) lives in [`gather`](crate::gather).
+//! - [`Error`]: any of them, for code that uses `?` on several (`fn main() -> Result<(),
+//!   grader_core::Error>`).
 
 use std::path::PathBuf;
 
@@ -88,6 +90,45 @@ pub enum Failure {
     /// runtime, where blocking would stall the runtime's other tasks; await the grade instead.
     #[error("a blocking grade was called inside a tokio runtime; await `grade` instead")]
     InsideRuntime,
+    /// The grader panicked, in its scoring code or while recording its parameters (a
+    /// `Serialize` that panics). The panic is caught: the grading fails, its siblings do not.
+    #[error("panicked: {message}")]
+    Panicked {
+        /// The panic's message, when it was a string.
+        message: String,
+    },
+    /// The grader did not finish within the time limit its grading was given
+    /// ([`Grading::time_limit`](crate::Grading::time_limit)).
+    #[error("did not finish within its time limit of {limit:?}")]
+    TimedOut {
+        /// The time limit.
+        limit: std::time::Duration,
+    },
+    /// Children of a tree node failed under [`OnError::Fail`](crate::OnError::Fail); each
+    /// error is kept, and so are the children that succeeded.
+    #[error("{} of {} children failed: {}", .failed.len(), .total, list_errors(.failed))]
+    Children {
+        /// The children's errors, in input order.
+        failed: Vec<GraderError>,
+        /// How many children the node had.
+        total: usize,
+    },
+    /// A grading was told to [`redact`](crate::Grading::redact) a parameter the grader does
+    /// not have (so a misspelt name cannot leak the value it meant to hide).
+    #[error("has no parameter `{name}` to redact (its parameters: {known:?})")]
+    UnknownParameter {
+        /// The name given.
+        name: String,
+        /// The parameters the grader records.
+        known: Vec<String>,
+    },
+    /// A tree node could not combine its children (it has none, say).
+    #[error(transparent)]
+    Combine(#[from] CombineError),
+    /// The grading needs something the async runtime does not provide (a tokio runtime with
+    /// its timer, for a time limit).
+    #[error("{0}")]
+    Runtime(String),
     /// An I/O error while running the grader (spawning or waiting on a process).
     #[error("{context}: {source}")]
     Io {
@@ -104,6 +145,14 @@ impl Failure {
     pub fn message(message: impl std::fmt::Display) -> Self {
         Failure::Message(message.to_string())
     }
+}
+
+fn list_errors(errors: &[GraderError]) -> String {
+    errors
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// A grade that could not be made: which grader, at which weight, and why.
@@ -123,4 +172,33 @@ pub struct GraderError {
     /// What went wrong.
     #[source]
     pub failure: Failure,
+}
+
+/// Any error of this crate, so that `?` works across all of them in one function.
+///
+/// ```
+/// use grader_core::{Error, Gather, Grade, SubScore};
+///
+/// fn combine() -> Result<f64, Error> {
+///     let tests = SubScore::new("tests", 1.0)?; // ScoreError
+///     let result = Grade::from_subscores([tests])?; // CombineError
+///     Ok(result.reward)
+/// }
+/// assert_eq!(combine().unwrap(), 1.0);
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A subscore would be invalid.
+    #[error(transparent)]
+    Score(#[from] ScoreError),
+    /// Subscores could not be combined.
+    #[error(transparent)]
+    Combine(#[from] CombineError),
+    /// A grading failed.
+    #[error(transparent)]
+    Grader(#[from] GraderError),
+    /// A gathering failed.
+    #[error(transparent)]
+    Gather(#[from] crate::gather::GatherError),
 }

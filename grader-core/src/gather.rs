@@ -1,24 +1,28 @@
 //! Running graders concurrently and combining their subscores: [`Gather`].
 
 use std::fmt;
-use std::future::{Future, IntoFuture};
+use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll};
 
-use futures_util::StreamExt;
-use futures_util::stream::FuturesUnordered;
 use serde_json::Value;
 
 use crate::error::{CombineError, GraderError};
 use crate::grade::Grade;
-use crate::grader::PARAMETERS_KEY;
-use crate::score::{EvaluationResult, Info, SubScore};
+use crate::limit::{Limiter, Scope, Scoped};
+use crate::node::{Finished, IntoNode, Node, run_all, settle};
+use crate::score::{EvaluationResult, SubScore};
 
 type Outcome = Result<SubScore, GraderError>;
-type PendingGrade<'a> = Pin<Box<dyn Future<Output = Outcome> + Send + 'a>>;
 
-/// What [`Gather`] does when a grader fails. A failure is never silently a 0.0: the two
-/// lenient policies put the error in the failed subscore's `info.error` and set the result's
-/// `isError`.
+/// What a [`Gather`] or a tree does when a grader fails. A failure is never silently a 0.0 and
+/// never helps the agent: the two lenient policies put the error in the failed subscore's
+/// `info.error`, set the result's `isError`, and count a failed penalty as fired (value 1.0 at
+/// its weight) under both.
+///
+/// Trees nested in a gather follow the gather's policy unless given their own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum OnError {
@@ -26,9 +30,10 @@ pub enum OnError {
     /// finished subscore (the default, as the reference raises).
     #[default]
     Fail,
-    /// The failed grader scores 0.0 at its weight.
+    /// A failed grader scores 0.0 at its weight (a failed penalty: fired).
     Zero,
-    /// The failed grader is kept in the breakdown with weight 0, so it does not count.
+    /// A failed grader is kept in the breakdown with weight 0, so it does not count (a failed
+    /// penalty still counts, as fired).
     Exclude,
 }
 
@@ -82,35 +87,19 @@ fn describe_failures(outcomes: &[Outcome]) -> String {
     )
 }
 
-enum Item<'a> {
-    Ready(Outcome),
-    Pending(PendingGrade<'a>),
-}
-
-/// A finished grade to put beside the pending ones: a [`SubScore`], or the `Result` of a
-/// synchronous grader's `grade`.
-#[derive(Debug)]
-pub struct Ready(Outcome);
-
-impl From<SubScore> for Ready {
-    fn from(sub: SubScore) -> Self {
-        Ready(Ok(sub))
-    }
-}
-
-impl From<Result<SubScore, GraderError>> for Ready {
-    fn from(outcome: Result<SubScore, GraderError>) -> Self {
-        Ready(outcome)
-    }
-}
-
 /// Runs graders concurrently, then combines every subscore as
 /// [`Grade::from_subscores`](crate::Grade::from_subscores) does: the reference's
 /// `Grade.gather` / `combine`.
 ///
-/// Items keep their input order whatever order the graders finish in. The pending graders run
-/// concurrently inside the awaiting task (at most [`limit`](Self::limit) at once); nothing is
-/// spawned, so dropping the gather drops every grader still running.
+/// It takes anything that [`IntoNode`]: gradings of any graders (sync, async, `BashGrader`, the
+/// judge, trees), bare graders (weight 1.0), finished [`SubScore`]s and the `Result`s of awaited
+/// gradings, in any mix, with [`add`](Self::add) or [`extend`](Self::extend).
+///
+/// Items keep their input order whatever order the graders finish in. The graders run
+/// concurrently inside the awaiting task (at most [`limit`](Self::limit) of this gather at once,
+/// and within the shared [`limiter`](Self::limiter)'s slots); nothing is spawned, so dropping
+/// the gather drops every grader still running. A grading with a condition
+/// ([`Grading::when`](crate::Grading::when)) runs once everything before it has finished.
 ///
 /// ```
 /// use grader_core::{Gather, Grader, OnError, SubScore};
@@ -125,8 +114,8 @@ impl From<Result<SubScore, GraderError>> for Ready {
 /// let result = Gather::new()
 ///     .limit(8)
 ///     .on_error(OnError::Zero)
-///     .ready(SubScore::new("format", 1.0)?.with_weight(0.2)?)
-///     .pending(Slow(0.5).grade(0.8))
+///     .add(SubScore::new("format", 1.0)?.with_weight(0.2)?)
+///     .add(Slow(0.5).grade(0.8))
 ///     .await?;
 /// assert!((result.reward - 0.6).abs() < 1e-12);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -134,10 +123,19 @@ impl From<Result<SubScore, GraderError>> for Ready {
 /// ```
 #[must_use = "a Gather does nothing until it is awaited"]
 pub struct Gather<'a> {
-    items: Vec<Item<'a>>,
+    items: Vec<Node<'a>>,
     limit: Option<usize>,
-    on_error: OnError,
+    on_error: Option<OnError>,
+    limiter: Option<Limiter>,
+    timed: bool,
+    /// The run, once polled.
+    running: Option<Pin<Box<dyn Future<Output = GatherOutcome> + Send + 'a>>>,
 }
+
+type GatherOutcome = Result<EvaluationResult, GatherError>;
+
+// Nothing in a gather is pinned in place: polling moves its items into a boxed future.
+impl Unpin for Gather<'_> {}
 
 impl fmt::Debug for Gather<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -145,6 +143,8 @@ impl fmt::Debug for Gather<'_> {
             .field("items", &self.items.len())
             .field("limit", &self.limit)
             .field("on_error", &self.on_error)
+            .field("limiter", &self.limiter)
+            .field("timed", &self.timed)
             .finish()
     }
 }
@@ -161,47 +161,65 @@ impl<'a> Gather<'a> {
         Gather {
             items: Vec::new(),
             limit: None,
-            on_error: OnError::Fail,
+            on_error: None,
+            limiter: None,
+            timed: false,
+            running: None,
         }
     }
 
-    /// Runs at most `limit` graders at once. A limit of 0 is treated as 1.
+    /// Runs at most `limit` of this gather's graders at once. A limit of 0 is treated as 1.
+    /// For a limit shared with other gathers, see [`limiter`](Self::limiter).
     pub fn limit(mut self, limit: usize) -> Self {
         self.limit = Some(limit.max(1));
         self
     }
 
-    /// What to do when a grader fails; [`OnError::Fail`] by default.
+    /// What to do when a grader fails; [`OnError::Fail`] by default (or the policy of an
+    /// enclosing gather). Trees inside follow it unless given their own.
     pub fn on_error(mut self, policy: OnError) -> Self {
-        self.on_error = policy;
+        self.on_error = Some(policy);
         self
     }
 
-    /// Adds a finished grade: a [`SubScore`], or the `Result` a synchronous grader returned.
-    pub fn ready(mut self, ready: impl Into<Ready>) -> Self {
-        self.items.push(Item::Ready(ready.into().0));
+    /// Takes the slots of every grading inside, trees included, from `limiter`, which other
+    /// gathers and evaluations may share (see [`limit`](crate::limit)).
+    pub fn limiter(mut self, limiter: &Limiter) -> Self {
+        self.limiter = Some(limiter.clone());
         self
     }
 
-    /// Adds a grade still to run, such as `BashGrader::new("pytest -q").grade(0.5)`.
-    ///
-    /// The grade must be `Send`, so that the gather can itself be awaited in a spawned task.
-    /// Gather takes grade futures rather than graders because only at the call site does the
-    /// compiler know whether a grader's future is `Send` (stable Rust cannot state that bound
-    /// for a generic grader). A grader whose future is not `Send` (it holds an `Rc` across an
-    /// `.await`) is graded on its own with `.grade(weight).await` and its result added with
-    /// [`ready`](Self::ready).
-    pub fn pending<F>(mut self, grade: F) -> Self
+    /// Records how long each grader took, as `elapsed_seconds` in its info (off by default,
+    /// so that results stay the same from run to run).
+    pub fn timed(mut self) -> Self {
+        self.timed = true;
+        self
+    }
+
+    /// Adds an item: a grading (`check.grade(0.5)`), a grader (at weight 1.0), a finished
+    /// [`SubScore`], or the `Result` of an awaited grading.
+    #[allow(clippy::should_implement_trait)] // a builder step, not `+`
+    pub fn add(mut self, item: impl IntoNode<'a>) -> Self {
+        self.items.push(item.into_node());
+        self
+    }
+
+    /// Adds every item of `items`, as [`add`](Self::add).
+    #[allow(clippy::should_implement_trait)] // a builder step, not `Extend` (which takes `&mut`)
+    pub fn extend<I>(mut self, items: I) -> Self
     where
-        F: IntoFuture<Output = Result<SubScore, GraderError>>,
-        F::IntoFuture: Send + 'a,
+        I: IntoIterator,
+        I::Item: IntoNode<'a>,
     {
         self.items
-            .push(Item::Pending(Box::pin(grade.into_future())));
+            .extend(items.into_iter().map(IntoNode::into_node));
         self
     }
 
-    /// Runs the pending graders and combines every subscore.
+    /// Runs the graders and combines every subscore.
+    ///
+    /// When an item marked [`required`](crate::Grading::required) did not reach its threshold,
+    /// the reward becomes at most 0 and `info.zeroed_by` names it.
     ///
     /// # Errors
     /// [`GatherError::Graders`] when a grader failed under [`OnError::Fail`], or when the
@@ -212,76 +230,84 @@ impl<'a> Gather<'a> {
             items,
             limit,
             on_error,
+            limiter,
+            timed,
+            running,
         } = self;
-        let mut outcomes: Vec<Option<Outcome>> = Vec::with_capacity(items.len());
-        let mut pending = Vec::new();
-        for (index, item) in items.into_iter().enumerate() {
-            match item {
-                Item::Ready(outcome) => outcomes.push(Some(outcome)),
-                Item::Pending(future) => {
-                    outcomes.push(None);
-                    pending.push(async move { (index, future.await) });
-                }
+        if let Some(running) = running {
+            return running.await;
+        }
+        let mut scope = Scope::current();
+        if let Some(limiter) = limiter {
+            scope = scope.with_limiter(limiter);
+        }
+        let policy = on_error.or(scope.on_error).unwrap_or_default();
+        scope.on_error = Some(policy);
+        scope.timed |= timed;
+        let outer = scope.failures.replace(Arc::new(AtomicBool::new(false)));
+        let nested = scope.failures.clone();
+        let finished = Scoped::new(scope, run_all(items, limit)).await;
+        let mut result = resolve(finished, policy);
+        let nested_failed = nested.is_some_and(|failed| failed.load(Ordering::Relaxed));
+        if nested_failed {
+            if let Ok(result) = &mut result {
+                result.is_error = true;
+            }
+            if let Some(outer) = outer {
+                outer.store(true, Ordering::Relaxed);
             }
         }
-        let limit = limit.unwrap_or(usize::MAX);
-        let mut queued = pending.into_iter();
-        let mut running: FuturesUnordered<_> = queued.by_ref().take(limit).collect();
-        while let Some((index, outcome)) = running.next().await {
-            outcomes[index] = Some(outcome);
-            if let Some(next) = queued.next() {
-                running.push(next);
-            }
-        }
-        let outcomes: Vec<Outcome> = outcomes.into_iter().flatten().collect();
-        resolve(outcomes, on_error)
+        result
     }
 }
 
-impl<'a> IntoFuture for Gather<'a> {
+/// A gather is a `Future` (`Send`), so any executor API takes it: `.await`, `block_on`,
+/// `join_all`, `tokio::spawn` (for a `'static` one).
+impl<'a> Future for Gather<'a> {
     type Output = Result<EvaluationResult, GatherError>;
-    type IntoFuture = Pin<Box<dyn Future<Output = Self::Output> + Send + 'a>>;
 
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.run())
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        let running = this.running.get_or_insert_with(|| {
+            let gather = Gather {
+                items: std::mem::take(&mut this.items),
+                limit: this.limit,
+                on_error: this.on_error,
+                limiter: this.limiter.take(),
+                timed: this.timed,
+                running: None,
+            };
+            Box::pin(gather.run())
+        });
+        let outcome = std::task::ready!(running.as_mut().poll(cx));
+        // Polled again, it is an empty gather: an error, not a panic.
+        this.running = None;
+        Poll::Ready(outcome)
     }
 }
 
 /// Applies the failure policy, then combines.
-fn resolve(outcomes: Vec<Outcome>, on_error: OnError) -> Result<EvaluationResult, GatherError> {
-    let failed = outcomes.iter().any(Result::is_err);
-    if failed && on_error == OnError::Fail {
-        return Err(GatherError::Graders { outcomes });
-    }
+fn resolve(finished: Vec<Finished>, policy: OnError) -> Result<EvaluationResult, GatherError> {
+    let failed = finished.iter().any(|item| item.outcome.is_err());
     // When the failures leave nothing to normalize by (every grader failed under `Exclude`,
     // say), the graders' errors are the story, not "no positive weight".
     let counts = |outcome: &Outcome| match outcome {
         Ok(sub) => sub.weight() > 0.0,
-        Err(error) => on_error == OnError::Zero && error.weight.is_finite() && error.weight > 0.0,
+        Err(error) => policy == OnError::Zero && error.weight.is_finite() && error.weight > 0.0,
     };
-    if failed && !outcomes.iter().any(counts) {
+    if failed && !finished.iter().any(|item| counts(&item.outcome)) {
+        let outcomes = finished.into_iter().map(|item| item.outcome).collect();
         return Err(GatherError::Graders { outcomes });
     }
-    let subscores = outcomes.into_iter().map(|outcome| match outcome {
-        Ok(sub) => sub,
-        Err(error) => failed_subscore(&error, on_error),
-    });
-    let mut result = Grade::from_subscores(subscores)?;
-    result.is_error |= failed;
+    let settled = settle(finished, policy).map_err(|outcomes| GatherError::Graders { outcomes })?;
+    let mut result = Grade::from_subscores(settled.subscores)?;
+    result.is_error |= settled.failed;
+    if !settled.zeroed_by.is_empty() {
+        result.reward = result.reward.min(0.0);
+        let names = settled.zeroed_by.into_iter().map(Value::String).collect();
+        result
+            .info
+            .insert("zeroed_by".to_owned(), Value::Array(names));
+    }
     Ok(result)
-}
-
-/// The subscore that stands for a failed grader under a lenient policy.
-fn failed_subscore(error: &GraderError, on_error: OnError) -> SubScore {
-    let weight = match on_error {
-        OnError::Zero if error.weight.is_finite() => error.weight,
-        _ => 0.0,
-    };
-    let mut info = Info::new();
-    info.insert("error".to_owned(), Value::String(error.to_string()));
-    info.insert(
-        PARAMETERS_KEY.to_owned(),
-        Value::Object((*error.parameters).clone()),
-    );
-    SubScore::from_valid_parts(error.grader.clone(), weight, 0.0, None, Some(info))
 }

@@ -1,11 +1,15 @@
-//! The [`Grader`] trait: what `#[grader]` types, hand-written graders and
-//! `BashGrader` have in common, and how a score becomes a [`SubScore`].
+//! The [`Grader`] trait: what `#[grader]` types, hand-written graders, `BashGrader` and the
+//! tree nodes have in common; [`SyncGrader`] for the synchronous ones; [`BoxGrader`] for lists
+//! built at run time; and how a score becomes a [`SubScore`].
 
 use std::borrow::Cow;
 use std::fmt::Display;
 use std::future::Future;
+use std::pin::Pin;
 
 use crate::error::{Failure, GraderError};
+use crate::grading::Grading;
+use crate::limit::Resource;
 use crate::score::{Info, Score, SubScore, is_valid_value};
 
 /// The key under which a grade records its grader's arguments in the subscore's info.
@@ -13,11 +17,16 @@ pub const PARAMETERS_KEY: &str = "_parameters";
 
 /// A reusable check that produces a score: the reference's `Grader` class.
 ///
-/// A grader is a value holding its inputs. [`grade`](Self::grade) records them under
-/// `_parameters` (before the check runs), runs [`score`](Self::score), and packages the outcome
-/// as a [`SubScore`] with the grader's name and the weight given. Most graders come from
-/// `#[grader]` on a function; writing one by hand takes a struct with named fields and three
-/// methods:
+/// A grader is a value holding its inputs. [`grade`](Self::grade) is the one grading call for
+/// every grader, whatever it is made of: it returns a [`Grading`], which records the inputs under
+/// `_parameters`, runs [`score`](Self::score), and packages the outcome as a [`SubScore`] with
+/// the grader's name and the weight given. The same grading is awaited on its own, added to a
+/// [`Gather`](crate::Gather), or put in a tree ([`any`](crate::any), [`all`](crate::all),
+/// [`cascade`](crate::cascade)); a [`SyncGrader`]'s grading can also be run at once with
+/// [`Grading::now`], without any runtime.
+///
+/// Most graders come from `#[grader]` on a function; writing one by hand takes a struct with
+/// named fields and three methods:
 ///
 /// ```
 /// use std::borrow::Cow;
@@ -55,10 +64,25 @@ pub const PARAMETERS_KEY: &str = "_parameters";
 /// # }).unwrap();
 /// ```
 ///
-/// The futures returned by [`grade`](Self::grade) are `Send` whenever the grader's
-/// [`score`](Self::score) future is, which the compiler knows for every concrete grader.
+/// # Why it is shaped this way
+///
+/// - **One call, `grade(weight)`, for every grader.** Sync and async `#[grader]` functions,
+///   hand-written graders, `BashGrader` and the judge all return the same [`Grading`], so no
+///   caller has to know how a grader does its work: a gather, a tree and an evaluation take
+///   any mix. Nothing runs until the grading is awaited (or, for a [`SyncGrader`], run with
+///   [`Grading::now`]), so a tree can decide what to run: gates and cascades skip graders.
+/// - **The score future is `Send`.** Trees, gathers and evaluations box their children and
+///   may run them on any thread of a multi-threaded runtime. Stable Rust cannot say "`Send`
+///   when this grader's future is" for a generic grader (return-type notation is not stable),
+///   so the trait asks for `Send` outright. A synchronous check is always fine (its future is
+///   ready at once); an async check that holds an `Rc` or a `RefCell` borrow across an
+///   `.await` does not compile as a grader: keep such values out of the await points, or
+///   compute the score yourself and add the finished [`SubScore`] to the tree.
+/// - **Synchronous graders need no runtime.** `#[grader]` on a plain `fn` also implements
+///   [`SyncGrader`], which is what [`Grading::now`] asks for: calling `.now()` on an async
+///   grader is a compile error that says to await it instead.
 pub trait Grader: Sized {
-    /// The subscore's name when [`grade`](Self::grade) is given no other.
+    /// The subscore's name when the grading is given no other.
     fn name(&self) -> Cow<'_, str>;
 
     /// A JSON-safe copy of the grader's inputs, recorded under `_parameters`. See
@@ -67,33 +91,136 @@ pub trait Grader: Sized {
         Info::new()
     }
 
-    /// Runs the check. The value is validated by [`grade`](Self::grade): a NaN, an infinity or
-    /// a value outside `[0, 1]` becomes a [`Failure::InvalidScore`], never a clamped score.
-    fn score(self) -> impl Future<Output = Result<Score, Failure>>;
-
-    /// Runs the grader and packages its outcome as a [`SubScore`] named after the grader.
-    ///
-    /// # Errors
-    /// A [`GraderError`] naming the grader when the check fails, returns an invalid value, or
-    /// `weight` is not finite.
-    fn grade(self, weight: f64) -> impl Future<Output = Result<SubScore, GraderError>> {
-        let name = self.name().into_owned();
-        self.grade_named(weight, name)
+    /// The class of shared resource a grading of this grader occupies while it runs (see
+    /// [`limit`](crate::limit)): `BashGrader` is [`Resource::Commands`]. `None` (the default)
+    /// takes no slot.
+    fn resource(&self) -> Option<Resource> {
+        None
     }
 
-    /// As [`grade`](Self::grade), under another name (the reference's `name=` override).
+    /// Runs the check. The value is validated when graded: a NaN, an infinity or a value
+    /// outside `[0, 1]` becomes a [`Failure::InvalidScore`], never a clamped score.
+    fn score(self) -> impl Future<Output = Result<Score, Failure>> + Send;
+
+    /// Whether its gradings record `_parameters` in the subscore's info. True by default; the
+    /// tree nodes ([`any`](crate::any), …) say no, since their inputs are their children, as
+    /// the reference's `any`/`all` record none.
+    fn records_parameters(&self) -> bool {
+        true
+    }
+
+    /// The grading of this grader at `weight` (negative for a penalty): await it, run it with
+    /// [`Grading::now`] (synchronous graders), or add it to a gather or a tree. Options such
+    /// as another name, a time limit or retries are set on the [`Grading`].
+    fn grade<'a>(self, weight: f64) -> Grading<'a, Self>
+    where
+        Self: 'a,
+    {
+        Grading::new(self, weight)
+    }
+
+    /// This grader behind a type-erased box, for lists of graders of different types built at
+    /// run time (from a configuration file, say).
+    fn boxed<'a>(self) -> BoxGrader<'a>
+    where
+        Self: Send + 'a,
+    {
+        BoxGrader(Box::new(self))
+    }
+}
+
+/// A grader whose check is synchronous, so that its grading can run without a runtime with
+/// [`Grading::now`]. `#[grader]` implements it for every non-`async` function.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a synchronous grader, so its grading cannot run with `.now()`",
+    label = "an asynchronous grader",
+    note = "await the grading instead: `grader.grade(weight).await`"
+)]
+pub trait SyncGrader: Grader {
+    /// Runs the check at once.
     ///
     /// # Errors
-    /// As [`grade`](Self::grade).
-    fn grade_named(
-        self,
-        weight: f64,
-        name: impl Into<String>,
-    ) -> impl Future<Output = Result<SubScore, GraderError>> {
-        let name = name.into();
-        let parameters = self.parameters();
-        let scoring = self.score();
-        async move { package(name, weight, parameters, scoring.await) }
+    /// As [`Grader::score`].
+    fn score_now(self) -> Result<Score, Failure>;
+}
+
+/// Any grader, behind a box: made by [`Grader::boxed`]. It is itself a [`Grader`], so a
+/// `Vec<BoxGrader>` goes in a tree or a gather like any other grader.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// use grader_core::text::{Contains, ExactMatch};
+/// use grader_core::{BoxGrader, Gather, Grader};
+///
+/// let answer = "Paris";
+/// // Built at run time, say from a configuration file.
+/// let checks: Vec<BoxGrader> = vec![
+///     ExactMatch { answer, expected: "paris", normalize_text: true }.boxed(),
+///     Contains { answer, substring: "Lyon", case_sensitive: false }.boxed(),
+/// ];
+/// let result = Gather::new().extend(checks).await?;
+/// assert_eq!(result.reward, 0.5);
+/// # Ok::<(), grader_core::GatherError>(())
+/// # }).unwrap();
+/// ```
+pub struct BoxGrader<'a>(Box<dyn Erased<'a> + Send + 'a>);
+
+impl std::fmt::Debug for BoxGrader<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("BoxGrader").field(&self.0.name()).finish()
+    }
+}
+
+/// The object-safe part of [`Grader`], behind [`BoxGrader`].
+trait Erased<'a> {
+    fn name(&self) -> Cow<'_, str>;
+    fn parameters(&self) -> Info;
+    fn resource(&self) -> Option<Resource>;
+    fn records_parameters(&self) -> bool;
+    fn score(self: Box<Self>) -> Pin<Box<dyn Future<Output = Result<Score, Failure>> + Send + 'a>>;
+}
+
+impl<'a, G: Grader + 'a> Erased<'a> for G {
+    fn name(&self) -> Cow<'_, str> {
+        Grader::name(self)
+    }
+
+    fn parameters(&self) -> Info {
+        Grader::parameters(self)
+    }
+
+    fn resource(&self) -> Option<Resource> {
+        Grader::resource(self)
+    }
+
+    fn records_parameters(&self) -> bool {
+        Grader::records_parameters(self)
+    }
+
+    fn score(self: Box<Self>) -> Pin<Box<dyn Future<Output = Result<Score, Failure>> + Send + 'a>> {
+        Box::pin(Grader::score(*self))
+    }
+}
+
+impl Grader for BoxGrader<'_> {
+    fn name(&self) -> Cow<'_, str> {
+        self.0.name()
+    }
+
+    fn parameters(&self) -> Info {
+        self.0.parameters()
+    }
+
+    fn resource(&self) -> Option<Resource> {
+        self.0.resource()
+    }
+
+    fn records_parameters(&self) -> bool {
+        self.0.records_parameters()
+    }
+
+    fn score(self) -> impl Future<Output = Result<Score, Failure>> + Send {
+        self.0.score()
     }
 }
 
@@ -164,4 +291,26 @@ pub(crate) fn package(
         score.children,
         Some(info),
     ))
+}
+
+/// Packages a scoring outcome of a grader that records no parameters (a tree node): as
+/// [`package`], without `_parameters`.
+pub(crate) fn package_bare(
+    name: String,
+    weight: f64,
+    outcome: Result<Score, Failure>,
+) -> Result<SubScore, GraderError> {
+    let mut sub = package(name, weight, Info::new(), outcome)?;
+    let (info, children) = sub.take_parts();
+    let info = info.and_then(|mut info| {
+        info.remove(PARAMETERS_KEY);
+        (!info.is_empty()).then_some(info)
+    });
+    if let Some(info) = info {
+        sub = sub.with_info(info);
+    }
+    if let Some(children) = children {
+        sub = sub.with_children(children);
+    }
+    Ok(sub)
 }

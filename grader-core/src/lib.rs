@@ -2,10 +2,13 @@
 //! breakdown, checked at compile time.
 //!
 //! - [`SubScore`] and [`EvaluationResult`] are the wire format the HUD platform reads.
-//! - [`Grade::from_subscores`] combines weighted subscores (penalties included) into a reward;
-//!   [`any`] and [`all`] summarize several subscores as one.
-//! - [`Grader`] is a reusable check; `#[grader]` makes one from an ordinary function.
-//! - [`Gather`] runs graders concurrently and combines what they return.
+//! - [`Grade::from_subscores`] combines weighted subscores (penalties included) into a reward.
+//! - [`Grader`] is a reusable check; `#[grader]` makes one from an ordinary function. Its
+//!   [`grade`](Grader::grade) is the one grading call for every grader: a [`Grading`] to await,
+//!   to run at once ([`Grading::now`], synchronous graders), or to put in a gather or a tree.
+//! - [`Gather`] runs graders concurrently and combines what they return; [`any`], [`all`] and
+//!   [`cascade`] build grading trees; a [`Limiter`] bounds commands, judge calls and CPU-heavy
+//!   checks across every gather that shares it.
 //! - `BashGrader` (feature `bash`, on by default) runs a command and scores its exit code,
 //!   leaving nothing running.
 //! - `Display` for [`EvaluationResult`] prints a readable breakdown ([`report`]).
@@ -32,6 +35,9 @@ pub mod eval;
 pub mod gather;
 pub mod grade;
 pub mod grader;
+pub mod grading;
+pub mod limit;
+pub mod node;
 pub mod params;
 pub mod report;
 pub mod score;
@@ -39,11 +45,14 @@ pub mod text;
 
 #[cfg(all(unix, feature = "bash"))]
 pub use bash::BashGrader;
-pub use combinators::{CombinatorError, all, any};
-pub use error::{CombineError, Failure, GraderError, ScoreError};
-pub use gather::{Gather, GatherError, OnError, Ready};
+pub use combinators::{Children, Tree, all, any, cascade};
+pub use error::{CombineError, Error, Failure, GraderError, ScoreError};
+pub use gather::{Gather, GatherError, OnError};
 pub use grade::Grade;
-pub use grader::{Grader, IntoScore, PARAMETERS_KEY};
+pub use grader::{BoxGrader, Grader, IntoScore, PARAMETERS_KEY, SyncGrader};
+pub use grading::Grading;
+pub use limit::{Limiter, Resource};
+pub use node::{Earlier, IntoNode, Node};
 pub use score::{EvaluationResult, Info, Score, SubScore};
 
 /// Turns a scoring function into a [`Grader`] type. See the `grader-macros` crate.

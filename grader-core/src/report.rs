@@ -6,11 +6,11 @@
 //! info itself). The alternate form (`{:#}`) also shows each grader's `_parameters`.
 //!
 //! ```
-//! use grader_core::{Grade, SubScore, all};
+//! use grader_core::{Grade, Grader, SubScore, all};
 //!
 //! let result = Grade::from_subscores(vec![
 //!     SubScore::new("tests", 1.0)?.with_weight(0.8)?,
-//!     all("checks", 0.2, vec![SubScore::new("lint", 1.0)?, SubScore::new("types", 0.0)?])?,
+//!     all("checks", [SubScore::new("lint", 1.0)?, SubScore::new("types", 0.0)?]).grade(0.2).now()?,
 //!     SubScore::new("deleted files", 1.0)?.with_weight(-0.1)?,
 //! ])?;
 //! let text = result.to_string();

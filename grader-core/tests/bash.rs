@@ -8,7 +8,7 @@ mod bash_support;
 use std::time::{Duration, Instant};
 
 use bash_support::{bash, live_processes, marker, quiet_home, scratch_dir, survivors_after};
-use grader_core::{BashGrader, Failure, Gather, Grader, SubScore};
+use grader_core::{BashGrader, Failure, Gather, SubScore};
 use serde_json::{Value, json};
 
 async fn run(grader: BashGrader) -> SubScore {
@@ -294,7 +294,7 @@ async fn a_file_as_working_directory_is_an_error_naming_it() {
 async fn a_hundred_sleeps_in_one_gather_run_concurrently() {
     let mut gather = Gather::new();
     for _ in 0..100 {
-        gather = gather.pending(bash("sleep 0.5").grade(1.0));
+        gather = gather.add(bash("sleep 0.5").grade(1.0));
     }
     let start = Instant::now();
     let result = gather.await.expect("every sleep passes");
@@ -311,7 +311,7 @@ async fn the_timeout_clock_starts_when_the_command_starts() {
     // and still passes because its clock started with it.
     let mut gather = Gather::new().limit(1);
     for _ in 0..3 {
-        gather = gather.pending(
+        gather = gather.add(
             bash("sleep 1")
                 .timeout(Duration::from_millis(1800))
                 .grade(1.0),
@@ -341,4 +341,45 @@ fn grading_futures_are_send() {
     let grade = BashGrader::new("true").grade(1.0);
     assert_send(&grade);
     let _ = quiet_home();
+}
+
+#[tokio::test]
+async fn commands_take_slots_of_a_shared_limiter() {
+    use grader_core::{Gather, Limiter, Resource};
+    let limiter = Limiter::new().limit(Resource::Commands, 2);
+    let dir = tempfile_dir("limit");
+    let running = dir.join("running");
+    std::fs::create_dir(&running).expect("a directory");
+    // Each command counts the commands running beside it (itself included).
+    let command = format!(
+        "touch {running}/$$; ls {running} | wc -l >> {dir}/seen; sleep 0.2; rm {running}/$$",
+        running = running.display(),
+        dir = dir.display(),
+    );
+    let gathers = (0..3).map(|_| {
+        Gather::new()
+            .limiter(&limiter)
+            .add(BashGrader::new(command.clone()).grade(1.0))
+            .add(BashGrader::new(command.clone()).grade(1.0))
+    });
+    for result in futures_util::future::join_all(gathers).await {
+        assert_eq!(result.expect("graded").reward, 1.0);
+    }
+    let seen = std::fs::read_to_string(dir.join("seen")).expect("commands ran");
+    let _ = std::fs::remove_dir_all(&dir);
+    let counts: Vec<usize> = seen
+        .lines()
+        .map(|n| n.trim().parse().expect("a count"))
+        .collect();
+    assert_eq!(counts.len(), 6);
+    assert!(counts.iter().all(|&n| (1..=2).contains(&n)), "{counts:?}");
+    assert_eq!(limiter.in_use(&Resource::Commands), 0);
+}
+
+/// A fresh directory under the system's temporary directory.
+fn tempfile_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("grader-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    dir
 }

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use bash_support::{bash, live_processes, marker, survivors_after};
-use grader_core::{Gather, Grader};
+use grader_core::Gather;
 
 /// Polls `future` until the processes mentioning `mark` include bash and `count` sleeps, then
 /// drops it. Returns bash's pid.
@@ -65,8 +65,8 @@ async fn dropping_the_grading_future_kills_the_group_and_reaps_bash() {
 async fn dropping_a_gather_kills_every_group() {
     let mark = marker();
     let gather = Gather::new()
-        .pending(bash(&format!("sleep 30.{mark}; true")).grade(0.5))
-        .pending(bash(&format!("sleep 30.{mark} & wait")).grade(0.5));
+        .add(bash(&format!("sleep 30.{mark}; true")).grade(0.5))
+        .add(bash(&format!("sleep 30.{mark} & wait")).grade(0.5));
     // Two commands; each has bash and one sleep. Wait for both sleeps, then drop.
     let mut gather = Box::pin(gather.run());
     let start = Instant::now();

@@ -9,7 +9,7 @@ mod bash_support;
 use std::time::Duration;
 
 use bash_support::bash;
-use grader_core::Grader;
+
 use grader_core::bash::DEFAULT_OUTPUT_LIMIT;
 
 /// This process's peak resident set size in bytes (`VmHWM`).

@@ -38,7 +38,6 @@ pub fn expand(grader: &Grader) -> TokenStream {
     let definition = definition(grader);
     let run = run(grader);
     let Grader {
-        func,
         krate,
         name,
         ident,
@@ -46,88 +45,43 @@ pub fn expand(grader: &Grader) -> TokenStream {
         cfgs,
         ..
     } = grader;
-    let vis = &func.vis;
-    let fn_name = &func.sig.ident;
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
     let parameters = parameters(grader);
-    let grade_doc = format!(
-        " Runs `{fn_name}` with these arguments and packages what it returns as a \
-         [`SubScore`]({krate}::SubScore) named `{name}` with this weight, recording the \
-         arguments under `_parameters`.",
-        krate = quote!(#krate).to_string().replace(' ', ""),
-    );
-    let errors_doc = format!(
-        " A [`GraderError`]({krate}::GraderError) naming the grader when the function returns \
-         an `Err` or a value that is not a score in `[0, 1]`, or when `weight` is not finite.",
-        krate = quote!(#krate).to_string().replace(' ', ""),
-    );
-    let named_doc = " As `grade`, under another name.";
+    let result = quote!(::core::result::Result<#krate::Score, #krate::Failure>);
 
-    let inherent = if grader.is_async {
-        quote! {
-            #[doc = #grade_doc]
-            ///
-            /// # Errors
-            #[doc = #errors_doc]
-            #vis fn grade(
-                self,
-                weight: f64,
-            ) -> impl ::core::future::Future<
-                Output = ::core::result::Result<#krate::SubScore, #krate::GraderError>,
-            > {
-                <Self as #krate::Grader>::grade(self, weight)
+    let (score, sync_impl) = if grader.is_async {
+        // Spanned on the function's name, where a future that is not `Send` is reported.
+        let score = quote_spanned! {grader.func.sig.ident.span()=>
+            async fn score(self) -> #result {
+                #run
             }
-
-            #[doc = #named_doc]
-            ///
-            /// # Errors
-            #[doc = #errors_doc]
-            #vis fn grade_named(
-                self,
-                weight: f64,
-                name: impl ::core::convert::Into<::std::string::String>,
-            ) -> impl ::core::future::Future<
-                Output = ::core::result::Result<#krate::SubScore, #krate::GraderError>,
-            > {
-                <Self as #krate::Grader>::grade_named(self, weight, name)
-            }
-        }
+        };
+        (score, quote!())
     } else {
-        quote! {
-            #[doc = #grade_doc]
-            ///
-            /// # Errors
-            #[doc = #errors_doc]
-            #vis fn grade(
+        let score = quote! {
+            fn score(
                 self,
-                weight: f64,
-            ) -> ::core::result::Result<#krate::SubScore, #krate::GraderError> {
-                self.grade_named(weight, #name)
+            ) -> impl ::core::future::Future<Output = #result> + ::core::marker::Send {
+                ::core::future::ready(<Self as #krate::SyncGrader>::score_now(self))
             }
-
-            #[doc = #named_doc]
-            ///
-            /// # Errors
-            #[doc = #errors_doc]
-            #vis fn grade_named(
-                self,
-                weight: f64,
-                name: impl ::core::convert::Into<::std::string::String>,
-            ) -> ::core::result::Result<#krate::SubScore, #krate::GraderError> {
-                let parameters = <Self as #krate::Grader>::parameters(&self);
-                let outcome = #run;
-                #krate::__private::package(name.into(), weight, parameters, outcome)
+        };
+        let sync_impl = quote! {
+            #(#cfgs)*
+            impl #impl_generics #krate::SyncGrader for #ident #ty_generics #where_clause {
+                fn score_now(self) -> #result {
+                    #run
+                }
             }
-        }
+        };
+        (score, sync_impl)
     };
+
+    let inherent = inherent(grader);
 
     quote! {
         #definition
 
-        #(#cfgs)*
-        impl #impl_generics #ident #ty_generics #where_clause {
-            #inherent
-        }
+        #inherent
 
         #(#cfgs)*
         impl #impl_generics #krate::Grader for #ident #ty_generics #where_clause {
@@ -137,10 +91,47 @@ pub fn expand(grader: &Grader) -> TokenStream {
 
             #parameters
 
-            async fn score(
+            #score
+        }
+
+        #sync_impl
+    }
+}
+
+/// The inherent `grade`, so that grading needs no import of the `Grader` trait.
+pub fn inherent(grader: &Grader) -> TokenStream {
+    let Grader {
+        func,
+        krate,
+        ident,
+        generics,
+        cfgs,
+        ..
+    } = grader;
+    let vis = &func.vis;
+    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
+    let doc = format!(
+        " The grading of this grader at `weight`: [`Grader::grade`]({krate}::Grader::grade), \
+         callable without importing the trait. Await it{now}, or add it to a gather or a tree.",
+        krate = quote!(#krate).to_string().replace(' ', ""),
+        now = if grader.is_async {
+            ""
+        } else {
+            ", run it with `.now()`"
+        },
+    );
+    quote! {
+        #(#cfgs)*
+        impl #impl_generics #ident #ty_generics #where_clause {
+            #[doc = #doc]
+            #vis fn grade<'__grading>(
                 self,
-            ) -> ::core::result::Result<#krate::Score, #krate::Failure> {
-                #run
+                weight: f64,
+            ) -> #krate::Grading<'__grading, Self>
+            where
+                Self: '__grading,
+            {
+                #krate::Grading::new(self, weight)
             }
         }
     }

@@ -7,7 +7,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use crate::args::Errors;
-use crate::expand::definition;
+use crate::expand::{definition, inherent};
 use crate::model::Grader;
 
 /// The input was not a function: the error and the input, unchanged.
@@ -24,45 +24,30 @@ pub fn stub(input: TokenStream, grader: &Grader, error: &syn::Error) -> TokenStr
         return quote! { #errors #input };
     }
     let definition = definition(grader);
+    let inherent = inherent(grader);
     let Grader {
-        func,
         krate,
         ident,
         generics,
         cfgs,
         ..
     } = grader;
-    let vis = &func.vis;
     let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
-    let result = quote!(::core::result::Result<#krate::SubScore, #krate::GraderError>);
-    let (grade_output, body) = if grader.is_async {
-        (
-            quote!(impl ::core::future::Future<Output = #result>),
-            quote!(async { ::core::unreachable!() }),
-        )
-    } else {
-        (result, quote!(::core::unreachable!()))
-    };
+    let sync_impl = (!grader.is_async).then(|| {
+        quote! {
+            #(#cfgs)*
+            impl #impl_generics #krate::SyncGrader for #ident #ty_generics #where_clause {
+                fn score_now(self) -> ::core::result::Result<#krate::Score, #krate::Failure> {
+                    ::core::unreachable!()
+                }
+            }
+        }
+    });
     quote! {
         #errors
         #input
         #definition
-
-        #(#cfgs)*
-        #[allow(dead_code, unused_variables, clippy::all)]
-        impl #impl_generics #ident #ty_generics #where_clause {
-            #vis fn grade(self, weight: f64) -> #grade_output {
-                #body
-            }
-
-            #vis fn grade_named(
-                self,
-                weight: f64,
-                name: impl ::core::convert::Into<::std::string::String>,
-            ) -> #grade_output {
-                #body
-            }
-        }
+        #inherent
 
         #(#cfgs)*
         impl #impl_generics #krate::Grader for #ident #ty_generics #where_clause {
@@ -76,5 +61,7 @@ pub fn stub(input: TokenStream, grader: &Grader, error: &syn::Error) -> TokenStr
                 ::core::unreachable!()
             }
         }
+
+        #sync_impl
     }
 }

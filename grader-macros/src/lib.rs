@@ -28,7 +28,7 @@ use proc_macro::TokenStream;
 ///     answer.contains(city)
 /// }
 ///
-/// let sub = MentionsCity { answer: "It is Paris.", city: "Paris" }.grade(0.5)?;
+/// let sub = MentionsCity { answer: "It is Paris.", city: "Paris" }.grade(0.5).now()?;
 /// assert_eq!((sub.name(), sub.value(), sub.weight()), ("mentions_city", 1.0, 0.5));
 /// assert_eq!(sub.info().unwrap()["_parameters"]["city"], "Paris");
 /// assert!(mentions_city("still a function", "function"));
@@ -45,15 +45,16 @@ use proc_macro::TokenStream;
 ///
 /// # Grading
 ///
-/// `grade(weight)` runs the function and returns a [`SubScore`] named after the function (or
-/// the `name` option), with that weight, the returned value, whatever info the function
-/// returned, and `_parameters`: every argument, recorded before the function runs. A
-/// synchronous grader grades at once and needs no runtime; an `async` one returns a future,
-/// `Send` whenever the function's future is. `grade_named(weight, name)` overrides the name.
-/// Every grader type implements [`Grader`], so [`Gather`] runs it beside any other grader:
+/// `grade(weight)` is the grading call of every grader: it returns a [`Grading`] that runs the
+/// function and makes a [`SubScore`] named after the function (or the `name` option), with that
+/// weight, the returned value, whatever info the function returned, and `_parameters`: every
+/// argument, recorded before the function runs. Await the grading, or add it to a [`Gather`]
+/// or a tree beside any other grader; a synchronous grader (a plain `fn`, which implements
+/// [`SyncGrader`]) can also run at once with `.now()`, without a runtime. An `async` function's
+/// future must be `Send` (see [`Grader`] for why).
 ///
 /// ```
-/// use grader_core::{Gather, Grader, grader};
+/// use grader_core::{Gather, grader};
 ///
 /// #[grader]
 /// async fn replied(answer: String) -> bool {
@@ -68,8 +69,8 @@ use proc_macro::TokenStream;
 ///
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// let result = Gather::new()
-///     .pending(Replied { answer: "hi".into() }.grade(0.5))
-///     .pending(Grader::grade(Short { answer: "hi", limit: 1 }, 0.5))
+///     .add(Replied { answer: "hi".into() }.grade(0.5))
+///     .add(Short { answer: "hi", limit: 1 }.grade(0.5))
 ///     .await?;
 /// assert_eq!(result.reward, 0.5);
 /// # Ok::<(), grader_core::GatherError>(())
@@ -91,10 +92,10 @@ use proc_macro::TokenStream;
 ///     answer.trim().parse()
 /// }
 ///
-/// let error = Parsed { answer: "lots" }.grade(1.0).unwrap_err();
+/// let error = Parsed { answer: "lots" }.grade(1.0).now().unwrap_err();
 /// assert_eq!(error.grader, "parsed");
 /// assert_eq!(error.to_string(), "grader `parsed` failed: invalid float literal");
-/// let error = Parsed { answer: "1.5" }.grade(1.0).unwrap_err();
+/// let error = Parsed { answer: "1.5" }.grade(1.0).now().unwrap_err();
 /// assert!(matches!(error.failure, Failure::InvalidScore { value: 1.5 }));
 /// ```
 ///
@@ -134,7 +135,7 @@ use proc_macro::TokenStream;
 ///     !questions.is_empty() && retries < 3
 /// }
 ///
-/// let sub = Answered { client: &Client, questions: &["why?"], retries: 1 }.grade(1.0)?;
+/// let sub = Answered { client: &Client, questions: &["why?"], retries: 1 }.grade(1.0).now()?;
 /// assert_eq!(
 ///     sub.info().unwrap()["_parameters"],
 ///     serde_json::json!({
@@ -160,7 +161,7 @@ use proc_macro::TokenStream;
 ///     !api_key.is_empty() && !answer.is_empty()
 /// }
 ///
-/// let sub = ApiAnswered { api_key: "sk-123", answer: "yes" }.grade(1.0)?;
+/// let sub = ApiAnswered { api_key: "sk-123", answer: "yes" }.grade(1.0).now()?;
 /// assert_eq!(sub.name(), "api_answer");
 /// assert_eq!(sub.info().unwrap()["_parameters"], serde_json::json!({"answer": "yes"}));
 /// # Ok::<(), grader_core::GraderError>(())
@@ -179,6 +180,8 @@ use proc_macro::TokenStream;
 /// [`Grader`]: https://docs.rs/grader-core/latest/grader_core/trait.Grader.html
 /// [`Gather`]: https://docs.rs/grader-core/latest/grader_core/struct.Gather.html
 /// [`GraderError`]: https://docs.rs/grader-core/latest/grader_core/struct.GraderError.html
+/// [`Grading`]: https://docs.rs/grader-core/latest/grader_core/struct.Grading.html
+/// [`SyncGrader`]: https://docs.rs/grader-core/latest/grader_core/trait.SyncGrader.html
 #[proc_macro_attribute]
 pub fn grader(args: TokenStream, input: TokenStream) -> TokenStream {
     expand::grader(args.into(), input.into()).into()

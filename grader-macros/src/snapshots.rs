@@ -33,32 +33,15 @@ fn sync() {
                 pub city: String,
             }
             impl MentionsCity {
-                /// Runs `mentions_city` with these arguments and packages what it returns as a [`SubScore`](::grader_core::SubScore) named `mentions_city` with this weight, recording the arguments under `_parameters`.
-                ///
-                /// # Errors
-                /// A [`GraderError`](::grader_core::GraderError) naming the grader when the function returns an `Err` or a value that is not a score in `[0, 1]`, or when `weight` is not finite.
-                pub fn grade(
+                /// The grading of this grader at `weight`: [`Grader::grade`](::grader_core::Grader::grade), callable without importing the trait. Await it, run it with `.now()`, or add it to a gather or a tree.
+                pub fn grade<'__grading>(
                     self,
                     weight: f64,
-                ) -> ::core::result::Result<::grader_core::SubScore, ::grader_core::GraderError> {
-                    self.grade_named(weight, "mentions_city")
-                }
-                /// As `grade`, under another name.
-                ///
-                /// # Errors
-                /// A [`GraderError`](::grader_core::GraderError) naming the grader when the function returns an `Err` or a value that is not a score in `[0, 1]`, or when `weight` is not finite.
-                pub fn grade_named(
-                    self,
-                    weight: f64,
-                    name: impl ::core::convert::Into<::std::string::String>,
-                ) -> ::core::result::Result<::grader_core::SubScore, ::grader_core::GraderError> {
-                    let parameters = <Self as ::grader_core::Grader>::parameters(&self);
-                    let outcome = {
-                        let Self { answer: arg0, city: arg1 } = self;
-                        let value = mentions_city(arg0, arg1);
-                        <bool as ::grader_core::IntoScore>::into_score(value)
-                    };
-                    ::grader_core::__private::package(name.into(), weight, parameters, outcome)
+                ) -> ::grader_core::Grading<'__grading, Self>
+                where
+                    Self: '__grading,
+                {
+                    ::grader_core::Grading::new(self, weight)
                 }
             }
             impl ::grader_core::Grader for MentionsCity {
@@ -83,7 +66,16 @@ fn sync() {
                         );
                     parameters
                 }
-                async fn score(
+                fn score(
+                    self,
+                ) -> impl ::core::future::Future<
+                    Output = ::core::result::Result<::grader_core::Score, ::grader_core::Failure>,
+                > + ::core::marker::Send {
+                    ::core::future::ready(<Self as ::grader_core::SyncGrader>::score_now(self))
+                }
+            }
+            impl ::grader_core::SyncGrader for MentionsCity {
+                fn score_now(
                     self,
                 ) -> ::core::result::Result<::grader_core::Score, ::grader_core::Failure> {
                     {
@@ -116,36 +108,12 @@ fn r#async() {
                 answer: String,
             }
             impl Replied {
-                /// Runs `replied` with these arguments and packages what it returns as a [`SubScore`](::grader_core::SubScore) named `replied` with this weight, recording the arguments under `_parameters`.
-                ///
-                /// # Errors
-                /// A [`GraderError`](::grader_core::GraderError) naming the grader when the function returns an `Err` or a value that is not a score in `[0, 1]`, or when `weight` is not finite.
-                fn grade(
-                    self,
-                    weight: f64,
-                ) -> impl ::core::future::Future<
-                    Output = ::core::result::Result<
-                        ::grader_core::SubScore,
-                        ::grader_core::GraderError,
-                    >,
-                > {
-                    <Self as ::grader_core::Grader>::grade(self, weight)
-                }
-                /// As `grade`, under another name.
-                ///
-                /// # Errors
-                /// A [`GraderError`](::grader_core::GraderError) naming the grader when the function returns an `Err` or a value that is not a score in `[0, 1]`, or when `weight` is not finite.
-                fn grade_named(
-                    self,
-                    weight: f64,
-                    name: impl ::core::convert::Into<::std::string::String>,
-                ) -> impl ::core::future::Future<
-                    Output = ::core::result::Result<
-                        ::grader_core::SubScore,
-                        ::grader_core::GraderError,
-                    >,
-                > {
-                    <Self as ::grader_core::Grader>::grade_named(self, weight, name)
+                /// The grading of this grader at `weight`: [`Grader::grade`](::grader_core::Grader::grade), callable without importing the trait. Await it, or add it to a gather or a tree.
+                fn grade<'__grading>(self, weight: f64) -> ::grader_core::Grading<'__grading, Self>
+                where
+                    Self: '__grading,
+                {
+                    ::grader_core::Grading::new(self, weight)
                 }
             }
             impl ::grader_core::Grader for Replied {
@@ -208,32 +176,15 @@ fn borrowed() {
                 pub(crate) items: &'a [u8],
             }
             impl<'a, 'repo, 'seen, 'seen2> TestsPass<'a, 'repo, 'seen, 'seen2> {
-                /// Runs `tests_pass` with these arguments and packages what it returns as a [`SubScore`](::grader_core::SubScore) named `tests_pass` with this weight, recording the arguments under `_parameters`.
-                ///
-                /// # Errors
-                /// A [`GraderError`](::grader_core::GraderError) naming the grader when the function returns an `Err` or a value that is not a score in `[0, 1]`, or when `weight` is not finite.
-                pub(crate) fn grade(
+                /// The grading of this grader at `weight`: [`Grader::grade`](::grader_core::Grader::grade), callable without importing the trait. Await it, run it with `.now()`, or add it to a gather or a tree.
+                pub(crate) fn grade<'__grading>(
                     self,
                     weight: f64,
-                ) -> ::core::result::Result<::grader_core::SubScore, ::grader_core::GraderError> {
-                    self.grade_named(weight, "tests_pass")
-                }
-                /// As `grade`, under another name.
-                ///
-                /// # Errors
-                /// A [`GraderError`](::grader_core::GraderError) naming the grader when the function returns an `Err` or a value that is not a score in `[0, 1]`, or when `weight` is not finite.
-                pub(crate) fn grade_named(
-                    self,
-                    weight: f64,
-                    name: impl ::core::convert::Into<::std::string::String>,
-                ) -> ::core::result::Result<::grader_core::SubScore, ::grader_core::GraderError> {
-                    let parameters = <Self as ::grader_core::Grader>::parameters(&self);
-                    let outcome = {
-                        let Self { repo: arg0, filter: arg1, seen: arg2, items: arg3 } = self;
-                        let value = tests_pass(arg0, arg1, arg2, arg3);
-                        <f64 as ::grader_core::IntoScore>::into_score(value)
-                    };
-                    ::grader_core::__private::package(name.into(), weight, parameters, outcome)
+                ) -> ::grader_core::Grading<'__grading, Self>
+                where
+                    Self: '__grading,
+                {
+                    ::grader_core::Grading::new(self, weight)
                 }
             }
             impl<'a, 'repo, 'seen, 'seen2> ::grader_core::Grader
@@ -270,7 +221,17 @@ fn borrowed() {
                         );
                     parameters
                 }
-                async fn score(
+                fn score(
+                    self,
+                ) -> impl ::core::future::Future<
+                    Output = ::core::result::Result<::grader_core::Score, ::grader_core::Failure>,
+                > + ::core::marker::Send {
+                    ::core::future::ready(<Self as ::grader_core::SyncGrader>::score_now(self))
+                }
+            }
+            impl<'a, 'repo, 'seen, 'seen2> ::grader_core::SyncGrader
+            for TestsPass<'a, 'repo, 'seen, 'seen2> {
+                fn score_now(
                     self,
                 ) -> ::core::result::Result<::grader_core::Score, ::grader_core::Failure> {
                     {
@@ -317,32 +278,12 @@ fn generic() {
             where
                 T: Copy,
             {
-                /// Runs `within` with these arguments and packages what it returns as a [`SubScore`](::grader_core::SubScore) named `within` with this weight, recording the arguments under `_parameters`.
-                ///
-                /// # Errors
-                /// A [`GraderError`](::grader_core::GraderError) naming the grader when the function returns an `Err` or a value that is not a score in `[0, 1]`, or when `weight` is not finite.
-                fn grade(
-                    self,
-                    weight: f64,
-                ) -> ::core::result::Result<::grader_core::SubScore, ::grader_core::GraderError> {
-                    self.grade_named(weight, "within")
-                }
-                /// As `grade`, under another name.
-                ///
-                /// # Errors
-                /// A [`GraderError`](::grader_core::GraderError) naming the grader when the function returns an `Err` or a value that is not a score in `[0, 1]`, or when `weight` is not finite.
-                fn grade_named(
-                    self,
-                    weight: f64,
-                    name: impl ::core::convert::Into<::std::string::String>,
-                ) -> ::core::result::Result<::grader_core::SubScore, ::grader_core::GraderError> {
-                    let parameters = <Self as ::grader_core::Grader>::parameters(&self);
-                    let outcome = {
-                        let Self { values: arg0, limit: arg1 } = self;
-                        let value = within::<T, N>(arg0, arg1);
-                        <bool as ::grader_core::IntoScore>::into_score(value)
-                    };
-                    ::grader_core::__private::package(name.into(), weight, parameters, outcome)
+                /// The grading of this grader at `weight`: [`Grader::grade`](::grader_core::Grader::grade), callable without importing the trait. Await it, run it with `.now()`, or add it to a gather or a tree.
+                fn grade<'__grading>(self, weight: f64) -> ::grader_core::Grading<'__grading, Self>
+                where
+                    Self: '__grading,
+                {
+                    ::grader_core::Grading::new(self, weight)
                 }
             }
             impl<T: PartialOrd + Serialize, const N: usize> ::grader_core::Grader for Within<T, N>
@@ -369,7 +310,20 @@ fn generic() {
                         );
                     parameters
                 }
-                async fn score(
+                fn score(
+                    self,
+                ) -> impl ::core::future::Future<
+                    Output = ::core::result::Result<::grader_core::Score, ::grader_core::Failure>,
+                > + ::core::marker::Send {
+                    ::core::future::ready(<Self as ::grader_core::SyncGrader>::score_now(self))
+                }
+            }
+            impl<T: PartialOrd + Serialize, const N: usize> ::grader_core::SyncGrader
+            for Within<T, N>
+            where
+                T: Copy,
+            {
+                fn score_now(
                     self,
                 ) -> ::core::result::Result<::grader_core::Score, ::grader_core::Failure> {
                     {
@@ -404,32 +358,12 @@ fn impl_trait() {
                 lines: __Lines,
             }
             impl<__Value: Display, __Lines: Iterator<Item = &'static str>> Shown<__Value, __Lines> {
-                /// Runs `shown` with these arguments and packages what it returns as a [`SubScore`](::grader_core::SubScore) named `shown` with this weight, recording the arguments under `_parameters`.
-                ///
-                /// # Errors
-                /// A [`GraderError`](::grader_core::GraderError) naming the grader when the function returns an `Err` or a value that is not a score in `[0, 1]`, or when `weight` is not finite.
-                fn grade(
-                    self,
-                    weight: f64,
-                ) -> ::core::result::Result<::grader_core::SubScore, ::grader_core::GraderError> {
-                    self.grade_named(weight, "shown")
-                }
-                /// As `grade`, under another name.
-                ///
-                /// # Errors
-                /// A [`GraderError`](::grader_core::GraderError) naming the grader when the function returns an `Err` or a value that is not a score in `[0, 1]`, or when `weight` is not finite.
-                fn grade_named(
-                    self,
-                    weight: f64,
-                    name: impl ::core::convert::Into<::std::string::String>,
-                ) -> ::core::result::Result<::grader_core::SubScore, ::grader_core::GraderError> {
-                    let parameters = <Self as ::grader_core::Grader>::parameters(&self);
-                    let outcome = {
-                        let Self { value: arg0, lines: arg1 } = self;
-                        let value = shown(arg0, arg1);
-                        <(f64, Info) as ::grader_core::IntoScore>::into_score(value)
-                    };
-                    ::grader_core::__private::package(name.into(), weight, parameters, outcome)
+                /// The grading of this grader at `weight`: [`Grader::grade`](::grader_core::Grader::grade), callable without importing the trait. Await it, run it with `.now()`, or add it to a gather or a tree.
+                fn grade<'__grading>(self, weight: f64) -> ::grader_core::Grading<'__grading, Self>
+                where
+                    Self: '__grading,
+                {
+                    ::grader_core::Grading::new(self, weight)
                 }
             }
             impl<__Value: Display, __Lines: Iterator<Item = &'static str>> ::grader_core::Grader
@@ -455,7 +389,17 @@ fn impl_trait() {
                         );
                     parameters
                 }
-                async fn score(
+                fn score(
+                    self,
+                ) -> impl ::core::future::Future<
+                    Output = ::core::result::Result<::grader_core::Score, ::grader_core::Failure>,
+                > + ::core::marker::Send {
+                    ::core::future::ready(<Self as ::grader_core::SyncGrader>::score_now(self))
+                }
+            }
+            impl<__Value: Display, __Lines: Iterator<Item = &'static str>> ::grader_core::SyncGrader
+            for Shown<__Value, __Lines> {
+                fn score_now(
                     self,
                 ) -> ::core::result::Result<::grader_core::Score, ::grader_core::Failure> {
                     {
@@ -492,32 +436,12 @@ fn skip_and_name() {
                 answer: &'answer str,
             }
             impl<'api_key, 'type2, 'answer> ApiAnswered<'api_key, 'type2, 'answer> {
-                /// Runs `api_answered` with these arguments and packages what it returns as a [`SubScore`](::grader_core::SubScore) named `api_answer` with this weight, recording the arguments under `_parameters`.
-                ///
-                /// # Errors
-                /// A [`GraderError`](::grader_core::GraderError) naming the grader when the function returns an `Err` or a value that is not a score in `[0, 1]`, or when `weight` is not finite.
-                fn grade(
-                    self,
-                    weight: f64,
-                ) -> ::core::result::Result<::grader_core::SubScore, ::grader_core::GraderError> {
-                    self.grade_named(weight, "api_answer")
-                }
-                /// As `grade`, under another name.
-                ///
-                /// # Errors
-                /// A [`GraderError`](::grader_core::GraderError) naming the grader when the function returns an `Err` or a value that is not a score in `[0, 1]`, or when `weight` is not finite.
-                fn grade_named(
-                    self,
-                    weight: f64,
-                    name: impl ::core::convert::Into<::std::string::String>,
-                ) -> ::core::result::Result<::grader_core::SubScore, ::grader_core::GraderError> {
-                    let parameters = <Self as ::grader_core::Grader>::parameters(&self);
-                    let outcome = {
-                        let Self { api_key: arg0, r#type: arg1, answer: arg2 } = self;
-                        let value = api_answered(arg0, arg1, arg2);
-                        <bool as ::grader_core::IntoScore>::into_score(value)
-                    };
-                    ::grader_core::__private::package(name.into(), weight, parameters, outcome)
+                /// The grading of this grader at `weight`: [`Grader::grade`](::grader_core::Grader::grade), callable without importing the trait. Await it, run it with `.now()`, or add it to a gather or a tree.
+                fn grade<'__grading>(self, weight: f64) -> ::grader_core::Grading<'__grading, Self>
+                where
+                    Self: '__grading,
+                {
+                    ::grader_core::Grading::new(self, weight)
                 }
             }
             impl<'api_key, 'type2, 'answer> ::grader_core::Grader
@@ -537,7 +461,17 @@ fn skip_and_name() {
                         );
                     parameters
                 }
-                async fn score(
+                fn score(
+                    self,
+                ) -> impl ::core::future::Future<
+                    Output = ::core::result::Result<::grader_core::Score, ::grader_core::Failure>,
+                > + ::core::marker::Send {
+                    ::core::future::ready(<Self as ::grader_core::SyncGrader>::score_now(self))
+                }
+            }
+            impl<'api_key, 'type2, 'answer> ::grader_core::SyncGrader
+            for ApiAnswered<'api_key, 'type2, 'answer> {
+                fn score_now(
                     self,
                 ) -> ::core::result::Result<::grader_core::Score, ::grader_core::Failure> {
                     {
@@ -567,43 +501,15 @@ fn crate_override() {
             /// The grader made by `#[grader]` from `constant`.
             struct Constant {}
             impl Constant {
-                /// Runs `constant` with these arguments and packages what it returns as a [`SubScore`](::my_sdk::grader_core::SubScore) named `constant` with this weight, recording the arguments under `_parameters`.
-                ///
-                /// # Errors
-                /// A [`GraderError`](::my_sdk::grader_core::GraderError) naming the grader when the function returns an `Err` or a value that is not a score in `[0, 1]`, or when `weight` is not finite.
-                fn grade(
+                /// The grading of this grader at `weight`: [`Grader::grade`](::my_sdk::grader_core::Grader::grade), callable without importing the trait. Await it, run it with `.now()`, or add it to a gather or a tree.
+                fn grade<'__grading>(
                     self,
                     weight: f64,
-                ) -> ::core::result::Result<
-                    ::my_sdk::grader_core::SubScore,
-                    ::my_sdk::grader_core::GraderError,
-                > {
-                    self.grade_named(weight, "constant")
-                }
-                /// As `grade`, under another name.
-                ///
-                /// # Errors
-                /// A [`GraderError`](::my_sdk::grader_core::GraderError) naming the grader when the function returns an `Err` or a value that is not a score in `[0, 1]`, or when `weight` is not finite.
-                fn grade_named(
-                    self,
-                    weight: f64,
-                    name: impl ::core::convert::Into<::std::string::String>,
-                ) -> ::core::result::Result<
-                    ::my_sdk::grader_core::SubScore,
-                    ::my_sdk::grader_core::GraderError,
-                > {
-                    let parameters = <Self as ::my_sdk::grader_core::Grader>::parameters(&self);
-                    let outcome = {
-                        let Self {} = self;
-                        let value = constant();
-                        <f64 as ::my_sdk::grader_core::IntoScore>::into_score(value)
-                    };
-                    ::my_sdk::grader_core::__private::package(
-                        name.into(),
-                        weight,
-                        parameters,
-                        outcome,
-                    )
+                ) -> ::my_sdk::grader_core::Grading<'__grading, Self>
+                where
+                    Self: '__grading,
+                {
+                    ::my_sdk::grader_core::Grading::new(self, weight)
                 }
             }
             impl ::my_sdk::grader_core::Grader for Constant {
@@ -613,7 +519,21 @@ fn crate_override() {
                 fn parameters(&self) -> ::my_sdk::grader_core::Info {
                     ::my_sdk::grader_core::Info::new()
                 }
-                async fn score(
+                fn score(
+                    self,
+                ) -> impl ::core::future::Future<
+                    Output = ::core::result::Result<
+                        ::my_sdk::grader_core::Score,
+                        ::my_sdk::grader_core::Failure,
+                    >,
+                > + ::core::marker::Send {
+                    ::core::future::ready(
+                        <Self as ::my_sdk::grader_core::SyncGrader>::score_now(self),
+                    )
+                }
+            }
+            impl ::my_sdk::grader_core::SyncGrader for Constant {
+                fn score_now(
                     self,
                 ) -> ::core::result::Result<
                     ::my_sdk::grader_core::Score,
@@ -657,20 +577,13 @@ fn error_fallback() {
                 /// The `answer` argument of `broken`.
                 answer: &'answer str,
             }
-            #[allow(dead_code, unused_variables, clippy::all)]
             impl<'answer> Broken<'answer> {
-                fn grade(
-                    self,
-                    weight: f64,
-                ) -> ::core::result::Result<::grader_core::SubScore, ::grader_core::GraderError> {
-                    ::core::unreachable!()
-                }
-                fn grade_named(
-                    self,
-                    weight: f64,
-                    name: impl ::core::convert::Into<::std::string::String>,
-                ) -> ::core::result::Result<::grader_core::SubScore, ::grader_core::GraderError> {
-                    ::core::unreachable!()
+                /// The grading of this grader at `weight`: [`Grader::grade`](::grader_core::Grader::grade), callable without importing the trait. Await it, run it with `.now()`, or add it to a gather or a tree.
+                fn grade<'__grading>(self, weight: f64) -> ::grader_core::Grading<'__grading, Self>
+                where
+                    Self: '__grading,
+                {
+                    ::grader_core::Grading::new(self, weight)
                 }
             }
             impl<'answer> ::grader_core::Grader for Broken<'answer> {
@@ -678,6 +591,13 @@ fn error_fallback() {
                     ::core::unreachable!()
                 }
                 async fn score(
+                    self,
+                ) -> ::core::result::Result<::grader_core::Score, ::grader_core::Failure> {
+                    ::core::unreachable!()
+                }
+            }
+            impl<'answer> ::grader_core::SyncGrader for Broken<'answer> {
+                fn score_now(
                     self,
                 ) -> ::core::result::Result<::grader_core::Score, ::grader_core::Failure> {
                     ::core::unreachable!()

@@ -8,7 +8,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use grader_core::{BashGrader, Gather, Grade, Grader, SubScore, grader};
+use grader_core::{BashGrader, Gather, Grade, SubScore, grader};
 
 /// Mirror of `subscores` in `reference.py`: half unique names, half in duplicate pairs.
 fn subscores(n: usize) -> Vec<SubScore> {
@@ -72,7 +72,8 @@ fn grade(c: &mut Criterion) {
                     expected: 42.0,
                     tolerance: 0.5,
                 }
-                .grade(1.0),
+                .grade(1.0)
+                .now(),
             )
         });
     });
@@ -96,7 +97,7 @@ fn bash(c: &mut Criterion) {
     group.bench_function("100-concurrent-sleep-200ms", |b| {
         b.to_async(&runtime).iter(|| async {
             let gather = (0..100).fold(Gather::new(), |gather, _| {
-                gather.pending(BashGrader::new("sleep 0.2").grade(1.0))
+                gather.add(BashGrader::new("sleep 0.2").grade(1.0))
             });
             let result = gather.await.expect("graded");
             assert_eq!(result.reward, 1.0);

@@ -68,6 +68,7 @@ fn bench(c: &mut Criterion) {
         limit: 200,
     }
     .grade(0.5)
+    .now()
     .expect("valid");
     assert_eq!(
         generated,
@@ -86,6 +87,7 @@ fn bench(c: &mut Criterion) {
                 limit: black_box(200),
             }
             .grade(black_box(0.5))
+            .now()
         });
     });
     group.bench_function("by_hand", |b| {

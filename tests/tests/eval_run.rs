@@ -11,7 +11,8 @@ use grader_core::eval::line::{Entry, read_lines};
 use grader_core::eval::{
     ErrorKind, EvalError, Evaluation, Line, Shard, Summary, SummaryOptions, merge,
 };
-use grader_core::{EvaluationResult, Grade, SubScore};
+use grader_core::limit::{Limiter, Resource};
+use grader_core::{BashGrader, EvaluationResult, Gather, Grade, SubScore};
 
 const PROBE: &str = env!("CARGO_BIN_EXE_eval-probe");
 
@@ -327,4 +328,43 @@ fn ctrl_c_leaves_no_process_and_a_resumable_file() {
         .collect();
     assert_eq!(pairs.len(), samples);
     assert_eq!(lines(&output).len(), samples);
+}
+
+#[test]
+fn a_limiter_bounds_the_commands_of_all_samples_in_flight() {
+    let dir = scratch("limiter");
+    let output = dir.join("results.jsonl");
+    let log = dir.join("log");
+    let limiter = Limiter::new().limit(Resource::Commands, 2);
+    let report = runtime()
+        .block_on(
+            Evaluation::new(&output)
+                .concurrency(12)
+                .limiter(&limiter)
+                .handle_interrupts(false)
+                .run((0..12).map(|i| (i, ())), |_, _| {
+                    // Each command waits (a few seconds at most) for a second one to have
+                    // started, so two slots are seen in use whatever the timing.
+                    let command = format!(
+                        "echo start >> '{0}'; for i in $(seq 500); do \
+                         [ $(grep -c start '{0}') -ge 2 ] && break; sleep 0.01; done; \
+                         echo end >> '{0}'",
+                        log.display()
+                    );
+                    Gather::new().add(BashGrader::new(command).grade(1.0)).run()
+                }),
+        )
+        .expect("the run");
+    assert_eq!((report.written, report.errored), (12, 0));
+    let events = std::fs::read_to_string(&log).expect("the log");
+    let (mut running, mut most) = (0_i32, 0);
+    for event in events.lines() {
+        running += if event == "start" { 1 } else { -1 };
+        most = most.max(running);
+    }
+    assert_eq!(events.lines().count(), 24);
+    assert_eq!(
+        most, 2,
+        "at most two commands at once, and the two slots used"
+    );
 }

@@ -121,9 +121,9 @@ async fn pending_graders_overlap_and_input_order_is_kept() {
     for i in 0..10_u64 {
         // Later graders finish first.
         let grader = Sleepy::new(&tracker, &format!("g{i}"), 1.0, 100 + 10 * (9 - i));
-        gather = gather.pending(grader.grade(0.1));
+        gather = gather.add(grader.grade(0.1));
         if i % 3 == 0 {
-            gather = gather.ready(sub(&format!("r{i}"), 0.0, 0.1));
+            gather = gather.add(sub(&format!("r{i}"), 0.0, 0.1));
         }
     }
     let result = gather.await.expect("gathers");
@@ -161,7 +161,7 @@ async fn the_limit_bounds_how_many_run_at_once() {
         let started = tokio::time::Instant::now();
         let mut gather = Gather::new().limit(limit);
         for i in 0..10 {
-            gather = gather.pending(Sleepy::new(&tracker, &format!("g{i}"), 0.5, 100).grade(1.0));
+            gather = gather.add(Sleepy::new(&tracker, &format!("g{i}"), 0.5, 100).grade(1.0));
         }
         let result = gather.await.expect("gathers");
         assert_eq!(tracker.most.load(Ordering::SeqCst), limit, "limit {limit}");
@@ -189,7 +189,7 @@ async fn a_limit_of_zero_runs_one_at_a_time() {
     let tracker = Arc::new(Tracker::default());
     let mut gather = Gather::new().limit(0);
     for i in 0..4 {
-        gather = gather.pending(Sleepy::new(&tracker, &format!("g{i}"), 0.5, 10).grade(1.0));
+        gather = gather.add(Sleepy::new(&tracker, &format!("g{i}"), 0.5, 10).grade(1.0));
     }
     gather.await.expect("gathers");
     assert_eq!(tracker.most.load(Ordering::SeqCst), 1);
@@ -203,7 +203,7 @@ async fn graders_run_concurrently_on_a_multi_threaded_runtime_too() {
     let handle = tokio::spawn(async move {
         let mut gather = Gather::new();
         for i in 0..5 {
-            gather = gather.pending(Sleepy::new(&inner, &format!("g{i}"), 1.0, 50).grade(1.0));
+            gather = gather.add(Sleepy::new(&inner, &format!("g{i}"), 1.0, 50).grade(1.0));
         }
         gather.await
     });
@@ -217,14 +217,14 @@ async fn graders_run_concurrently_on_a_multi_threaded_runtime_too() {
 fn mixed(tracker: &Arc<Tracker>, policy: OnError) -> Gather<'static> {
     Gather::new()
         .on_error(policy)
-        .ready(sub("ready", 1.0, 0.25))
-        .pending(Sleepy::new(tracker, "ok-fast", 1.0, 10).grade(0.25))
-        .pending(
+        .add(sub("ready", 1.0, 0.25))
+        .add(Sleepy::new(tracker, "ok-fast", 1.0, 10).grade(0.25))
+        .add(
             Sleepy::new(tracker, "broken", 1.0, 20)
                 .failing("database unreachable")
                 .grade(0.25),
         )
-        .pending(Sleepy::new(tracker, "ok-slow", 0.5, 30).grade(0.25))
+        .add(Sleepy::new(tracker, "ok-slow", 0.5, 30).grade(0.25))
 }
 
 #[tokio::test(start_paused = true)]
@@ -270,7 +270,7 @@ async fn fail_policy_errors_but_keeps_every_siblings_result() {
 async fn fail_is_the_default_policy() {
     let tracker = Arc::new(Tracker::default());
     let error = Gather::new()
-        .pending(Sleepy::new(&tracker, "x", 1.0, 1).failing("no").grade(1.0))
+        .add(Sleepy::new(&tracker, "x", 1.0, 1).failing("no").grade(1.0))
         .await
         .expect_err("default is fail");
     assert!(matches!(error, GatherError::Graders { .. }), "{error:?}");
@@ -339,8 +339,8 @@ async fn failed_graders_with_the_same_name_are_deduplicated() {
     let tracker = Arc::new(Tracker::default());
     let result = Gather::new()
         .on_error(OnError::Zero)
-        .pending(Sleepy::new(&tracker, "check", 1.0, 0).grade(0.5))
-        .pending(
+        .add(Sleepy::new(&tracker, "check", 1.0, 0).grade(0.5))
+        .add(
             Sleepy::new(&tracker, "check", 1.0, 0)
                 .failing("nope")
                 .grade(0.5),
@@ -357,12 +357,12 @@ async fn when_every_grader_fails_the_errors_are_reported() {
     let all_failing = |policy| {
         Gather::new()
             .on_error(policy)
-            .pending(
+            .add(
                 Sleepy::new(&tracker, "a", 1.0, 0)
                     .failing("first")
                     .grade(0.5),
             )
-            .pending(
+            .add(
                 Sleepy::new(&tracker, "b", 1.0, 0)
                     .failing("second")
                     .grade(0.5),
@@ -394,9 +394,9 @@ async fn ready_failures_and_invalid_scores_follow_the_policy() {
         .await;
     let result = Gather::new()
         .on_error(OnError::Exclude)
-        .ready(sync_failure)
-        .pending(Sleepy::new(&tracker, "too-high", 1.5, 0).grade(0.5))
-        .ready(sub("fine", 1.0, 1.0))
+        .add(sync_failure)
+        .add(Sleepy::new(&tracker, "too-high", 1.5, 0).grade(0.5))
+        .add(sub("fine", 1.0, 1.0))
         .await
         .expect("lenient");
     assert_eq!(names(&result), ["sync", "too-high", "fine"]);
@@ -417,7 +417,7 @@ async fn an_empty_gather_or_no_positive_weight_is_a_combine_error() {
         "{error:?}"
     );
     let error = Gather::new()
-        .ready(sub("penalty", 1.0, -1.0))
+        .add(sub("penalty", 1.0, -1.0))
         .await
         .expect_err("no positive weight");
     assert!(
@@ -435,7 +435,7 @@ async fn ready_only_gathers_combine_like_from_subscores() {
     let gathered = items
         .iter()
         .cloned()
-        .fold(Gather::new(), Gather::ready)
+        .fold(Gather::new(), Gather::add)
         .await
         .expect("gathers");
     let direct = grader_core::Grade::from_subscores(items).expect("combines");
@@ -479,7 +479,7 @@ async fn dropping_the_gather_drops_every_running_grader() {
             started: Arc::clone(&started),
             dropped: Arc::clone(&dropped),
         };
-        gather = gather.pending(grader.grade(1.0));
+        gather = gather.add(grader.grade(1.0));
     }
     let outcome = tokio::time::timeout(Duration::from_secs(5), gather).await;
     assert!(outcome.is_err(), "timed out");

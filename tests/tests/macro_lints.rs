@@ -78,25 +78,28 @@ fn every_shape_grades() -> Result<(), Box<dyn std::error::Error>> {
         opaque: &Opaque,
         count: &mut count,
     }
-    .grade(1.0)?;
+    .grade(1.0)
+    .now()?;
     assert_eq!(sub.value(), 0.5);
     assert_eq!(count, 1);
     let sub = Generic {
         values: &[1, 2],
         label: "l",
     }
-    .grade(1.0)?;
+    .grade(1.0)
+    .now()?;
     assert_eq!(sub.name(), "generic_check");
     assert_eq!(
         WithImpl {
             shown: 3,
             r#type: "t"
         }
-        .grade(1.0)?
+        .grade(1.0)
+        .now()?
         .value(),
         1.0
     );
-    assert_eq!(Constant {}.grade(1.0)?.value(), 1.0);
+    assert_eq!(Constant {}.grade(1.0).now()?.value(), 1.0);
     let runtime = tokio::runtime::Builder::new_current_thread().build()?;
     let sub = runtime.block_on(
         WithInfo {

@@ -53,7 +53,8 @@ fn serializable_arguments_are_recorded_as_their_json() -> Result<(), GraderError
         counts,
         maybe: None,
     }
-    .grade(1.0)?;
+    .grade(1.0)
+    .now()?;
     assert_eq!(
         parameters(&sub),
         &json!({
@@ -79,7 +80,8 @@ fn keys_follow_parameter_order() -> Result<(), GraderError> {
         middle: 3,
         zeta: 1,
     }
-    .grade(1.0)?;
+    .grade(1.0)
+    .now()?;
     let keys: Vec<&String> = parameters(&sub)
         .as_object()
         .expect("object")
@@ -110,7 +112,8 @@ fn values_without_json_get_the_declared_type_name() -> Result<(), GraderError> {
         shown: 5,
         bad_map: BTreeMap::from([(vec![1], 1)]),
     }
-    .grade(1.0)?;
+    .grade(1.0)
+    .now()?;
     assert_eq!(
         parameters(&sub),
         &json!({
@@ -131,7 +134,7 @@ fn bounded<T: Serialize>(value: T) -> bool {
 
 #[test]
 fn generic_arguments_bounded_by_serialize_are_recorded() -> Result<(), GraderError> {
-    let sub = Bounded { value: [1.5, 2.5] }.grade(1.0)?;
+    let sub = Bounded { value: [1.5, 2.5] }.grade(1.0).now()?;
     assert_eq!(parameters(&sub), &json!({"value": [1.5, 2.5]}));
     Ok(())
 }
@@ -148,7 +151,8 @@ fn skipped_arguments_are_not_recorded_and_raw_names_lose_their_prefix() -> Resul
         r#type: "t",
         answer: "yes",
     }
-    .grade(1.0)?;
+    .grade(1.0)
+    .now()?;
     assert_eq!(parameters(&sub), &json!({"answer": "yes"}));
     assert!(
         !serde_json::to_string(&sub)
@@ -169,7 +173,8 @@ fn raw_identifiers_are_recorded_without_r_hash() -> Result<(), GraderError> {
         r#type: 1,
         r#match: true,
     }
-    .grade(1.0)?;
+    .grade(1.0)
+    .now()?;
     assert_eq!(sub.name(), "raw_params");
     assert_eq!(parameters(&sub), &json!({"type": 1, "match": true}));
     Ok(())
@@ -187,7 +192,8 @@ fn arguments_are_recorded_as_they_were_on_entry() -> Result<(), GraderError> {
     let sub = Bumps {
         counter: &mut counter,
     }
-    .grade(1.0)?;
+    .grade(1.0)
+    .now()?;
     assert_eq!(parameters(&sub), &json!({"counter": [1]}));
     assert_eq!(counter, [1, 99]);
     Ok(())
@@ -202,14 +208,17 @@ fn with_info(verdict: &str) -> (f64, Info) {
 
 #[test]
 fn info_keeps_what_the_function_returned_then_parameters() -> Result<(), GraderError> {
-    let sub = WithInfo { verdict: "close" }.grade(0.4)?;
+    let sub = WithInfo { verdict: "close" }.grade(0.4).now()?;
     assert_eq!(
         (sub.name(), sub.value(), sub.weight()),
         ("judged", 0.25, 0.4)
     );
     let info = sub.info().expect("info");
     assert_eq!(info.keys().collect::<Vec<_>>(), ["verdict", "_parameters"]);
-    let renamed = WithInfo { verdict: "close" }.grade_named(0.4, "override")?;
+    let renamed = WithInfo { verdict: "close" }
+        .grade(0.4)
+        .named("override")
+        .now()?;
     assert_eq!(renamed.name(), "override");
     Ok(())
 }
@@ -227,17 +236,26 @@ fn fails(reason: &str) -> Result<bool, String> {
 #[test]
 fn invalid_values_and_errors_are_typed_errors_naming_the_grader() {
     for bad in [f64::NAN, f64::INFINITY, -0.5, 1.5] {
-        let error = Returns { value: bad }.grade(0.5).expect_err("invalid");
+        let error = Returns { value: bad }
+            .grade(0.5)
+            .now()
+            .expect_err("invalid");
         assert_eq!(error.grader, "returns");
         assert!(
             matches!(error.failure, Failure::InvalidScore { value } if value.to_bits() == bad.to_bits())
         );
     }
-    let error = Fails { reason: "no tests" }.grade(0.5).expect_err("err");
+    let error = Fails { reason: "no tests" }
+        .grade(0.5)
+        .now()
+        .expect_err("err");
     assert_eq!(error.grader, "fails");
     assert!(matches!(&error.failure, Failure::Message(m) if m == "no tests"));
     assert_eq!(error.to_string(), "grader `fails` failed: no tests");
-    let error = Returns { value: 0.5 }.grade(f64::NAN).expect_err("weight");
+    let error = Returns { value: 0.5 }
+        .grade(f64::NAN)
+        .now()
+        .expect_err("weight");
     assert!(matches!(error.failure, Failure::InvalidWeight { .. }));
 }
 
@@ -251,15 +269,15 @@ async fn later(answer: String, delay_ms: u64) -> Result<f64, std::io::Error> {
 async fn async_graders_gather_beside_sync_and_ready_ones() -> Result<(), Box<dyn std::error::Error>>
 {
     let result = Gather::new()
-        .pending(
+        .add(
             Later {
                 answer: "x".into(),
                 delay_ms: 5,
             }
             .grade(0.5),
         )
-        .pending(Grader::grade(Returns { value: 0.0 }, 0.25))
-        .ready(Returns { value: 1.0 }.grade_named(0.25, "ready"))
+        .add(Grader::grade(Returns { value: 0.0 }, 0.25))
+        .add(Returns { value: 1.0 }.grade(0.25).named("ready"))
         .await?;
     let subs = result.subscores.as_deref().expect("subscores");
     let names: Vec<&str> = subs.iter().map(SubScore::name).collect();

@@ -179,8 +179,8 @@ proptest! {
         let min = input.iter().map(SubScore::value).fold(f64::INFINITY, f64::min);
         let input_names: Vec<String> = input.iter().map(|s| s.name().to_owned()).collect();
         let expected_names = reference_dedupe(&input_names);
-        let any_node = any("any", 0.5, input.clone()).expect("any");
-        let all_node = all("all", -0.5, input.clone()).expect("all");
+        let any_node = any("any", input.clone()).grade(0.5).now().expect("any");
+        let all_node = all("all", input.clone()).grade(-0.5).now().expect("all");
         prop_assert_eq!(any_node.value(), max);
         prop_assert_eq!(all_node.value(), min);
         prop_assert_eq!(all_node.weight(), -0.5);

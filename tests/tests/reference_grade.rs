@@ -11,10 +11,7 @@ use grader_tests::names;
 use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
 
-use grader_core::{
-    CombinatorError, CombineError, Failure, Grade, Grader, Info, Score, ScoreError, SubScore, all,
-    any,
-};
+use grader_core::{CombineError, Failure, Grade, Grader, Info, Score, SubScore, all, any};
 use serde_json::json;
 
 fn sub(name: &str, value: f64, weight: f64) -> SubScore {
@@ -346,7 +343,10 @@ impl tracing::Subscriber for Capture {
 
 #[test]
 fn any_picks_max() {
-    let combined = any("any", 1.0, [sub("a", 1.0, 0.5), sub("b", 0.0, 0.5)]).expect("ok");
+    let combined = any("any", [sub("a", 1.0, 0.5), sub("b", 0.0, 0.5)])
+        .grade(1.0)
+        .now()
+        .expect("ok");
     // The seed named it `BaseGrader_any`; the current era's default is `any` (R15).
     assert_eq!(combined.name(), "any");
     assert_eq!(combined.value(), 1.0);
@@ -355,7 +355,10 @@ fn any_picks_max() {
 
 #[test]
 fn all_picks_min() {
-    let combined = all("all", 1.0, [sub("a", 1.0, 0.5), sub("b", 0.0, 0.5)]).expect("ok");
+    let combined = all("all", [sub("a", 1.0, 0.5), sub("b", 0.0, 0.5)])
+        .grade(1.0)
+        .now()
+        .expect("ok");
     assert_eq!(combined.name(), "all");
     assert_eq!(combined.value(), 0.0);
 }
@@ -367,12 +370,13 @@ fn any_and_all_keep_duplicate_named_inputs_as_children() {
     for combinator in [any, all] {
         let combined = combinator(
             "node",
-            1.0,
             vec![
                 sub("BashGrader", 1.0, 0.5).with_info(info(json!({"exit_code": 0}))),
                 sub("BashGrader", 0.0, 0.5).with_info(info(json!({"exit_code": 1}))),
             ],
         )
+        .grade(1.0)
+        .now()
         .expect("ok");
         let children = combined.children().expect("children");
         let names: Vec<&str> = children.iter().map(SubScore::name).collect();
@@ -388,21 +392,32 @@ fn any_and_all_keep_duplicate_named_inputs_as_children() {
 
 #[test]
 fn any_and_all_reject_empty_input_and_bad_weights() {
-    let error = any("any", 1.0, Vec::new()).expect_err("empty");
+    let error = any("any", Vec::<SubScore>::new())
+        .grade(1.0)
+        .now()
+        .expect_err("empty");
+    assert_eq!(error.grader, "any");
     assert!(
-        matches!(error, CombinatorError::Combine(CombineError::Empty { ref what }) if what == "any"),
+        matches!(error.failure, Failure::Combine(CombineError::Empty { ref what }) if what == "any"),
         "{error:?}"
     );
-    let error = all("all", f64::NAN, [sub("a", 1.0, 1.0)]).expect_err("NaN weight");
+    let error = all("all", [sub("a", 1.0, 1.0)])
+        .grade(f64::NAN)
+        .now()
+        .expect_err("NaN weight");
+    assert_eq!(error.grader, "all");
     assert!(
-        matches!(error, CombinatorError::Score(ScoreError::InvalidWeight { ref name, .. }) if name == "all"),
+        matches!(error.failure, Failure::InvalidWeight { weight } if weight.is_nan()),
         "{error:?}"
     );
 }
 
 #[test]
 fn nodes_combine_like_any_other_subscore() {
-    let node = any("either", 0.5, [sub("a", 0.0, 1.0), sub("b", 1.0, 1.0)]).expect("ok");
+    let node = any("either", [sub("a", 0.0, 1.0), sub("b", 1.0, 1.0)])
+        .grade(0.5)
+        .now()
+        .expect("ok");
     let result = Grade::from_subscores([node, sub("c", 0.0, 0.5)]).expect("ok");
     approx(result.reward, 0.5);
     let either = by_name(&result, "either");
@@ -455,7 +470,8 @@ async fn grade_returns_subscore_and_stores_parameters() {
 #[tokio::test]
 async fn grade_named_overrides_the_name() {
     let subscore = DummyGrader { marker: "ok" }
-        .grade_named(1.0, "custom")
+        .grade(1.0)
+        .named("custom")
         .await
         .expect("grades");
     assert_eq!(subscore.name(), "custom");

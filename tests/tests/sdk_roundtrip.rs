@@ -33,22 +33,22 @@ fn info(value: Value) -> Info {
 /// Results covering what we write: penalties, children trees, info, unicode names, unknown
 /// fields, content, `isError`, and a bare default.
 fn results_we_write() -> Vec<EvaluationResult> {
-    let tree = any(
-        "either",
-        0.4,
+    let both = all(
+        "both",
         vec![
-            all(
-                "both",
-                1.0,
-                vec![
-                    sub("lint", 1.0, 0.5).with_info(info(json!({"warnings": 0}))),
-                    sub("lint", 0.0, 0.5),
-                ],
-            )
-            .expect("all"),
-            sub("tests ✓", 1.0, 1.0).with_children(Vec::new()),
+            sub("lint", 1.0, 0.5).with_info(info(json!({"warnings": 0}))),
+            sub("lint", 0.0, 0.5),
         ],
     )
+    .grade(1.0)
+    .now()
+    .expect("all");
+    let tree = any(
+        "either",
+        vec![both, sub("tests ✓", 1.0, 1.0).with_children(Vec::new())],
+    )
+    .grade(0.4)
+    .now()
     .expect("any");
     let mut with_penalties = Grade::from_subscores([
         sub("correct", 1.0, 0.6).with_info(info(json!({
@@ -316,8 +316,10 @@ fn random_subscores_combine_the_same_in_rust_and_in_the_sdk() {
         }
 
         let theirs_any: SubScore = serde_json::from_value(sdk["any"].clone()).expect("any");
-        assert_eq!(any("any", 0.5, case.clone()).expect("any"), theirs_any);
+        let ours_any = any("any", case.clone()).grade(0.5).now().expect("any");
+        assert_eq!(ours_any, theirs_any);
         let theirs_all: SubScore = serde_json::from_value(sdk["all"].clone()).expect("all");
-        assert_eq!(all("every", -0.5, case).expect("all"), theirs_all);
+        let ours_all = all("every", case).grade(-0.5).now().expect("all");
+        assert_eq!(ours_all, theirs_all);
     }
 }

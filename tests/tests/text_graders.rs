@@ -16,7 +16,8 @@ fn each_grader_scores_as_its_function_and_records_its_arguments()
         expected: "answer is 42",
         normalize_text: true,
     }
-    .grade(1.0)?;
+    .grade(1.0)
+    .now()?;
     assert_eq!((sub.name(), sub.value()), ("exact_match", 1.0));
     assert_eq!(
         sub.info().expect("info")["_parameters"],
@@ -27,7 +28,8 @@ fn each_grader_scores_as_its_function_and_records_its_arguments()
         expected: "answer is 42",
         normalize_text: false,
     }
-    .grade(1.0)?;
+    .grade(1.0)
+    .now()?;
     assert_eq!(raw.value(), 0.0);
 
     let sub = Contains {
@@ -35,7 +37,8 @@ fn each_grader_scores_as_its_function_and_records_its_arguments()
         substring: "ANSWER",
         case_sensitive: true,
     }
-    .grade(1.0)?;
+    .grade(1.0)
+    .now()?;
     assert_eq!((sub.name(), sub.value()), ("contains", 0.0));
 
     let wanted = vec!["42".to_owned(), "forty-two".to_owned()];
@@ -44,7 +47,8 @@ fn each_grader_scores_as_its_function_and_records_its_arguments()
         substrings: &wanted,
         case_sensitive: false,
     }
-    .grade(1.0)?;
+    .grade(1.0)
+    .now()?;
     assert_eq!(sub.value(), 1.0);
     assert_eq!(
         sub.info().expect("info")["_parameters"]["substrings"],
@@ -55,7 +59,8 @@ fn each_grader_scores_as_its_function_and_records_its_arguments()
         substrings: &wanted,
         case_sensitive: false,
     }
-    .grade(1.0)?;
+    .grade(1.0)
+    .now()?;
     assert_eq!((sub.name(), sub.value()), ("contains_all", 0.0));
 
     let sub = NumericMatch {
@@ -63,7 +68,8 @@ fn each_grader_scores_as_its_function_and_records_its_arguments()
         expected: 100_000.0,
         tolerance: 0.0,
     }
-    .grade(1.0)?;
+    .grade(1.0)
+    .now()?;
     assert_eq!((sub.name(), sub.value()), ("numeric_match", 1.0));
 
     let reference = "Paris";
@@ -71,7 +77,8 @@ fn each_grader_scores_as_its_function_and_records_its_arguments()
         answer: "The capital is Paris, France",
         reference,
     }
-    .grade(1.0)?;
+    .grade(1.0)
+    .now()?;
     assert_eq!(
         sub.value(),
         text::f1_score("The capital is Paris, France", reference)
@@ -85,7 +92,7 @@ async fn text_graders_gather_beside_other_graders() -> Result<(), Box<dyn std::e
     let answer = "Paris";
     let result = Gather::new()
         .on_error(OnError::Fail)
-        .ready(
+        .add(
             ExactMatch {
                 answer,
                 expected: "paris",
@@ -93,7 +100,7 @@ async fn text_graders_gather_beside_other_graders() -> Result<(), Box<dyn std::e
             }
             .grade(0.5),
         )
-        .pending(Grader::grade(
+        .add(Grader::grade(
             F1Score {
                 answer,
                 reference: "Paris, France",

@@ -20,6 +20,8 @@ use tokio::time::Instant;
 
 use crate::error::{Failure, GraderError};
 use crate::grader::Grader;
+use crate::grading::Grading;
+use crate::limit::Resource;
 use crate::score::{Info, Score, SubScore};
 
 use capture::Capture;
@@ -72,8 +74,8 @@ pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(1);
 /// use grader_core::{BashGrader, Gather, Grader};
 ///
 /// let result = Gather::new()
-///     .pending(BashGrader::new("test 2 -gt 1").grade(0.5))
-///     .pending(BashGrader::new("grep -q needle").env("LC_ALL", "C").grade(0.5))
+///     .add(BashGrader::new("test 2 -gt 1").grade(0.5))
+///     .add(BashGrader::new("grep -q needle").env("LC_ALL", "C").grade(0.5))
 ///     .await?;
 /// assert_eq!(result.reward, 0.5); // `grep` read an empty stdin and found nothing
 /// # Ok::<(), grader_core::GatherError>(())
@@ -188,6 +190,12 @@ impl BashGrader {
     pub fn kill_grace(mut self, grace: Duration) -> Self {
         self.kill_grace = grace;
         self
+    }
+
+    /// The grading of this command at `weight`: [`Grader::grade`], callable without importing
+    /// the trait.
+    pub fn grade<'a>(self, weight: f64) -> Grading<'a, Self> {
+        Grading::new(self, weight)
     }
 
     /// Grades from synchronous code: runs the command on a runtime of its own and returns the
@@ -386,6 +394,11 @@ impl Grader for BashGrader {
             params.insert("env".into(), Value::Array(names.collect()));
         }
         params
+    }
+
+    /// A command takes a [`Resource::Commands`] slot of the shared limiter while it runs.
+    fn resource(&self) -> Option<Resource> {
+        Some(Resource::Commands)
     }
 
     async fn score(self) -> Result<Score, Failure> {

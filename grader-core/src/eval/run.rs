@@ -11,10 +11,12 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use futures_util::future::Either;
 use futures_util::stream::FuturesUnordered;
 use futures_util::{FutureExt as _, StreamExt as _};
 
 use super::line::{Entry, ErrorKind, Line, LinesError, read_lines};
+use crate::limit::Limiter;
 use crate::score::EvaluationResult;
 
 /// Something an evaluation grades: anything with an id, unique within the evaluation.
@@ -232,6 +234,7 @@ pub struct RunReport {
 #[derive(Debug, Clone)]
 #[must_use = "an Evaluation does nothing until `run` is awaited"]
 pub struct Evaluation {
+    limiter: Option<Limiter>,
     output: PathBuf,
     epochs: u32,
     concurrency: usize,
@@ -246,6 +249,7 @@ impl Evaluation {
     /// `progress`).
     pub fn new(output: impl Into<PathBuf>) -> Self {
         Evaluation {
+            limiter: None,
             output: output.into(),
             epochs: 1,
             concurrency: 16,
@@ -264,6 +268,24 @@ impl Evaluation {
     /// Runs at most `concurrency` gradings at once (at least one).
     pub fn concurrency(mut self, concurrency: usize) -> Self {
         self.concurrency = concurrency.max(1);
+        self
+    }
+
+    /// Grades every sample inside `limiter`'s scope (see [`Limiter::scope`]), so that the
+    /// commands, judge calls and other limited work of all the samples in flight share its
+    /// slots. Without one, a run inherits whatever limiter is in force where it is awaited.
+    ///
+    /// ```
+    /// use grader_core::eval::Evaluation;
+    /// use grader_core::limit::{Limiter, Resource};
+    ///
+    /// // 64 samples in flight, but at most 8 commands and 16 judge calls at once among them.
+    /// let limiter = Limiter::new().limit(Resource::Commands, 8).limit(Resource::Judge, 16);
+    /// let evaluation = Evaluation::new("results.jsonl").concurrency(64).limiter(&limiter);
+    /// # drop(evaluation);
+    /// ```
+    pub fn limiter(mut self, limiter: &Limiter) -> Self {
+        self.limiter = Some(limiter.clone());
         self
     }
 
@@ -389,7 +411,11 @@ impl Evaluation {
             while !exhausted && running.len() < self.concurrency {
                 match queue.next() {
                     Some((sample, id, epoch)) => {
-                        running.push(grade_one(&mut grade, sample, id, epoch));
+                        let line = grade_one(&mut grade, sample, id, epoch);
+                        running.push(match &self.limiter {
+                            Some(limiter) => Either::Left(limiter.scope(line)),
+                            None => Either::Right(line),
+                        });
                     }
                     None => exhausted = true,
                 }

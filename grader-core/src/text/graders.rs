@@ -9,10 +9,10 @@
 //!
 //! let answer = "The capital of France is Paris, population about 2.1 million.";
 //! let result = Grade::from_subscores([
-//!     ExactMatch { answer: "Paris", expected: "paris", normalize_text: true }.grade(0.2)?,
-//!     ContainsAny { answer, substrings: &["Paris", "Lutetia"], case_sensitive: false }.grade(0.3)?,
-//!     NumericMatch { answer, expected: 2.1, tolerance: 0.05 }.grade(0.3)?,
-//!     F1Score { answer, reference: "Paris" }.grade(0.2)?,
+//!     ExactMatch { answer: "Paris", expected: "paris", normalize_text: true }.grade(0.2).now()?,
+//!     ContainsAny { answer, substrings: &["Paris", "Lutetia"], case_sensitive: false }.grade(0.3).now()?,
+//!     NumericMatch { answer, expected: 2.1, tolerance: 0.05 }.grade(0.3).now()?,
+//!     F1Score { answer, reference: "Paris" }.grade(0.2).now()?,
 //! ])?;
 //! let subscores = result.subscores.as_deref().unwrap();
 //! assert_eq!(subscores[1].name(), "contains_any");

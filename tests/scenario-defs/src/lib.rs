@@ -75,5 +75,5 @@ pub(crate) fn internal_check(value: f64) -> f64 {
 /// # Errors
 /// When the value is not a score.
 pub fn run_internal(value: f64) -> Result<grader_core::SubScore, grader_core::GraderError> {
-    InternalCheck { value }.grade(1.0)
+    InternalCheck { value }.grade(1.0).now()
 }

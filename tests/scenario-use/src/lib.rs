@@ -25,14 +25,14 @@ pub async fn grade_checkout(
     summary: &str,
 ) -> Result<EvaluationResult, GatherError> {
     Gather::new()
-        .pending(grader_core::Grader::grade(
+        .add(grader_core::Grader::grade(
             FileExists {
                 repo,
                 file: "receipt.txt",
             },
             0.25,
         ))
-        .ready(
+        .add(
             LogHasLines {
                 log,
                 expected: &["paid", "shipped"],
@@ -40,7 +40,7 @@ pub async fn grade_checkout(
             }
             .grade(0.25),
         )
-        .pending(
+        .add(
             ReportedNumber {
                 repo,
                 file: "total.txt",
@@ -48,7 +48,7 @@ pub async fn grade_checkout(
             }
             .grade(0.25),
         )
-        .ready(
+        .add(
             ShortAnswer {
                 answer: summary,
                 limit: 40,

@@ -40,7 +40,8 @@ fn a_grader_declared_through_a_reexport_grades() -> Result<(), Box<dyn std::erro
         answer: "yes",
         limit: 2,
     }
-    .grade(1.0)?;
+    .grade(1.0)
+    .now()?;
     assert_eq!((sub.name(), sub.value()), ("short_answer", 0.0));
     assert!(grader_scenario_defs::run_internal(0.5)?.value() > 0.0);
     Ok(())

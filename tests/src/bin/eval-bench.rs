@@ -29,20 +29,23 @@ fn grade(answer: &str, reference: &str, number: f64) -> Result<EvaluationResult,
             expected: reference,
             normalize_text: true,
         }
-        .grade(0.4),
+        .grade(0.4)
+        .now(),
         NumericMatch {
             answer,
             expected: number,
             tolerance: 0.0,
         }
-        .grade(0.3),
+        .grade(0.3)
+        .now(),
         ContainsAny {
             answer,
             substrings: &["marble", "marbles"],
             case_sensitive: false,
         }
-        .grade(0.1),
-        F1Score { answer, reference }.grade(0.2),
+        .grade(0.1)
+        .now(),
+        F1Score { answer, reference }.grade(0.2).now(),
     ];
     let subscores: Result<Vec<_>, _> = subscores.into_iter().collect();
     Grade::from_subscores(subscores.map_err(|e| e.to_string())?).map_err(|e| e.to_string())

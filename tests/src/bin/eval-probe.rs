@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use grader_core::eval::Evaluation;
 use grader_core::text::{ContainsAny, ExactMatch, F1Score, NumericMatch};
-use grader_core::{BashGrader, EvaluationResult, Gather, Grade, Grader};
+use grader_core::{BashGrader, EvaluationResult, Gather, Grade};
 
 fn env_number(name: &str, default: u64) -> u64 {
     std::env::var(name)
@@ -48,20 +48,23 @@ fn grade_text(i: usize, answer: &str, reference: &str) -> Result<EvaluationResul
             expected: reference,
             normalize_text: true,
         }
-        .grade(0.4),
+        .grade(0.4)
+        .now(),
         ContainsAny {
             answer,
             substrings: &["apples", "pears"],
             case_sensitive: false,
         }
-        .grade(0.1),
+        .grade(0.1)
+        .now(),
         NumericMatch {
             answer,
             expected,
             tolerance: 0.0,
         }
-        .grade(0.3),
-        F1Score { answer, reference }.grade(0.2),
+        .grade(0.3)
+        .now(),
+        F1Score { answer, reference }.grade(0.2).now(),
     ];
     let subscores: Result<Vec<_>, _> = subscores.into_iter().collect();
     Grade::from_subscores(subscores.map_err(|e| e.to_string())?).map_err(|e| e.to_string())
@@ -100,9 +103,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 } else {
                     format!("echo $$ >> '{pids}'; sleep {seconds}")
                 };
-                Gather::new()
-                    .pending(BashGrader::new(command).grade(1.0))
-                    .run()
+                Gather::new().add(BashGrader::new(command).grade(1.0)).run()
             }))?
         }
         other => return Err(format!("unknown mode {other}").into()),

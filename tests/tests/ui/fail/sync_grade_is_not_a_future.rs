@@ -6,8 +6,8 @@ fn quick(answer: &str) -> bool {
 }
 
 async fn run() {
-    // A synchronous grader grades at once; there is nothing to await.
-    let _ = Quick { answer: "" }.grade(1.0).await;
+    // `.now()` grades at once and returns the result; there is nothing left to await.
+    let _ = Quick { answer: "" }.grade(1.0).now().await;
 }
 
 fn main() {

@@ -18,8 +18,8 @@ fn assert_send<T: Send>(_: T) {}
 fn main() {
     assert_send(SlowCheck { answer: "a", expected: "a".into() }.grade(1.0));
     assert_send(Grader::grade(SlowCheck { answer: "a", expected: "a".into() }, 1.0));
-    assert_send(Grader::grade_named(FastCheck { value: 1.0 }, 1.0, "fast"));
+    assert_send(FastCheck { value: 1.0 }.grade(1.0).named("fast"));
     let _gather = Gather::new()
-        .pending(SlowCheck { answer: "a", expected: "a".into() }.grade(0.5))
-        .pending(Grader::grade(FastCheck { value: 1.0 }, 0.5));
+        .add(SlowCheck { answer: "a", expected: "a".into() }.grade(0.5))
+        .add(Grader::grade(FastCheck { value: 1.0 }, 0.5));
 }

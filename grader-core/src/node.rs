@@ -1,0 +1,411 @@
+//! The items of a gather or a tree ([`Node`]), how they run together, and what failures and
+//! skipped items become under each [`OnError`] policy.
+//!
+//! Anything that [`IntoNode`] goes in: a [`Grading`] (`check.grade(0.5)`), a bare grader (weight
+//! 1.0, for tree children whose weight has no effect), a finished [`SubScore`], or the `Result`
+//! of an awaited grading. Items run concurrently, each as soon as it may: a grading with a
+//! condition ([`Grading::when`]) waits for every item before it and is skipped when the
+//! condition does not hold.
+//!
+//! A skipped grading is in the breakdown with `info.skipped` saying why. It is never a hidden
+//! 0 and never helps the agent: a skipped positive grader counts as 0.0 at its weight, and a
+//! skipped penalty as fired (1.0), since nothing checked that the agent did not do what it
+//! penalizes. Failed graders under the lenient policies follow the same rule.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+
+use futures_util::StreamExt as _;
+use futures_util::stream::FuturesUnordered;
+use serde_json::Value;
+
+use crate::error::GraderError;
+use crate::gather::OnError;
+use crate::grader::{Grader, PARAMETERS_KEY};
+use crate::grading::{CONDITION_FAILED, Condition, Grading, Outcome};
+use crate::score::{Info, SubScore};
+
+type Run<'a> = Pin<Box<dyn Future<Output = Outcome> + Send + 'a>>;
+
+/// One item of a gather or a tree: a grading still to run, or a finished outcome. Made by
+/// [`IntoNode`]; you rarely name it.
+pub struct Node<'a> {
+    name: String,
+    weight: f64,
+    required: Option<f64>,
+    condition: Option<Condition<'a>>,
+    work: Work<'a>,
+}
+
+enum Work<'a> {
+    Done(Outcome),
+    Run(Run<'a>),
+}
+
+impl fmt::Debug for Node<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Node")
+            .field("name", &self.name)
+            .field("weight", &self.weight)
+            .field("required", &self.required)
+            .field("conditional", &self.condition.is_some())
+            .field("finished", &matches!(self.work, Work::Done(_)))
+            .finish()
+    }
+}
+
+impl<'a> Node<'a> {
+    fn done(outcome: Outcome) -> Self {
+        let (name, weight) = match &outcome {
+            Ok(sub) => (sub.name().to_owned(), sub.weight()),
+            Err(error) => (error.grader.clone(), error.weight),
+        };
+        Node {
+            name,
+            weight,
+            required: None,
+            condition: None,
+            work: Work::Done(outcome),
+        }
+    }
+
+    /// The item as skipped, for `reason`, without running it.
+    pub(crate) fn skip(self, reason: &str) -> Finished {
+        let outcome = match self.work {
+            Work::Done(outcome) => outcome,
+            Work::Run(_) => Ok(skipped_subscore(self.name.clone(), self.weight, reason)),
+        };
+        Finished {
+            name: self.name,
+            required: self.required,
+            outcome,
+        }
+    }
+
+    /// Whether it has finished already (a subscore or an outcome, not a grading).
+    pub(crate) fn is_done(&self) -> bool {
+        matches!(self.work, Work::Done(_))
+    }
+}
+
+/// What can go in a [`Gather`](crate::Gather) or a tree ([`any`](crate::any),
+/// [`all`](crate::all), [`cascade`](crate::cascade)).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot go in a gather or a tree",
+    label = "not a grader, a grading or a subscore",
+    note = "add a grader (`Check {{ .. }}`), a grading (`check.grade(0.5)`), a finished \
+            `SubScore`, or the `Result` of an awaited grading",
+    note = "a future from elsewhere must be awaited first; a grader's future is made by the \
+            gather itself, so pass the grading, not `grading.into_future()`"
+)]
+pub trait IntoNode<'a> {
+    /// The item.
+    fn into_node(self) -> Node<'a>;
+}
+
+impl<'a> IntoNode<'a> for Node<'a> {
+    fn into_node(self) -> Node<'a> {
+        self
+    }
+}
+
+impl<'a, G: Grader + Send + 'a> IntoNode<'a> for Grading<'a, G> {
+    fn into_node(self) -> Node<'a> {
+        let Some(mut spec) = self.into_spec() else {
+            // Already polled: it can only say so.
+            return Node::done(Err(crate::grading::used_up()));
+        };
+        let name = match spec.resolved_name() {
+            Ok(name) => name,
+            // Reported when it runs, by the same call.
+            Err(_) => std::any::type_name::<G>().to_owned(),
+        };
+        spec.name = Some(name.clone());
+        let weight = spec.weight;
+        let required = spec.required;
+        let condition = spec.condition.take();
+        Node {
+            name,
+            weight,
+            required,
+            condition,
+            work: Work::Run(Box::pin(spec.run_checked())),
+        }
+    }
+}
+
+impl<'a, G: Grader + Send + 'a> IntoNode<'a> for G {
+    /// The grader at weight 1.0: for the children of [`any`](crate::any) and
+    /// [`all`](crate::all), whose weights have no effect.
+    fn into_node(self) -> Node<'a> {
+        self.grade(1.0).into_node()
+    }
+}
+
+impl<'a> IntoNode<'a> for SubScore {
+    fn into_node(self) -> Node<'a> {
+        Node::done(Ok(self))
+    }
+}
+
+impl<'a> IntoNode<'a> for Result<SubScore, GraderError> {
+    fn into_node(self) -> Node<'a> {
+        Node::done(self)
+    }
+}
+
+/// The results of the items added before a conditional grading ([`Grading::when`]), by the
+/// names they were given (before names are made unique).
+#[derive(Clone, Copy)]
+pub struct Earlier<'r> {
+    items: &'r [Option<Finished>],
+}
+
+impl fmt::Debug for Earlier<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+impl<'r> Earlier<'r> {
+    pub(crate) fn none() -> Self {
+        Earlier { items: &[] }
+    }
+
+    /// The first earlier subscore named `name` that finished without error (a skipped one
+    /// included, marked by `info.skipped`).
+    #[must_use]
+    pub fn get(&self, name: &str) -> Option<&'r SubScore> {
+        self.items
+            .iter()
+            .flatten()
+            .filter(|item| item.name == name)
+            .find_map(|item| item.outcome.as_ref().ok())
+    }
+
+    /// The value of [`get`](Self::get)`(name)`, unless it was skipped.
+    #[must_use]
+    pub fn value(&self, name: &str) -> Option<f64> {
+        self.get(name)
+            .filter(|sub| !is_skipped(sub))
+            .map(SubScore::value)
+    }
+
+    /// Whether `name` ran, did not fail, and scored 1.0.
+    #[must_use]
+    pub fn passed(&self, name: &str) -> bool {
+        self.value(name) == Some(1.0)
+    }
+
+    /// Whether every earlier item ran, did not fail, and scored 1.0 (true when there are none).
+    #[must_use]
+    pub fn all_passed(&self) -> bool {
+        self.items.iter().flatten().all(|item| {
+            item.outcome
+                .as_ref()
+                .is_ok_and(|sub| !is_skipped(sub) && sub.value() == 1.0)
+        })
+    }
+
+    /// Every earlier item: its given name and outcome, in input order.
+    pub fn iter(&self) -> impl Iterator<Item = (&'r str, &'r Outcome)> + 'r {
+        self.items
+            .iter()
+            .flatten()
+            .map(|item| (item.name.as_str(), &item.outcome))
+    }
+}
+
+/// Whether a subscore stands for a grading that did not run.
+pub(crate) fn is_skipped(sub: &SubScore) -> bool {
+    sub.info()
+        .is_some_and(|info| info.contains_key(SKIPPED_KEY))
+}
+
+/// The info key that marks a skipped grading, with the reason as its value.
+pub const SKIPPED_KEY: &str = "skipped";
+
+/// An item once it has finished (or been skipped).
+pub(crate) struct Finished {
+    pub(crate) name: String,
+    pub(crate) required: Option<f64>,
+    pub(crate) outcome: Outcome,
+}
+
+/// The subscore of a grading that did not run: 0.0 for a positive weight, fired (1.0) for a
+/// penalty, with the reason in `info.skipped`.
+pub(crate) fn skipped_subscore(name: String, weight: f64, reason: &str) -> SubScore {
+    let mut info = Info::new();
+    info.insert(SKIPPED_KEY.to_owned(), Value::String(reason.to_owned()));
+    let weight = if weight.is_finite() { weight } else { 0.0 };
+    let value = if weight < 0.0 { 1.0 } else { 0.0 };
+    SubScore::from_valid_parts(name, weight, value, None, Some(info))
+}
+
+/// Runs every item: finished ones as they are, the others concurrently (at most `limit` at
+/// once), a conditional one once every item before it has finished. Outcomes come back in input
+/// order.
+pub(crate) async fn run_all(nodes: Vec<Node<'_>>, limit: Option<usize>) -> Vec<Finished> {
+    let count = nodes.len();
+    let limit = limit.unwrap_or(usize::MAX).max(1);
+    let mut finished: Vec<Option<Finished>> = Vec::with_capacity(count);
+    let mut waiting: Vec<Option<(Option<Condition<'_>>, Run<'_>)>> = Vec::with_capacity(count);
+    let mut names = Vec::with_capacity(count);
+    for node in nodes {
+        let Node {
+            name,
+            weight,
+            required,
+            condition,
+            work,
+        } = node;
+        match work {
+            Work::Done(outcome) => {
+                finished.push(Some(Finished {
+                    name: name.clone(),
+                    required,
+                    outcome,
+                }));
+                waiting.push(None);
+            }
+            Work::Run(run) => {
+                finished.push(None);
+                waiting.push(Some((condition, run)));
+            }
+        }
+        names.push((name, weight, required));
+    }
+    let mut running = FuturesUnordered::new();
+    // The first item not started yet, and the first not finished yet.
+    let mut cursor = 0;
+    let mut unfinished = 0;
+    loop {
+        while unfinished < count && finished[unfinished].is_some() {
+            unfinished += 1;
+        }
+        let mut index = cursor;
+        while index < count && running.len() < limit {
+            let startable = match &waiting[index] {
+                None => false,
+                Some((None, _)) => true,
+                Some((Some(_), _)) => unfinished >= index,
+            };
+            if startable && let Some((condition, run)) = waiting[index].take() {
+                let go = match condition {
+                    None => Ok(true),
+                    Some(condition) => {
+                        let earlier = Earlier {
+                            items: &finished[..index],
+                        };
+                        crate::grading::catch(|| condition(&earlier))
+                    }
+                };
+                let (name, weight, required) = names[index].clone();
+                let outcome = match go {
+                    Ok(true) => {
+                        running.push(async move { (index, run.await) });
+                        None
+                    }
+                    Ok(false) => Some(Ok(skipped_subscore(name.clone(), weight, CONDITION_FAILED))),
+                    Err(failure) => Some(Err(GraderError {
+                        grader: name.clone(),
+                        weight,
+                        parameters: Box::default(),
+                        failure,
+                    })),
+                };
+                if let Some(outcome) = outcome {
+                    finished[index] = Some(Finished {
+                        name,
+                        required,
+                        outcome,
+                    });
+                }
+            }
+            index += 1;
+        }
+        while cursor < count && waiting[cursor].is_none() {
+            cursor += 1;
+        }
+        match running.next().await {
+            Some((index, outcome)) => {
+                let (name, _, required) = names[index].clone();
+                finished[index] = Some(Finished {
+                    name,
+                    required,
+                    outcome,
+                });
+            }
+            None if cursor >= count => break,
+            None => {} // a conditional item can start now that everything before it is done
+        }
+    }
+    finished.into_iter().flatten().collect()
+}
+
+/// The finished items under a failure policy.
+pub(crate) struct Settled {
+    /// One subscore per item, in input order; failed items as the policy scores them.
+    pub(crate) subscores: Vec<SubScore>,
+    /// Whether any item failed.
+    pub(crate) failed: bool,
+    /// The required items that did not reach their threshold, by given name.
+    pub(crate) zeroed_by: Vec<String>,
+}
+
+/// Applies `policy`: under [`OnError::Fail`] any failure gives back every outcome, in input
+/// order; otherwise each failed item becomes the subscore the policy gives it.
+pub(crate) fn settle(finished: Vec<Finished>, policy: OnError) -> Result<Settled, Vec<Outcome>> {
+    let failed = finished.iter().any(|item| item.outcome.is_err());
+    if failed && policy == OnError::Fail {
+        return Err(finished.into_iter().map(|item| item.outcome).collect());
+    }
+    let mut zeroed_by = Vec::new();
+    let subscores = finished
+        .into_iter()
+        .map(|item| {
+            if let Some(threshold) = item.required {
+                let met = item
+                    .outcome
+                    .as_ref()
+                    .is_ok_and(|sub| !is_skipped(sub) && sub.value() >= threshold);
+                if !met {
+                    zeroed_by.push(item.name.clone());
+                }
+            }
+            match item.outcome {
+                Ok(sub) => sub,
+                Err(error) => failed_subscore(&error, policy),
+            }
+        })
+        .collect();
+    Ok(Settled {
+        subscores,
+        failed,
+        zeroed_by,
+    })
+}
+
+/// The subscore that stands for a failed grader under a lenient policy, never to the agent's
+/// advantage: a positive grader scores 0.0 (at weight 0 under [`OnError::Exclude`]), a penalty
+/// counts as fired (1.0) at its weight under both. The error is in `info.error`.
+pub(crate) fn failed_subscore(error: &GraderError, policy: OnError) -> SubScore {
+    let weight = if error.weight.is_finite() {
+        error.weight
+    } else {
+        0.0
+    };
+    let (weight, value) = match policy {
+        _ if weight < 0.0 => (weight, 1.0),
+        OnError::Exclude => (0.0, 0.0),
+        _ => (weight, 0.0),
+    };
+    let mut info = Info::new();
+    info.insert("error".to_owned(), Value::String(error.to_string()));
+    info.insert(
+        PARAMETERS_KEY.to_owned(),
+        Value::Object((*error.parameters).clone()),
+    );
+    SubScore::from_valid_parts(error.grader.clone(), weight, value, None, Some(info))
+}
