@@ -299,6 +299,10 @@ fn ctrl_c_leaves_no_process_and_a_resumable_file() {
         count_lines(&output) == fast
             && std::fs::read_to_string(&pids).is_ok_and(|t| t.lines().count() == concurrency)
     });
+    let running = std::fs::read_to_string(&pids).expect("the pids");
+    for pgid in running.lines() {
+        assert!(group_alive(pgid), "process group {pgid} is running before Ctrl-C");
+    }
     let status = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
