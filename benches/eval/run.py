@@ -13,10 +13,10 @@ after each line:
 - Python: the reference's helpers (`hud.graders` of hud==0.6.21: the text functions,
   `SubScore` and `_combine_subscores`) and `json.dumps` lines, in a plain loop.
 
-Each is timed by itself (wall seconds from start of grading to the last line), and run under
-`/usr/bin/time -v` for its CPU seconds (user + system, less those of a run of 0 samples, that
-is less start-up and imports) and its peak RSS. On a busy machine the CPU ratio is the steadier
-one. The Python interpreter defaults to the reference venv the
+Each times itself from the first sample to the last line written, in wall seconds and in CPU
+seconds of its own process (Python's `time.process_time`, Linux's `/proc/self/schedstat` for
+Rust), so imports and start-up are left out; each runs under `/usr/bin/time -v` for its peak
+RSS. On a busy machine the CPU ratio is the steadier one. The Python interpreter defaults to the reference venv the
 tests make (`cargo test -p grader-tests --test text_differential`); set PYTHON to use another
 with hud==0.6.21 installed.
 """
@@ -59,6 +59,7 @@ def sample(i):
     return answer, reference, number
 
 started = time.perf_counter()
+cpu_started = time.process_time()
 with open(output, "w") as f:
     for i in range(samples):
         t0 = time.perf_counter()
@@ -82,19 +83,17 @@ with open(output, "w") as f:
                 "error": None, "result": result.model_dump(mode="json", by_alias=True)}
         f.write(json.dumps(line) + "\n")
         f.flush()
-print(json.dumps({"lines": samples, "seconds": time.perf_counter() - started}))
+print(json.dumps({"lines": samples, "seconds": time.perf_counter() - started,
+                  "cpu_seconds": time.process_time() - cpu_started}))
 '''
 
 
-def timed(cmd: list[str]) -> tuple[dict, int, float]:
-    """Runs cmd under /usr/bin/time -v: its JSON report, its peak RSS in KiB, and the CPU
-    seconds (user + system) of the whole process."""
+def timed(cmd: list[str]) -> tuple[dict, int]:
+    """Runs cmd under /usr/bin/time -v: its JSON report and its peak RSS in KiB."""
     done = subprocess.run(["/usr/bin/time", "-v", *cmd], check=True, text=True,
                           capture_output=True)
-    field = lambda name: re.search(name + r": ([\d.]+)", done.stderr).group(1)
-    rss = int(field(r"Maximum resident set size \(kbytes\)"))
-    cpu = float(field(r"User time \(seconds\)")) + float(field(r"System time \(seconds\)"))
-    return json.loads(done.stdout.strip().splitlines()[-1]), rss, cpu
+    rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr).group(1))
+    return json.loads(done.stdout.strip().splitlines()[-1]), rss
 
 
 def main() -> None:
@@ -112,15 +111,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         rust_cmd = lambda n: [str(RUST), f"{folder}/rust.jsonl", str(n)]
         py_cmd = lambda n: [str(PYTHON), "-c", PY_SIDE, f"{folder}/py.jsonl", str(n)]
-        # CPU of starting up (Python's imports): subtracted from each run's CPU.
-        _, _, rust_start = timed(rust_cmd(0))
-        _, _, py_start = timed(py_cmd(0))
         for n in sizes:
-            rust, rust_rss, rust_cpu = timed(rust_cmd(n))
-            py, py_rss, py_cpu = timed(py_cmd(n))
+            rust, rust_rss = timed(rust_cmd(n))
+            py, py_rss = timed(py_cmd(n))
             assert rust["lines"] == py["lines"] == n
-            rust_cpu = max(rust_cpu - rust_start, 0.01)
-            py_cpu = py_cpu - py_start
+            rust_cpu, py_cpu = rust["cpu_seconds"], py["cpu_seconds"]
             print(f"| {n:,} | {py['seconds']:.2f} s | {rust['seconds']:.3f} s "
                   f"| {py['seconds'] / rust['seconds']:.0f} | {py_cpu:.2f} s | {rust_cpu:.2f} s "
                   f"| {py_cpu / rust_cpu:.0f} | {py_rss / 1024:.1f} MiB "

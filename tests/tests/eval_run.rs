@@ -301,7 +301,10 @@ fn ctrl_c_leaves_no_process_and_a_resumable_file() {
     });
     let running = std::fs::read_to_string(&pids).expect("the pids");
     for pgid in running.lines() {
-        assert!(group_alive(pgid), "process group {pgid} is running before Ctrl-C");
+        assert!(
+            group_alive(pgid),
+            "process group {pgid} is running before Ctrl-C"
+        );
     }
     let status = Command::new("kill")
         .args(["-INT", &child.id().to_string()])

@@ -1,7 +1,8 @@
 //! The Rust side of the end-to-end evaluation benchmark (`benches/eval/run.py`):
 //! `eval-bench OUTPUT SAMPLES` grades `SAMPLES` question-answer pairs (the same ones the
 //! Python side makes) with four text graders into a fresh JSONL file, one epoch each, and
-//! prints the number of lines written and the seconds taken as JSON.
+//! prints the number of lines written, the wall seconds and the CPU seconds of the run (from
+//! `/proc/self/schedstat`, Linux) as JSON.
 
 use std::time::Instant;
 
@@ -51,6 +52,13 @@ fn grade(answer: &str, reference: &str, number: f64) -> Result<EvaluationResult,
     Grade::from_subscores(subscores.map_err(|e| e.to_string())?).map_err(|e| e.to_string())
 }
 
+/// The CPU time this process has run for, where Linux reports it.
+fn cpu_seconds() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/self/schedstat").ok()?;
+    let nanos: f64 = text.split_whitespace().next()?.parse().ok()?;
+    Some(nanos / 1e9)
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [output, samples] = &args[..] else {
@@ -60,6 +68,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if std::path::Path::new(output).exists() {
         std::fs::remove_file(output)?;
     }
+    let cpu_started = cpu_seconds();
     let started = Instant::now();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -75,7 +84,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     )?;
     println!(
         "{}",
-        serde_json::json!({"lines": report.written, "seconds": started.elapsed().as_secs_f64()})
+        serde_json::json!({
+            "lines": report.written,
+            "seconds": started.elapsed().as_secs_f64(),
+            "cpu_seconds": cpu_seconds().zip(cpu_started).map(|(end, start)| end - start),
+        })
     );
     Ok(())
 }
