@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use grader_core::eval::line::{Entry, read_lines};
 use grader_core::eval::{
-    ErrorKind, EvalError, Evaluation, Line, Shard, Summary, SummaryOptions, merge,
+    ErrorKind, EvalError, Evaluation, Line, Shard, Summary, SummaryOptions, merge, summarize_files,
 };
 use grader_core::limit::{Limiter, Resource};
 use grader_core::{BashGrader, EvaluationResult, Gather, Grade, SubScore};
@@ -212,6 +212,10 @@ fn three_shards_merged_equal_one_unsharded_run() {
 
     assert_eq!(by_pair(&merged), by_pair(&whole));
     assert_eq!(summary_without_time(&merged), summary_without_time(&whole));
+    // The parts summarized together, without merging, say the same.
+    let mut together = summarize_files(&parts, SummaryOptions::default()).expect("summarize");
+    together.grading_secs = 0.0;
+    assert_eq!(together, summary_without_time(&whole));
 
     // Merging a part again adds nothing: duplicates are counted and left out.
     let again = dir.join("again.jsonl");

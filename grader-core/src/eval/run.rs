@@ -318,13 +318,7 @@ impl Evaluation {
         path: &Path,
         options: super::SummaryOptions,
     ) -> Result<super::Summary, EvalError> {
-        let mut builder = super::SummaryBuilder::new(options);
-        for entry in read_lines(path)? {
-            if let Entry::Line(line) = entry? {
-                builder.push(*line);
-            }
-        }
-        Ok(builder.finish())
+        Ok(super::summary::summarize_files(&[path], options)?)
     }
 
     /// Grades `samples` (skipping what the file already holds and other shards' samples) with

@@ -37,7 +37,8 @@ pub enum Reducer {
     Mode,
     /// [`metrics::max`].
     Max,
-    /// [`metrics::majority`]: undefined when no value has a strict majority.
+    /// [`metrics::majority`]: undefined when no value has a strict majority. In a summary the
+    /// votes are the scored epochs; Inspect AI also counts unscored ones in the total.
     Majority,
     /// [`metrics::at_least`] with this `k`.
     AtLeast(usize),
@@ -294,6 +295,34 @@ impl Summary {
         }
         builder.finish()
     }
+}
+
+/// The summary of one or more evaluation files (the shards of a run, say) read together,
+/// streamed line by line. A torn last line of a file is left out.
+///
+/// ```no_run
+/// use grader_core::eval::{SummaryOptions, summarize_files};
+///
+/// let summary = summarize_files(&["part-0.jsonl", "part-1.jsonl"], SummaryOptions::default())?;
+/// println!("{summary}");
+/// # Ok::<(), grader_core::eval::line::LinesError>(())
+/// ```
+///
+/// # Errors
+/// When a file cannot be read or holds a complete line that is not an evaluation line.
+pub fn summarize_files<P: AsRef<std::path::Path>>(
+    paths: &[P],
+    options: SummaryOptions,
+) -> Result<Summary, super::line::LinesError> {
+    let mut builder = SummaryBuilder::new(options);
+    for path in paths {
+        for entry in super::line::read_lines(path.as_ref())? {
+            if let super::line::Entry::Line(line) = entry? {
+                builder.push(*line);
+            }
+        }
+    }
+    Ok(builder.finish())
 }
 
 #[derive(Debug, Default)]
