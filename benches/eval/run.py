@@ -13,7 +13,7 @@ after each line:
 - Python: the reference's helpers (`hud.graders` of hud==0.6.21: the text functions,
   `SubScore` and `_combine_subscores`) and `json.dumps` lines, in a plain loop.
 
-Each times itself from the first sample to the last line written, in wall seconds and in CPU
+Both files are checked to hold the same reward for every sample. Each times itself from the first sample to the last line written, in wall seconds and in CPU
 seconds of its own process (Python's `time.process_time`, Linux's `/proc/self/schedstat` for
 Rust), so imports and start-up are left out; each runs under `/usr/bin/time -v` for its peak
 RSS. On a busy machine the CPU ratio is the steadier one. The Python interpreter defaults to the reference venv the
@@ -46,14 +46,15 @@ output, samples = sys.argv[1], int(sys.argv[2])
 
 def sample(i):
     number = float(i * 13 % 97)
-    reference = f"There are {number} marbles in the jar"
+    # Rust's `{}` prints a whole f64 without ".0": the same texts on both sides.
+    reference = f"There are {int(number)} marbles in the jar"
     kind = i % 5
     if kind in (0, 1):
         answer = reference
     elif kind == 2:
-        answer = f"I counted {number} marbles."
+        answer = f"I counted {int(number)} marbles."
     elif kind == 3:
-        answer = f"about {number + 1.0} marbles"
+        answer = f"about {int(number) + 1} marbles"
     else:
         answer = "I cannot tell from the picture"
     return answer, reference, number
@@ -96,6 +97,17 @@ def timed(cmd: list[str]) -> tuple[dict, int]:
     return json.loads(done.stdout.strip().splitlines()[-1]), rss
 
 
+def same_rewards(rust: Path, python: Path) -> None:
+    """Both sides did the same work: every sample has the same reward in both files."""
+    rewards = lambda path: {
+        line["id"]: line["result"]["reward"] for line in map(json.loads, path.open())
+    }
+    ours, theirs = rewards(rust), rewards(python)
+    assert ours.keys() == theirs.keys(), "the two files hold different samples"
+    wrong = [i for i in ours if abs(ours[i] - theirs[i]) > 1e-12]
+    assert not wrong, f"rewards differ for {len(wrong)} samples, e.g. {wrong[:3]}"
+
+
 def main() -> None:
     sizes = [int(arg) for arg in sys.argv[1:]] or [10_000, 100_000]
     if not PYTHON.exists():
@@ -116,6 +128,7 @@ def main() -> None:
             py, py_rss = timed(py_cmd(n))
             assert rust["lines"] == py["lines"] == n
             rust_cpu, py_cpu = rust["cpu_seconds"], py["cpu_seconds"]
+            same_rewards(Path(folder, "rust.jsonl"), Path(folder, "py.jsonl"))
             print(f"| {n:,} | {py['seconds']:.2f} s | {rust['seconds']:.3f} s "
                   f"| {py['seconds'] / rust['seconds']:.0f} | {py_cpu:.2f} s | {rust_cpu:.2f} s "
                   f"| {py_cpu / rust_cpu:.0f} | {py_rss / 1024:.1f} MiB "
