@@ -1,6 +1,6 @@
 //! Running an evaluation: [`Evaluation`], and joining shards with [`merge`].
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Display;
 use std::fs::{File, OpenOptions};
 use std::future::Future;
@@ -353,7 +353,7 @@ impl Evaluation {
             .open(&path)
             .map_err(io)?;
 
-        let resumed_before = done.len();
+        let resumed_before: usize = done.values().map(Vec::len).sum();
         let mut resumed = 0;
         let mut other_shards = 0;
         let samples = samples.into_iter();
@@ -367,7 +367,7 @@ impl Evaluation {
             let id = sample.id();
             let pending: Vec<u32> = if shard.contains(&id) {
                 (1..=epochs)
-                    .filter(|epoch| !done.contains(&(id.clone(), *epoch)))
+                    .filter(|epoch| done.get(&id).is_none_or(|epochs| !epochs.contains(epoch)))
                     .collect()
             } else {
                 other_shards += 1;
@@ -522,9 +522,9 @@ fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
 }
 
 /// Reads what an existing results file already holds, cutting off a torn last line. Returns
-/// the (id, epoch) pairs done and whether a torn line was removed.
-fn resume(path: &Path) -> Result<(HashSet<(String, u32)>, bool), EvalError> {
-    let mut done = HashSet::new();
+/// the epochs done of each sample id and whether a torn line was removed.
+fn resume(path: &Path) -> Result<(HashMap<String, Vec<u32>>, bool), EvalError> {
+    let mut done: HashMap<String, Vec<u32>> = HashMap::new();
     if !path.exists() {
         return Ok((done, false));
     }
@@ -532,7 +532,8 @@ fn resume(path: &Path) -> Result<(HashSet<(String, u32)>, bool), EvalError> {
     for entry in read_lines(path)? {
         match entry? {
             Entry::Line(line) => {
-                done.insert((line.id.clone(), line.epoch));
+                let Line { id, epoch, .. } = *line;
+                done.entry(id).or_default().push(epoch);
             }
             Entry::Torn { offset } => torn = Some(offset),
         }
