@@ -325,15 +325,21 @@ impl<'a, G: Grader> Spec<'a, G> {
         }
     }
 
+    /// Whether a condition, run with no earlier results (the grading is not in a gather or a
+    /// tree), says to skip it. A condition that panics skips it too.
+    fn skipped_alone(&mut self) -> bool {
+        self.condition
+            .take()
+            .is_some_and(|condition| !catch(|| condition(&Earlier::none())).unwrap_or(false))
+    }
+
     /// As [`Grading::now`].
     fn now(mut self) -> Result<SubScore, GraderError>
     where
         G: SyncGrader,
     {
         let (name, parameters) = self.prepare()?;
-        if let Some(condition) = self.condition.take()
-            && !condition(&Earlier::none())
-        {
+        if self.skipped_alone() {
             return Ok(skipped_subscore(name, self.weight, CONDITION_FAILED));
         }
         let Spec {
@@ -384,9 +390,7 @@ impl<'a, G: Grader + Send + 'a> Spec<'a, G> {
     /// Runs the grading; what awaiting it does.
     pub(crate) async fn run(mut self) -> Outcome {
         let (name, parameters) = self.prepare()?;
-        if let Some(condition) = self.condition.take()
-            && !condition(&Earlier::none())
-        {
+        if self.skipped_alone() {
             return Ok(skipped_subscore(name, self.weight, CONDITION_FAILED));
         }
         self.run_prepared(name, parameters).await
