@@ -271,9 +271,10 @@ impl Evaluation {
         self
     }
 
-    /// Grades every sample inside `limiter`'s scope (see [`Limiter::scope`]), so that the
-    /// commands, judge calls and other limited work of all the samples in flight share its
-    /// slots. Without one, a run inherits whatever limiter is in force where it is awaited.
+    /// Runs every sample's grading future inside `limiter`'s scope (see [`Limiter::scope`]),
+    /// so that the commands, judge calls and other limited work of all the samples in flight
+    /// share its slots. (What the grading function does before returning its future runs
+    /// outside.) Without one, a run inherits whatever limiter is in force where it is awaited.
     ///
     /// ```
     /// use grader_core::eval::Evaluation;
