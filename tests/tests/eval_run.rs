@@ -379,3 +379,20 @@ fn a_limiter_bounds_the_commands_of_all_samples_in_flight() {
         "at most two commands at once, and the two slots used"
     );
 }
+
+#[test]
+fn merge_leaves_out_and_reports_a_torn_last_line() {
+    let dir = scratch("merge-torn");
+    let whole = dir.join("a.jsonl");
+    runtime()
+        .block_on(run_qa(&whole, Shard::ALL))
+        .expect("a run");
+    let mut bytes = std::fs::read(&whole).expect("read");
+    bytes.extend_from_slice(br#"{"v":1,"id":"s0","ep"#);
+    std::fs::write(&whole, bytes).expect("write");
+    let merged = dir.join("merged.jsonl");
+    let report = merge(std::slice::from_ref(&whole), &merged).expect("merge");
+    assert_eq!(report.written, 600);
+    assert_eq!(report.torn, [whole]);
+    assert_eq!(lines(&merged).len(), 600);
+}

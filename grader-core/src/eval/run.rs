@@ -679,3 +679,27 @@ impl Progress {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_parse_strictly_and_split_every_id_into_exactly_one() {
+        assert_eq!("2/5".parse::<Shard>().ok(), Shard::new(2, 5).ok());
+        for bad in ["5/5", "1", "a/3", "1/0", "-1/3", "1/3/4"] {
+            assert!(bad.parse::<Shard>().is_err(), "{bad}");
+        }
+        let shards: Vec<Shard> = (0..4).filter_map(|i| Shard::new(i, 4).ok()).collect();
+        let mut sizes = [0_usize; 4];
+        for i in 0..4000 {
+            let id = format!("sample-{i}");
+            let owners: Vec<&Shard> = shards.iter().filter(|s| s.contains(&id)).collect();
+            assert_eq!(owners.len(), 1, "{id}");
+            sizes[owners[0].index() as usize] += 1;
+        }
+        // A fair split: each shard gets roughly a quarter.
+        assert!(sizes.iter().all(|n| (800..1200).contains(n)), "{sizes:?}");
+        assert!(Shard::ALL.contains("anything"));
+    }
+}
