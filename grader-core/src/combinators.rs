@@ -28,7 +28,7 @@
 //! let quality = result.subscore("quality").unwrap();
 //! assert_eq!(quality.value(), 0.0);
 //! assert_eq!(quality.children().unwrap()[0].name(), "lint_clean");
-//! assert!((result.reward - 0.6).abs() < 1e-12);
+//! assert!((result.reward() - 0.6).abs() < 1e-12);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! # }).unwrap();
 //! ```

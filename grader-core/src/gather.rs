@@ -117,7 +117,7 @@ fn describe_failures(outcomes: &[Outcome]) -> String {
 ///     .add(SubScore::new("format", 1.0)?.with_weight(0.2)?)
 ///     .add(Slow(0.5).grade(0.8))
 ///     .await?;
-/// assert!((result.reward - 0.6).abs() < 1e-12);
+/// assert!((result.reward() - 0.6).abs() < 1e-12);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// # }).unwrap();
 /// ```

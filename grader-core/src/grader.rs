@@ -159,7 +159,7 @@ pub trait SyncGrader: Grader {
 ///     Contains { answer, substring: "Lyon", case_sensitive: false }.boxed(),
 /// ];
 /// let result = Gather::new().extend(checks).await?;
-/// assert_eq!(result.reward, 0.5);
+/// assert_eq!(result.reward(), 0.5);
 /// # Ok::<(), grader_core::GatherError>(())
 /// # }).unwrap();
 /// ```

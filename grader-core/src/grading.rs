@@ -237,7 +237,7 @@ impl<'a, G: Grader> Grading<'a, G> {
     ///     .await?;
     /// let review = result.subscore("expensive_review").unwrap();
     /// assert_eq!(review.info().unwrap()["skipped"], "its condition on earlier results did not hold");
-    /// assert_eq!(result.reward, 0.0);
+    /// assert_eq!(result.reward(), 0.0);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// # }).unwrap();
     /// ```

@@ -23,7 +23,7 @@
 //!     SubScore::new("tests", 1.0)?.with_weight(0.8)?,
 //!     SubScore::new("style", 0.5)?.with_weight(0.2)?,
 //! ])?;
-//! assert!((result.reward - 0.9).abs() < 1e-12);
+//! assert!((result.reward() - 0.9).abs() < 1e-12);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
@@ -55,7 +55,7 @@ pub use grader::{BoxGrader, Grader, IntoScore, PARAMETERS_KEY, SyncGrader};
 pub use grading::Grading;
 pub use limit::{Limiter, Resource};
 pub use node::{Earlier, IntoNode, Node};
-pub use score::{EvaluationResult, Info, Score, SubScore};
+pub use score::{EvaluationResult, Extra, Info, RewardError, Score, SubScore};
 
 /// Turns a scoring function into a [`Grader`] type. See the `grader-macros` crate.
 #[cfg(feature = "macros")]

@@ -28,7 +28,7 @@
 //!         .add(SlowCheck { n: sample }.grade(1.0).resource(Resource::Cpu))
 //! });
 //! for result in futures_util::future::join_all(grades).await {
-//!     assert_eq!(result?.reward, 1.0);
+//!     assert_eq!(result?.reward(), 1.0);
 //! }
 //! # Ok::<(), grader_core::GatherError>(())
 //! # }).unwrap();

@@ -72,7 +72,7 @@ use proc_macro::TokenStream;
 ///     .add(Replied { answer: "hi".into() }.grade(0.5))
 ///     .add(Short { answer: "hi", limit: 1 }.grade(0.5))
 ///     .await?;
-/// assert_eq!(result.reward, 0.5);
+/// assert_eq!(result.reward(), 0.5);
 /// # Ok::<(), grader_core::GatherError>(())
 /// # }).unwrap();
 /// ```

@@ -211,7 +211,7 @@ proptest! {
             .iter()
             .map(|(value, weight)| if *weight > 0.0 { value * weight / positive } else { value * weight })
             .sum();
-        prop_assert!((result.reward - expected).abs() < 1e-9, "{} vs {}", result.reward, expected);
+        prop_assert!((result.reward() - expected).abs() < 1e-9, "{} vs {}", result.reward(), expected);
 
         // Every failed and skipped leaf is visible in the breakdown.
         let shown = result
