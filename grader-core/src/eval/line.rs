@@ -29,13 +29,13 @@ pub const LINE_VERSION: u32 = 1;
 /// use grader_core::EvaluationResult;
 /// use grader_core::eval::Line;
 ///
-/// let line = Line::graded("q17", 1, EvaluationResult::from_reward(0.5), 0.25);
+/// let line = Line::graded("q17", 1, EvaluationResult::from_reward(0.5)?, 0.25);
 /// let text = serde_json::to_string(&line)?;
 /// assert!(text.starts_with(r#"{"v":1,"id":"q17","epoch":1,"duration_secs":0.25,"error":null,"#));
 /// let back: Line = serde_json::from_str(&text)?;
 /// assert_eq!(back, line);
 /// assert_eq!(back.reward(), Some(0.5));
-/// # Ok::<(), serde_json::Error>(())
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Line {
@@ -130,8 +130,8 @@ impl Line {
     #[must_use]
     pub fn reward(&self) -> Option<f64> {
         match (&self.error, &self.result) {
-            (None, Some(result)) if !result.is_error && result.reward.is_finite() => {
-                Some(result.reward)
+            (None, Some(result)) if !result.is_error && result.reward().is_finite() => {
+                Some(result.reward())
             }
             _ => None,
         }
@@ -294,7 +294,7 @@ mod tests {
             "{\"v\":1,\"id\":\"a\",\"epoch\":2,\"duration_secs\":0.0,\
              \"error\":{\"kind\":\"panicked\",\"message\":\"boom\"},\"result\":null}\n"
         );
-        let mut result = EvaluationResult::from_reward(0.0);
+        let mut result = EvaluationResult::from_reward(0.0).expect("a finite reward");
         result.is_error = true;
         assert_eq!(Line::graded("a", 1, result, 0.0).reward(), None);
     }

@@ -279,14 +279,15 @@ impl Summary {
     /// use grader_core::eval::{ErrorKind, Line, Summary, SummaryOptions};
     ///
     /// let lines = [
-    ///     Line::graded("a", 1, EvaluationResult::from_reward(1.0), 0.1),
-    ///     Line::graded("b", 1, EvaluationResult::from_reward(0.0), 0.1),
+    ///     Line::graded("a", 1, EvaluationResult::from_reward(1.0)?, 0.1),
+    ///     Line::graded("b", 1, EvaluationResult::from_reward(0.0)?, 0.1),
     ///     Line::failed("c", 1, ErrorKind::Failed, "judge unreachable", 0.1),
     /// ];
     /// let summary = Summary::from_lines(lines, SummaryOptions::default());
     /// assert_eq!((summary.scored, summary.errored), (2, 1));
     /// assert_eq!(summary.reward.mean, 0.5); // the error is not a 0
     /// println!("{summary}");
+    /// # Ok::<(), grader_core::RewardError>(())
     /// ```
     pub fn from_lines(lines: impl IntoIterator<Item = Line>, options: SummaryOptions) -> Self {
         let mut builder = SummaryBuilder::new(options);
@@ -587,7 +588,8 @@ mod tests {
     use crate::EvaluationResult;
 
     fn graded(id: &str, epoch: u32, reward: f64) -> Line {
-        Line::graded(id, epoch, EvaluationResult::from_reward(reward), 0.0)
+        let result = EvaluationResult::from_reward(reward).expect("a finite reward");
+        Line::graded(id, epoch, result, 0.0)
     }
 
     #[test]
