@@ -13,6 +13,8 @@
 //!   leaving nothing running.
 //! - `Display` for [`EvaluationResult`] prints a readable breakdown ([`report`]).
 //! - [`text`] compares an answer with a reference answer as the reference's helpers do.
+//! - [`eval`] grades many samples into a JSONL file (resumable, shardable, stopped cleanly by
+//!   Ctrl-C) and summarizes the lines with Inspect AI's metrics and reducers.
 //!
 //! ```
 //! use grader_core::{Grade, SubScore};
@@ -32,6 +34,7 @@ pub mod bash;
 pub mod combinators;
 mod derive;
 pub mod error;
+pub mod eval;
 pub mod gather;
 pub mod grade;
 pub mod grader;
