@@ -41,17 +41,50 @@ pub struct SubScore {
 }
 
 /// The unchecked shape of a subscore, as it is read from JSON.
+///
+/// With the `schema` feature its JSON Schema is [`SubScore`]'s, so the field docs here are the
+/// schema's descriptions.
 #[derive(Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(
+        rename = "SubScore",
+        description = "One node of a grade's breakdown: a named, weighted value in [0, 1]."
+    )
+)]
 #[serde(deny_unknown_fields)]
 struct RawSubScore {
+    /// The subscore's name.
     name: String,
+    /// Its share of the reward; negative for a penalty.
     #[serde(default = "default_weight")]
     weight: f64,
+    /// The value, a finite number in [0, 1].
+    #[cfg_attr(feature = "schema", schemars(range(min = 0.0, max = 1.0)))]
     value: f64,
+    /// The subscores this one was combined from.
     #[serde(default)]
     children: Option<Vec<SubScore>>,
+    /// Grader-specific details (`metadata` is accepted for it on input).
     #[serde(default, alias = "metadata")]
     info: Option<Info>,
+}
+
+/// The schema of what is accepted: [`RawSubScore`]'s, since parsing goes through it.
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for SubScore {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SubScore".into()
+    }
+
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::SubScore").into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        RawSubScore::json_schema(generator)
+    }
 }
 
 fn default_weight() -> f64 {
@@ -326,6 +359,11 @@ impl From<SubScore> for Score {
 /// # Ok::<(), serde_json::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(description = "What a scenario hands back: the reward and its breakdown.")
+)]
 pub struct EvaluationResult {
     /// The final score, usually in `[0, 1]`; penalties can push it below 0.
     #[serde(default)]
