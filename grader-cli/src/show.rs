@@ -175,11 +175,7 @@ pub fn render(result: &EvaluationResult, style: Style) -> String {
         result.to_string()
     };
     let safe = terminal_safe(&text);
-    if style.color {
-        colorize(&safe)
-    } else {
-        safe
-    }
+    if style.color { colorize(&safe) } else { safe }
 }
 
 /// Removes the info of `sub` and of all its descendants.
@@ -219,7 +215,10 @@ fn colorize_line(line: &str) -> String {
     let Some(weight_at) = line.find("  weight ") else {
         return line.to_owned();
     };
-    let Some(value_at) = line[weight_at..].find("  value ").map(|at| weight_at + at + 8) else {
+    let Some(value_at) = line[weight_at..]
+        .find("  value ")
+        .map(|at| weight_at + at + 8)
+    else {
         return line.to_owned();
     };
     let value_end = line[value_at..]

@@ -76,7 +76,12 @@ impl Display for Problem {
         if self.severity == Severity::Warning {
             f.write_str("warning: ")?;
         }
-        write!(f, "{}: {}", terminal_safe(&self.path), terminal_safe(&self.message))
+        write!(
+            f,
+            "{}: {}",
+            terminal_safe(&self.path),
+            terminal_safe(&self.message)
+        )
     }
 }
 
@@ -226,11 +231,11 @@ pub fn check_result_bytes(bytes: &[u8], line: Option<u64>) -> Vec<Problem> {
     check_result(&value, &mut found);
     if found.is_empty() {
         // The walk found nothing the type rejects: say what the type said, where it said it.
-        let (path, message) =
-            match serde_path_to_error::deserialize::<_, EvaluationResult>(&value) {
-                Err(error) => (json_path(error.path()), error.inner().to_string()),
-                Ok(_) => ("$".to_owned(), typed_error.to_string()),
-            };
+        let (path, message) = match serde_path_to_error::deserialize::<_, EvaluationResult>(&value)
+        {
+            Err(error) => (json_path(error.path()), error.inner().to_string()),
+            Ok(_) => ("$".to_owned(), typed_error.to_string()),
+        };
         found.push((path, message));
     }
     found
@@ -253,7 +258,16 @@ fn syntax_message(bytes: &[u8], error: &serde_json::Error) -> String {
     // serde_json counts columns in bytes from 1, on the error's line.
     let start = line_start(bytes, error.line()) + error.column().saturating_sub(1);
     let rest = bytes.get(start..).unwrap_or_default();
-    for token in ["NaN", "-NaN", "Infinity", "-Infinity", "+Infinity", "inf", "-inf", "nan"] {
+    for token in [
+        "NaN",
+        "-NaN",
+        "Infinity",
+        "-Infinity",
+        "+Infinity",
+        "inf",
+        "-inf",
+        "nan",
+    ] {
         if rest.starts_with(token.as_bytes()) {
             return format!(
                 "`{token}` is not JSON: scores and rewards must be finite numbers ({error})"

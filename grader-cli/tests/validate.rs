@@ -15,7 +15,9 @@ use support::{grader, project_result, python, python_writes, temp_dir, write_lin
 fn files_written_by_this_project_are_valid() {
     let dir = temp_dir();
     let lines = dir.path().join("results.jsonl");
-    let results: Vec<_> = (0..50).map(|i| project_result(f64::from(i % 3) / 2.0)).collect();
+    let results: Vec<_> = (0..50)
+        .map(|i| project_result(f64::from(i % 3) / 2.0))
+        .collect();
     write_lines(&lines, &results);
     let single = dir.path().join("result.json");
     std::fs::write(
@@ -30,8 +32,12 @@ fn files_written_by_this_project_are_valid() {
         .arg(&single)
         .assert()
         .code(0)
-        .stdout(contains("results.jsonl: 50 results, 0 error(s), 0 warning(s): valid"))
-        .stdout(contains("result.json: 1 result, 0 error(s), 0 warning(s): valid"));
+        .stdout(contains(
+            "results.jsonl: 50 results, 0 error(s), 0 warning(s): valid",
+        ))
+        .stdout(contains(
+            "result.json: 1 result, 0 error(s), 0 warning(s): valid",
+        ));
 }
 
 #[test]
@@ -225,7 +231,12 @@ fn a_100_mb_line_is_skipped_without_loading_it_and_the_rest_is_checked() {
     let dir = temp_dir();
     let path = dir.path().join("huge.jsonl");
     let mut file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
-    writeln!(file, "{}", serde_json::to_string(&project_result(1.0)).unwrap()).unwrap();
+    writeln!(
+        file,
+        "{}",
+        serde_json::to_string(&project_result(1.0)).unwrap()
+    )
+    .unwrap();
     // A valid result whose content is 100 MB.
     write!(file, "{{\"reward\": 1.0, \"content\": \"").unwrap();
     let chunk = "x".repeat(1 << 20);
@@ -233,7 +244,11 @@ fn a_100_mb_line_is_skipped_without_loading_it_and_the_rest_is_checked() {
         file.write_all(chunk.as_bytes()).unwrap();
     }
     writeln!(file, "\"}}").unwrap();
-    writeln!(file, "{{\"subscores\": [{{\"name\": \"late\", \"value\": 9}}]}}").unwrap();
+    writeln!(
+        file,
+        "{{\"subscores\": [{{\"name\": \"late\", \"value\": 9}}]}}"
+    )
+    .unwrap();
     drop(file);
 
     grader()
@@ -266,8 +281,15 @@ fn problems_beyond_the_limit_are_counted_not_printed() {
         .unwrap();
     assert_eq!(output.status.code(), Some(1));
     let stdout = String::from_utf8(output.stdout).unwrap();
-    assert_eq!(stdout.matches("must be a finite number").count(), 5, "{stdout}");
-    assert!(stdout.contains("… 25 more not shown (--max-problems)"), "{stdout}");
+    assert_eq!(
+        stdout.matches("must be a finite number").count(),
+        5,
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("… 25 more not shown (--max-problems)"),
+        "{stdout}"
+    );
     assert!(stdout.contains("30 results, 30 error(s)"), "{stdout}");
 }
 
@@ -311,5 +333,8 @@ fn hostile_keys_and_messages_reach_the_terminal_escaped() {
     assert!(!output.stdout.contains(&0x1b), "raw escape in the output");
     let stdout = String::from_utf8(output.stdout).unwrap();
     assert!(!stdout.contains('\u{202e}'), "{stdout}");
-    assert!(stdout.contains("\\u{1b}]0;owned\\u{7}\\u{202e}"), "{stdout}");
+    assert!(
+        stdout.contains("\\u{1b}]0;owned\\u{7}\\u{202e}"),
+        "{stdout}"
+    );
 }

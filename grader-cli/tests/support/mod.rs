@@ -43,7 +43,12 @@ pub fn project_result(tests: f64) -> EvaluationResult {
             "stdout": "....F\n1 failed in 0.12s\n",
             "stderr": "",
         }))),
-        all("checks", 0.3, vec![sub("lint", 1.0, 1.0), sub("types", tests, 1.0)]).unwrap(),
+        all(
+            "checks",
+            0.3,
+            vec![sub("lint", 1.0, 1.0), sub("types", tests, 1.0)],
+        )
+        .unwrap(),
         sub("deleted tests", 0.0, -0.5),
     ])
     .unwrap()
