@@ -71,7 +71,7 @@ struct RawSubScore {
     info: Option<Info>,
 }
 
-/// The schema of what is accepted: [`RawSubScore`]'s, since parsing goes through it.
+// The schema of what is accepted: `RawSubScore`'s, since parsing goes through it.
 #[cfg(feature = "schema")]
 impl schemars::JsonSchema for SubScore {
     fn schema_name() -> std::borrow::Cow<'static, str> {
