@@ -33,6 +33,7 @@
 pub mod bash;
 pub mod combinators;
 pub mod error;
+pub mod eval;
 pub mod gather;
 pub mod grade;
 pub mod grader;
