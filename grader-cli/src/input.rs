@@ -91,6 +91,7 @@ pub struct Lines<R> {
     buffer: Vec<u8>,
     max_bytes: usize,
     number: u64,
+    terminated: bool,
 }
 
 impl<R: Read> Lines<R> {
@@ -101,7 +102,15 @@ impl<R: Read> Lines<R> {
             buffer: Vec::new(),
             max_bytes,
             number: 0,
+            terminated: true,
         }
+    }
+
+    /// Whether the last line returned ended with a newline (a last line without one may be a
+    /// write cut short).
+    #[must_use]
+    pub fn terminated(&self) -> bool {
+        self.terminated
     }
 
     /// The next line and its number (from 1), or `None` at the end. A last line without a
@@ -114,6 +123,7 @@ impl<R: Read> Lines<R> {
         let mut length: u64 = 0;
         let mut too_long = false;
         let mut saw_any = false;
+        let mut found_end_of_line = false;
         loop {
             let chunk = match self.reader.fill_buf() {
                 Ok(chunk) => chunk,
@@ -143,10 +153,12 @@ impl<R: Read> Lines<R> {
             let used = part.len() + usize::from(found_newline);
             self.reader.consume(used);
             if found_newline {
+                found_end_of_line = true;
                 break;
             }
         }
         self.number += 1;
+        self.terminated = found_end_of_line;
         if too_long {
             return Ok(Some((self.number, Line::TooLong { bytes: length })));
         }

@@ -10,6 +10,8 @@
 //! | `grader show FILE` | the readable tree of a result (`.json`) or of each line of a `.jsonl` |
 //! | `grader validate FILE...` | checks the wire format, line by line in constant memory |
 //! | `grader schema` | the JSON Schema of `EvaluationResult`, derived from the Rust types |
+//! | `grader summary FILE...` | grader-core's evaluation summary (shards merged), table or JSON |
+//! | `grader diff BASE NEW` | per-sample changes and the change in mean with its interval |
 //!
 //! Exit codes: 0 when all is well, 1 when the data is invalid (or, for `diff --fail-if-worse`,
 //! worse), 2 when the command line is wrong or a file cannot be read.
@@ -32,10 +34,12 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+pub mod diff;
 pub mod input;
 pub mod records;
 pub mod schema;
 pub mod show;
+pub mod summary;
 pub mod text;
 pub mod validate;
 
@@ -79,6 +83,10 @@ pub enum Command {
     Validate(validate::ValidateArgs),
     /// Print the JSON Schema of the wire format (`EvaluationResult`).
     Schema(schema::SchemaArgs),
+    /// Summarize an evaluation: scored and errored counts, mean, intervals, pass@k, subscores.
+    Summary(summary::SummaryArgs),
+    /// Compare two evaluations: reward changes, new errors, flipped subscores, change in mean.
+    Diff(diff::DiffArgs),
 }
 
 /// What a subcommand failed with, before it could finish: the data itself is fine or not
@@ -136,6 +144,8 @@ pub fn run(cli: Cli, auto_color: bool, out: &mut dyn Write, err: &mut dyn Write)
         Command::Show(args) => show::run(&args, color, out),
         Command::Validate(args) => validate::run(&args, out),
         Command::Schema(args) => schema::run(&args, out),
+        Command::Summary(args) => summary::run(&args, out, err),
+        Command::Diff(args) => diff::run(&args, out, err),
     };
     match outcome {
         Ok(code) => code,

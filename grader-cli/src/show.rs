@@ -135,18 +135,23 @@ fn heading(record: &Record, number: u64, color: bool) -> String {
 }
 
 fn render_record(record: &Record, style: Style) -> String {
-    match (&record.result, &record.error) {
-        (Some(result), _) => render(result, style),
-        (None, Some(error)) => format!(
-            "{}\n",
-            paint(
-                &format!("evaluation error: {}", terminal_safe(error)),
-                text::ERROR,
-                style.color
-            )
-        ),
-        (None, None) => "no result\n".to_owned(),
+    let mut text = String::new();
+    if let Some(result) = &record.result {
+        text.push_str(&render(result, style));
     }
+    if let Some(error) = record.error_text() {
+        let line = paint(
+            &format!("error: {}", terminal_safe(&error)),
+            text::ERROR,
+            style.color,
+        );
+        text.push_str(&line);
+        text.push('\n');
+    }
+    if text.is_empty() {
+        text.push_str("no result\n");
+    }
+    text
 }
 
 /// The readable tree of `result`, safe for a terminal.

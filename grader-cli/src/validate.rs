@@ -8,6 +8,9 @@
 //! allowed. JSON has no NaN or infinity, so a file holding `NaN`, `Infinity` or a number too
 //! large for a double is reported as such.
 //!
+//! A line whose first key is `"v"` is an evaluation line (grader-core's `eval::Line`): its
+//! version, `id`, `epoch`, `duration_secs` and `error` are checked, and its `result` as above.
+//!
 //! Every problem is reported with its line and JSON path. Lines are read one at a time (a line
 //! longer than `--max-line` is reported and skipped without being loaded), so memory stays flat
 //! whatever the file's size. A line that parses as grader-core's `EvaluationResult` is valid:
@@ -25,6 +28,7 @@ use grader_core::EvaluationResult;
 use serde_json::{Map, Value};
 
 use crate::input::{self, Format, Line, parse_size};
+use crate::records;
 use crate::text::terminal_safe;
 use crate::{CliError, EXIT_INVALID, EXIT_OK};
 
@@ -207,15 +211,31 @@ pub fn check_result_bytes(bytes: &[u8], line: Option<u64>) -> Vec<Problem> {
         message,
         severity,
     };
+    let evaluation = records::is_evaluation_line(bytes);
     // Fast path: what the type accepts is valid.
-    let typed_error = match serde_json::from_slice::<EvaluationResult>(bytes) {
-        Ok(result) => {
-            return warnings(&result)
-                .into_iter()
-                .map(|(path, message)| problem(path, message, Severity::Warning))
-                .collect();
+    let typed_error = if evaluation {
+        match serde_json::from_slice::<grader_core::eval::Line>(bytes) {
+            Ok(line) => {
+                return line
+                    .result
+                    .map(|result| warnings(&result, "$.result"))
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|(path, message)| problem(path, message, Severity::Warning))
+                    .collect();
+            }
+            Err(error) => error,
         }
-        Err(error) => error,
+    } else {
+        match serde_json::from_slice::<EvaluationResult>(bytes) {
+            Ok(result) => {
+                return warnings(&result, "$")
+                    .into_iter()
+                    .map(|(path, message)| problem(path, message, Severity::Warning))
+                    .collect();
+            }
+            Err(error) => error,
+        }
     };
     let value: Value = match serde_json::from_slice(bytes) {
         Ok(value) => value,
@@ -228,13 +248,21 @@ pub fn check_result_bytes(bytes: &[u8], line: Option<u64>) -> Vec<Problem> {
         }
     };
     let mut found = Vec::new();
-    check_result(&value, &mut found);
+    if evaluation {
+        check_line(&value, &mut found);
+    } else {
+        check_result(&value, "$", &mut found);
+    }
     if found.is_empty() {
         // The walk found nothing the type rejects: say what the type said, where it said it.
-        let (path, message) = match serde_path_to_error::deserialize::<_, EvaluationResult>(&value)
-        {
+        let typed = if evaluation {
+            serde_path_to_error::deserialize::<_, grader_core::eval::Line>(&value).map(drop)
+        } else {
+            serde_path_to_error::deserialize::<_, EvaluationResult>(&value).map(drop)
+        };
+        let (path, message) = match typed {
             Err(error) => (json_path(error.path()), error.inner().to_string()),
-            Ok(_) => ("$".to_owned(), typed_error.to_string()),
+            Ok(()) => ("$".to_owned(), typed_error.to_string()),
         };
         found.push((path, message));
     }
@@ -326,16 +354,89 @@ fn json_path(path: &serde_path_to_error::Path) -> String {
 
 type Found = Vec<(String, String)>;
 
-/// The wire-format checks of a result (R3, D11), collecting every problem.
-fn check_result(value: &Value, found: &mut Found) {
+/// The checks of an evaluation line (grader-core's `eval::Line`), its result included.
+fn check_line(value: &Value, found: &mut Found) {
+    let path = "$";
     let Value::Object(fields) = value else {
         found.push((
-            "$".to_owned(),
+            path.to_owned(),
+            format!(
+                "an evaluation line must be a JSON object, found {}",
+                kind(value)
+            ),
+        ));
+        return;
+    };
+    for key in ["v", "id", "epoch", "duration_secs"] {
+        if !fields.contains_key(key) {
+            found.push((path.to_owned(), format!("missing field `{key}`")));
+        }
+    }
+    let version = grader_core::eval::LINE_VERSION;
+    if let Some(v) = fields.get("v")
+        && v.as_u64() != Some(u64::from(version))
+    {
+        found.push((
+            child_path(path, "v"),
+            format!("line format version {v} is not supported (this reader knows {version})"),
+        ));
+    }
+    expect(fields, path, "id", found, |v| {
+        v.is_string().then_some(()).ok_or("a string")
+    });
+    expect(fields, path, "epoch", found, |v| {
+        v.as_u64()
+            .filter(|epoch| (1..=u64::from(u32::MAX)).contains(epoch))
+            .map(drop)
+            .ok_or("a whole number from 1")
+    });
+    expect(fields, path, "duration_secs", found, |v| {
+        v.as_f64()
+            .is_some_and(f64::is_finite)
+            .then_some(())
+            .ok_or("a finite number")
+    });
+    match fields.get("error") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(error)) => {
+            let error_path = child_path(path, "error");
+            for key in ["kind", "message"] {
+                if !error.contains_key(key) {
+                    found.push((error_path.clone(), format!("missing field `{key}`")));
+                }
+            }
+            expect(error, &error_path, "kind", found, |v| {
+                matches!(v.as_str(), Some("failed" | "panicked"))
+                    .then_some(())
+                    .ok_or("\"failed\" or \"panicked\"")
+            });
+            expect(error, &error_path, "message", found, |v| {
+                v.is_string().then_some(()).ok_or("a string")
+            });
+        }
+        Some(other) => found.push((
+            child_path(path, "error"),
+            format!(
+                "`error` must be an object or null, found {}",
+                describe(other)
+            ),
+        )),
+    }
+    match fields.get("result") {
+        None | Some(Value::Null) => {}
+        Some(result) => check_result(result, &child_path(path, "result"), found),
+    }
+}
+
+/// The wire-format checks of a result (R3, D11) at `path`, collecting every problem.
+fn check_result(value: &Value, path: &str, found: &mut Found) {
+    let Value::Object(fields) = value else {
+        found.push((
+            path.to_owned(),
             format!("a result must be a JSON object, found {}", kind(value)),
         ));
         return;
     };
-    let path = "$";
     expect(fields, path, "reward", found, |v| {
         v.as_f64()
             .is_some_and(f64::is_finite)
@@ -475,7 +576,7 @@ fn check_subscore(value: &Value, path: &str, found: &mut Found) {
 }
 
 /// What the reference warns about when it reads a result (its `_check_subscores`).
-fn warnings(result: &EvaluationResult) -> Found {
+fn warnings(result: &EvaluationResult, path: &str) -> Found {
     let Some(subscores) = result.subscores.as_deref().filter(|s| !s.is_empty()) else {
         return Vec::new();
     };
@@ -484,7 +585,7 @@ fn warnings(result: &EvaluationResult) -> Found {
     for (index, sub) in subscores.iter().enumerate() {
         if !seen.insert(sub.name()) {
             found.push((
-                format!("$.subscores[{index}].name"),
+                format!("{path}.subscores[{index}].name"),
                 format!("duplicate subscore name {}", Value::from(sub.name())),
             ));
         }
@@ -496,14 +597,14 @@ fn warnings(result: &EvaluationResult) -> Found {
         .sum();
     if (positive - 1.0).abs() > 0.01 {
         found.push((
-            "$.subscores".to_owned(),
+            format!("{path}.subscores"),
             format!("positive subscore weights should sum to about 1.0 (got {positive:.4})"),
         ));
     }
     let weighted: f64 = subscores.iter().map(|s| s.value() * s.weight()).sum();
     if (weighted - result.reward).abs() > 0.01 {
         found.push((
-            "$.reward".to_owned(),
+            format!("{path}.reward"),
             format!(
                 "subscores don't match the reward: sum(value*weight) = {weighted:.4} but \
                  reward = {:.4}",

@@ -596,7 +596,10 @@ mod tests {
             "at_least_3",
             "pass_at_1",
         ] {
-            assert_eq!(name.parse::<Reducer>().expect("a reducer name").to_string(), name);
+            assert_eq!(
+                name.parse::<Reducer>().expect("a reducer name").to_string(),
+                name
+            );
         }
         assert!("pass_at_0".parse::<Reducer>().is_err());
         assert!("avg".parse::<Reducer>().is_err());
