@@ -12,6 +12,7 @@
 //! | `grader schema` | the JSON Schema of `EvaluationResult`, derived from the Rust types |
 //! | `grader summary FILE...` | grader-core's evaluation summary (shards merged), table or JSON |
 //! | `grader diff BASE NEW` | per-sample changes and the change in mean with its interval |
+//! | `grader report FILE... -o PAGE` | one self-contained HTML page: summary, histogram, table |
 //!
 //! Exit codes: 0 when all is well, 1 when the data is invalid (or, for `diff --fail-if-worse`,
 //! worse), 2 when the command line is wrong or a file cannot be read.
@@ -37,6 +38,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 pub mod diff;
 pub mod input;
 pub mod records;
+pub mod report;
 pub mod schema;
 pub mod show;
 pub mod summary;
@@ -87,6 +89,8 @@ pub enum Command {
     Summary(summary::SummaryArgs),
     /// Compare two evaluations: reward changes, new errors, flipped subscores, change in mean.
     Diff(diff::DiffArgs),
+    /// Write one self-contained HTML page of an evaluation.
+    Report(report::ReportArgs),
 }
 
 /// What a subcommand failed with, before it could finish: the data itself is fine or not
@@ -146,6 +150,7 @@ pub fn run(cli: Cli, auto_color: bool, out: &mut dyn Write, err: &mut dyn Write)
         Command::Schema(args) => schema::run(&args, out),
         Command::Summary(args) => summary::run(&args, out, err),
         Command::Diff(args) => diff::run(&args, out, err),
+        Command::Report(args) => report::run(&args, out, err),
     };
     match outcome {
         Ok(code) => code,
