@@ -103,3 +103,55 @@ with open(sys.argv[1], "w") as f:
     for row in rows:
         f.write(row.model_dump_json() + "\n")
 "#;
+
+/// What one sample's grading gives in [`evaluation_file`]: a result from subscores
+/// `(name, value, weight)`, or a failure with this message.
+#[derive(Clone)]
+pub enum Outcome {
+    Graded(Vec<(&'static str, f64, f64)>),
+    Fails(&'static str),
+}
+
+/// Runs grader-core's `Evaluation` over `samples` (id, outcome), `epochs` times each, writing
+/// its JSON Lines to `path`: the file exactly as the project's runner writes it.
+pub fn evaluation_file(path: &Path, samples: Vec<(String, Outcome)>, epochs: u32) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let report = runtime
+        .block_on(
+            grader_core::eval::Evaluation::new(path)
+                .epochs(epochs)
+                .handle_interrupts(false)
+                .progress(false)
+                .run(samples, |sample, _epoch| async move {
+                    match &sample.1 {
+                        Outcome::Graded(subscores) => {
+                            let subscores: Vec<SubScore> = subscores
+                                .iter()
+                                .map(|(name, value, weight)| sub(name, *value, *weight))
+                                .collect();
+                            Grade::from_subscores(subscores).map_err(|e| e.to_string())
+                        }
+                        Outcome::Fails(message) => Err((*message).to_owned()),
+                    }
+                }),
+        )
+        .unwrap();
+    assert!(!report.interrupted);
+}
+
+/// `n` samples `q0`…: each graded by `tests` (weight 0.8) and `style` (0.2) with the values
+/// `value(index)` gives.
+pub fn samples(n: usize, value: impl Fn(usize) -> (f64, f64)) -> Vec<(String, Outcome)> {
+    (0..n)
+        .map(|index| {
+            let (tests, style) = value(index);
+            (
+                format!("q{index}"),
+                Outcome::Graded(vec![("tests", tests, 0.8), ("style", style, 0.2)]),
+            )
+        })
+        .collect()
+}
