@@ -307,8 +307,10 @@ pub fn compare(args: &DiffArgs, err: &mut dyn Write) -> Result<Comparison, CliEr
             .then_with(|| a.sample.cmp(&b.sample))
     });
     let level = args.flags.level;
-    let ci = metrics::ci_t(&deltas, level)
-        .ok()
+    // One pair has no spread to judge by (the t interval would have zero width).
+    let ci = (deltas.len() >= 2)
+        .then(|| metrics::ci_t(&deltas, level).ok())
+        .flatten()
         .filter(|i| i.lower.is_finite() && i.upper.is_finite())
         .map(|i| [i.lower, i.upper]);
     Ok(Comparison {

@@ -119,7 +119,9 @@ fn a_torn_last_line_is_skipped_with_a_warning_and_a_bad_line_fails() {
         .code(1)
         .stdout("")
         .stderr(contains("1 line(s) are not results"))
-        .stderr(contains("bad.jsonl:2: "))
+        .stderr(contains(
+            "bad.jsonl:2: subscore `a`: value 7.0 is not a number in [0, 1]",
+        ))
         .stderr(contains("`grader validate` says what is wrong with each"));
 }
 
