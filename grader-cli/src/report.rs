@@ -316,6 +316,14 @@ fn summary_section(summary: &Summary) -> Markup {
 
 /// The bins of the histogram: `[lower, upper)` tenths of `[0, 1]` (the last one closed), and
 /// one bin below 0 when a penalty took a reward there, and one above 1 likewise.
+///
+/// ```
+/// let bins = grader_cli::report::bins(&[0.0, 0.3, 0.35, 1.0, -0.2]);
+/// assert_eq!(bins[0], ("< 0".to_owned(), 1));
+/// assert_eq!(bins[1], ("0.0–0.1".to_owned(), 1));
+/// assert_eq!(bins[4], ("0.3–0.4".to_owned(), 2));
+/// assert_eq!(bins[10], ("0.9–1.0".to_owned(), 1));
+/// ```
 #[must_use]
 pub fn bins(rewards: &[f64]) -> Vec<(String, usize)> {
     let mut tenths = [0usize; 10];
@@ -326,9 +334,10 @@ pub fn bins(rewards: &[f64]) -> Vec<(String, usize)> {
         } else if reward > 1.0 {
             above += 1;
         } else {
-            // Truncation is the point: 0.37 is in the bin of 0.3; 1.0 joins the last bin.
+            // Truncation is the point: 0.37 is in the bin of 0.3; 1.0 joins the last bin. The
+            // nudge keeps 0.3 (0.3 * 10 = 2.9999999999999996) in its own bin.
             #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-            let index = ((reward * 10.0) as usize).min(9);
+            let index = ((reward * 10.0 + 1e-9) as usize).min(9);
             tenths[index] += 1;
         }
     }

@@ -3,6 +3,8 @@
 
 #![allow(dead_code, clippy::unwrap_used)] // each test file uses a part
 
+pub mod browser;
+
 use std::path::{Path, PathBuf};
 
 use grader_core::{EvaluationResult, Grade, Info, SubScore, all};
