@@ -79,7 +79,7 @@ pub enum Line<'a> {
 /// ```
 /// use grader_cli::input::{Line, Lines};
 ///
-/// let mut lines = Lines::new(&b"{\"a\":1}\r\n\n123456789\n"[..], 5);
+/// let mut lines = Lines::new(&b"{\"a\":1}\r\n\n123456789\n"[..], 8);
 /// assert_eq!(lines.next_line()?, Some((1, Line::Text(b"{\"a\":1}"))));
 /// assert_eq!(lines.next_line()?, Some((2, Line::Text(b""))));
 /// assert_eq!(lines.next_line()?, Some((3, Line::TooLong { bytes: 9 })));
@@ -214,4 +214,64 @@ pub fn parse_size(text: &str) -> Result<usize, String> {
         .and_then(|n| n.checked_mul(1 << shift))
         .filter(|&n| n > 0)
         .ok_or_else(|| format!("`{text}` is not a size (e.g. 64M, 1G, 1048576)"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reader that hands out at most `step` bytes per read, so lines cross buffer refills.
+    struct Trickle<'a> {
+        bytes: &'a [u8],
+        step: usize,
+    }
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+            let n = self.step.min(out.len()).min(self.bytes.len());
+            out[..n].copy_from_slice(&self.bytes[..n]);
+            self.bytes = &self.bytes[n..];
+            Ok(n)
+        }
+    }
+
+    fn all(bytes: &[u8], step: usize, max: usize) -> Vec<(u64, Result<Vec<u8>, u64>, bool)> {
+        let mut lines = Lines::new(Trickle { bytes, step }, max);
+        let mut found = Vec::new();
+        while let Some((number, line)) = lines.next_line().expect("in-memory reads succeed") {
+            let line = match line {
+                Line::Text(text) => Ok(text.to_vec()),
+                Line::TooLong { bytes } => Err(bytes),
+            };
+            found.push((number, line, lines.terminated()));
+        }
+        found
+    }
+
+    #[test]
+    fn lines_are_the_same_whatever_the_read_sizes() {
+        let text = b"first\nsecond line\r\n\nx123456789012\nlast";
+        let expected = vec![
+            (1, Ok(b"first".to_vec()), true),
+            (2, Ok(b"second line".to_vec()), true),
+            (3, Ok(Vec::new()), true),
+            (4, Err(13), true),
+            (5, Ok(b"last".to_vec()), false),
+        ];
+        for step in [1, 2, 3, 7, 64] {
+            assert_eq!(all(text, step, 12), expected, "reads of {step} bytes");
+        }
+        assert!(all(b"", 1, 10).is_empty());
+        assert_eq!(all(b"\n", 1, 10), vec![(1, Ok(Vec::new()), true)]);
+    }
+
+    #[test]
+    fn sizes_parse_with_binary_suffixes() {
+        assert_eq!(parse_size("1k"), Ok(1024));
+        assert_eq!(parse_size("2G"), Ok(2 << 30));
+        assert_eq!(parse_size("17"), Ok(17));
+        assert!(parse_size("0").is_err());
+        assert!(parse_size("").is_err());
+        assert!(parse_size("99999999999999999999G").is_err());
+    }
 }
