@@ -52,7 +52,12 @@ fn write_file(path: &Path, megabytes: u64) -> u64 {
             .and_then(|s| s.with_weight(-0.5))
             .expect("valid");
         let result = Grade::from_subscores([tests, style, penalty]).expect("combinable");
-        let line = Line::graded(format!("sample-{}", lines / 2), (lines % 2 + 1) as u32, result, 0.5);
+        let line = Line::graded(
+            format!("sample-{}", lines / 2),
+            (lines % 2 + 1) as u32,
+            result,
+            0.5,
+        );
         let bytes = line.to_json_line().expect("serializable");
         out.write_all(&bytes).expect("write");
         written += bytes.len() as u64;
@@ -102,7 +107,11 @@ fn main() {
         .skip(1)
         .filter_map(|arg| arg.parse().ok())
         .collect();
-    let sizes = if sizes.is_empty() { vec![256, 1024] } else { sizes };
+    let sizes = if sizes.is_empty() {
+        vec![256, 1024]
+    } else {
+        sizes
+    };
     let grader = env!("CARGO_BIN_EXE_grader");
     if !Path::new("/usr/bin/time").exists() {
         eprintln!("GNU time (/usr/bin/time) is needed to measure peak memory");
@@ -117,16 +126,26 @@ fn main() {
         let bytes = std::fs::metadata(&path).expect("written").len();
         let file = path.to_str().expect("a UTF-8 path").to_owned();
         // Warm the page cache so every command reads from memory.
-        let _ = Command::new("cat").arg(&file).stdout(Stdio::null()).status();
+        let _ = Command::new("cat")
+            .arg(&file)
+            .stdout(Stdio::null())
+            .status();
         let jq_time = if jq {
-            measure("sh", &["-c", &format!("jq -c . '{file}' > /dev/null")], true)
+            measure(
+                "sh",
+                &["-c", &format!("jq -c . '{file}' > /dev/null")],
+                true,
+            )
         } else {
             None
         };
         let runs = [
             ("jq -c . > /dev/null", jq_time),
             ("grader summary", measure(grader, &["summary", &file], true)),
-            ("grader validate", measure(grader, &["validate", &file], true)),
+            (
+                "grader validate",
+                measure(grader, &["validate", &file], true),
+            ),
         ];
         for (name, result) in runs {
             let label = format!("{:.0} MB, {lines} lines", bytes as f64 / 1e6);

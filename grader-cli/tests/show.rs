@@ -211,3 +211,37 @@ fn colour_on_a_terminal_only_and_never_with_no_color() {
     assert!(!plain.contains('\u{1b}'), "{plain:?}");
     assert!(plain.contains("reward 0.5000"), "{plain:?}");
 }
+
+#[test]
+fn the_runners_lines_show_sample_epoch_and_failures() {
+    let dir = temp_dir();
+    let path = dir.path().join("eval.jsonl");
+    let list = vec![
+        (
+            "q1".to_owned(),
+            support::Outcome::Graded(vec![("tests", 1.0, 1.0)]),
+        ),
+        (
+            "q2".to_owned(),
+            support::Outcome::Fails("judge unreachable"),
+        ),
+    ];
+    support::evaluation_file(&path, list, 2);
+    let output = grader()
+        .args(["show", "--sample", "q2"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(
+        stdout.matches("── sample q2, epoch ").count(),
+        2,
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("error: failed: judge unreachable\n"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("q1"), "{stdout}");
+}

@@ -338,3 +338,51 @@ fn hostile_keys_and_messages_reach_the_terminal_escaped() {
         "{stdout}"
     );
 }
+
+#[test]
+fn the_runners_evaluation_lines_are_valid_and_their_fields_checked() {
+    let dir = temp_dir();
+    let path = dir.path().join("eval.jsonl");
+    let mut list = support::samples(5, |i| (f64::from(u8::try_from(i % 2).unwrap()), 1.0));
+    list.push(("broken".to_owned(), support::Outcome::Fails("no sandbox")));
+    support::evaluation_file(&path, list, 2);
+    grader()
+        .arg("validate")
+        .arg(&path)
+        .assert()
+        .code(0)
+        .stdout(contains("12 results, 0 error(s), 0 warning(s): valid"));
+
+    let bad = dir.path().join("bad-eval.jsonl");
+    std::fs::write(
+        &bad,
+        concat!(
+            r#"{"v":2,"id":7,"epoch":0,"duration_secs":"slow","error":{"kind":"exploded"},"#,
+            r#""result":{"reward":1,"subscores":[{"name":"a","value":1.5}]}}"#,
+            "\n",
+            r#"{"v":1,"epoch":1,"duration_secs":0.1,"error":"boom","result":null}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let output = grader().arg("validate").arg(&bad).output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    for expected in [
+        "line 1: $.v: line format version 2 is not supported (this reader knows 1)",
+        "line 1: $.id: `id` must be a string, found 7",
+        "line 1: $.epoch: `epoch` must be a whole number from 1, found 0",
+        "line 1: $.duration_secs: `duration_secs` must be a finite number, found the string \"slow\"",
+        "line 1: $.error: missing field `message`",
+        "line 1: $.error.kind: `kind` must be \"failed\" or \"panicked\", found the string \"exploded\"",
+        "line 1: $.result.subscores[0].value: value 1.5 is outside [0, 1]",
+        "line 2: $: missing field `id`",
+        "line 2: $.error: `error` must be an object or null, found the string \"boom\"",
+    ] {
+        assert!(
+            stdout.contains(expected),
+            "missing {expected:?} in\n{stdout}"
+        );
+    }
+    assert!(stdout.contains("2 results, 9 error(s)"), "{stdout}");
+}
