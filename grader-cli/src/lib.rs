@@ -154,6 +154,8 @@ pub fn run(cli: Cli, auto_color: bool, out: &mut dyn Write, err: &mut dyn Write)
     };
     match outcome {
         Ok(code) => code,
+        // A reader that went away (`grader show big.jsonl | head`) is not an error of ours.
+        Err(CliError::Output(error)) if error.kind() == std::io::ErrorKind::BrokenPipe => EXIT_OK,
         Err(error) => {
             // Nothing more can be done if the error stream itself is closed.
             let _ = writeln!(err, "grader: {error}");

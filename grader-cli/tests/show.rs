@@ -245,3 +245,25 @@ fn the_runners_lines_show_sample_epoch_and_failures() {
     );
     assert!(!stdout.contains("q1"), "{stdout}");
 }
+
+#[test]
+fn a_reader_that_stops_early_is_not_an_error() {
+    use std::io::Read as _;
+    let dir = temp_dir();
+    let path = dir.path().join("many.jsonl");
+    let results: Vec<_> = (0..5000).map(|_| project_result(1.0)).collect();
+    write_lines(&path, &results);
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_grader"))
+        .arg("show")
+        .arg(&path)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 64];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    // The pipe is closed here, with most of the output still to come.
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&output.stderr), "");
+}
