@@ -40,7 +40,8 @@ pub struct ReportArgs {
     /// The page's title.
     #[arg(long, default_value = "Evaluation report")]
     pub title: String,
-    /// Put at most this many results in the table (the summary and histogram count all).
+    /// List at most this many results in the table, and as many errors (the summary and the
+    /// histogram count all).
     #[arg(long, default_value_t = 5000)]
     pub max_rows: usize,
     /// How the summary is computed; `--threshold` is also what a subscore must reach to pass.
@@ -55,8 +56,10 @@ pub struct Collected {
     pub rewards: Vec<f64>,
     /// Per top-level subscore: (results that have it, how many pass, sum of values).
     pub subscores: BTreeMap<String, (usize, usize, f64)>,
-    /// Errored results: (sample, epoch, why).
+    /// Errored results: (sample, epoch, why), up to the limit.
     pub errors: Vec<(String, u32, String)>,
+    /// Errored results not listed because of the limit.
+    pub errors_left_out: usize,
     /// The table's rows, in file order, up to the limit.
     pub rows: Vec<Row>,
     /// Results not in the table because of the limit.
@@ -150,11 +153,12 @@ fn gather(
                 stat.2 += sub.value();
             }
         }
-        None => collected.errors.push((
+        None if collected.errors.len() < max_rows => collected.errors.push((
             id.to_owned(),
             epoch,
             error.clone().unwrap_or_else(|| "no result".to_owned()),
         )),
+        None => collected.errors_left_out += 1,
     }
     if collected.rows.len() < max_rows {
         collected.rows.push(Row {
@@ -270,7 +274,7 @@ fn render(
                 (summary_section(summary))
                 (histogram(&collected.rewards))
                 (subscore_section(summary, collected, threshold))
-                (error_section(&collected.errors))
+                (error_section(&collected.errors, collected.errors_left_out))
                 (sample_section(collected))
                 script { (PreEscaped(SCRIPT)) }
             }
@@ -420,14 +424,16 @@ fn subscore_section(summary: &Summary, collected: &Collected, threshold: f64) ->
     }
 }
 
-fn error_section(errors: &[(String, u32, String)]) -> Markup {
+fn error_section(errors: &[(String, u32, String)], left_out: usize) -> Markup {
+    let total = errors.len() + left_out;
     html! {
-        section #errors data-errors=(errors.len()) {
-            h2 { "Errors (" (errors.len()) ")" }
+        section #errors data-errors=(total) {
+            h2 { "Errors (" (total) ")" }
             @if errors.is_empty() {
                 p.muted { "No result errored." }
             } @else {
-                p.muted { "Counted apart: an errored result is never averaged in as 0." }
+                p.muted { "Counted apart: an errored result is never averaged in as 0."
+                    @if left_out > 0 { " The first " (errors.len()) " are listed (--max-rows)." } }
                 table {
                     thead { tr { th { "sample" } th.num { "epoch" } th { "why" } } }
                     tbody {

@@ -26,6 +26,7 @@ pub struct ShowArgs {
     #[arg(long, conflicts_with = "params")]
     pub summary: bool,
     /// JSON Lines: only these lines (numbered from 1); repeat or separate with commas.
+    /// (A `.json` file is one document, shown whole.)
     #[arg(long, value_delimiter = ',')]
     pub line: Vec<u64>,
     /// JSON Lines: only the samples with this id; repeat or separate with commas.
@@ -57,15 +58,19 @@ pub fn run(args: &ShowArgs, color: bool, out: &mut dyn Write) -> Result<u8, CliE
         summary: args.summary,
         color,
     };
-    if Format::of(&args.file) == Format::Json && args.line.is_empty() && args.sample.is_empty() {
+    if Format::of(&args.file) == Format::Json {
+        // One document (a result, or one evaluation line): the filters do not apply.
         let bytes = input::read_all(&args.file)?;
-        let result: EvaluationResult = serde_json::from_slice(&bytes).map_err(|error| {
+        let record = records::parse(&bytes).map_err(|error| {
             CliError::Invalid(format!(
                 "{}: not a result: {error} (`grader validate` says more)",
                 args.file.display()
             ))
         })?;
-        out.write_all(render(&result, style).as_bytes())?;
+        if record.sample.is_some() && record.epoch.is_some() {
+            out.write_all(heading(&record, 1, color).as_bytes())?;
+        }
+        out.write_all(render_record(&record, style).as_bytes())?;
         return Ok(EXIT_OK);
     }
 

@@ -93,7 +93,11 @@ fn python_sdk_results_make_a_page() {
 fn rows_beyond_the_limit_are_left_out_of_the_table_only() {
     let dir = temp_dir();
     let results = dir.path().join("many.jsonl");
-    evaluation_file(&results, samples(30, |_| (1.0, 1.0)), 1);
+    let mut list = samples(30, |_| (1.0, 1.0));
+    for index in 0..8 {
+        list.push((format!("bad{index}"), Outcome::Fails("no")));
+    }
+    evaluation_file(&results, list, 1);
     let page = dir.path().join("many.html");
     grader()
         .args(["report", "--max-rows", "5", "-o"])
@@ -103,8 +107,10 @@ fn rows_beyond_the_limit_are_left_out_of_the_table_only() {
         .code(0);
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains(r#"data-rows="5""#));
-    assert!(html.contains("25 more results not in the table (--max-rows)"));
+    assert!(html.contains("33 more results not in the table (--max-rows)"));
     assert!(html.contains(r#"data-count="30""#));
+    assert!(html.contains(r#"<section id="errors" data-errors="8">"#));
+    assert!(html.contains("The first 5 are listed (--max-rows)."));
 }
 
 #[test]
