@@ -238,3 +238,35 @@ fn gather_fails_by_default_and_excludes_on_request() {
     let reward = result["reward"].as_f64().expect("a reward");
     assert!((reward - 0.8 / 0.9).abs() < 1e-12, "{reward}");
 }
+
+#[test]
+fn evaluate_resumes_a_cut_short_run_and_summarizes_every_line_once() {
+    let stdout = run_example("evaluate");
+    let second = line(&stdout, "second run: ");
+    let numbers: Vec<usize> = second
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|n| n.parse().ok())
+        .collect();
+    assert_eq!(numbers.len(), 3, "{second}");
+    assert_eq!(numbers[0] + numbers[1], 900, "{second}");
+    assert_eq!(numbers[2], 0, "{second}");
+    assert!(
+        line(&stdout, "results ").ends_with(" 900 scored, 0 errored"),
+        "{stdout}"
+    );
+    let summary = json_after_heading(&stdout);
+    assert_eq!(summary["lines"], 900);
+    assert_eq!(summary["samples"], 300);
+    assert_eq!(summary["duplicates"], 0);
+    assert_eq!(summary["pass_at_k"][2]["reducer"], "pass_at_3");
+    let subscores: Vec<&str> = summary["subscores"]
+        .as_object()
+        .expect("subscores by name")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        subscores,
+        ["contains_any", "exact_match", "f1_score", "numeric_match"]
+    );
+}

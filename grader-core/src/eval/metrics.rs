@@ -647,6 +647,35 @@ mod tests {
         );
     }
 
+    /// `C(n, k)` exactly.
+    fn choose(n: u64, k: u64) -> u128 {
+        if k > n {
+            return 0;
+        }
+        (0..k).fold(1_u128, |acc, i| acc * u128::from(n - i) / u128::from(i + 1))
+    }
+
+    #[test]
+    fn pass_at_k_is_the_correctly_rounded_exact_ratio() {
+        // Up to n = 50 every binomial coefficient is below 2^53, so numerator and denominator
+        // are exact doubles and one IEEE division rounds the exact rational correctly.
+        for n in 1..=50_u64 {
+            for c in 0..=n {
+                for k in 1..=n {
+                    let total = choose(n, k);
+                    let exact_at = (total - choose(n - c, k)) as f64 / total as f64;
+                    assert_eq!(pass_at_k(n, c, k), Some(exact_at), "pass@{k}, n={n}, c={c}");
+                    let exact_hat = choose(c, k) as f64 / total as f64;
+                    assert_eq!(
+                        pass_hat_k(n, c, k),
+                        Some(exact_hat),
+                        "pass^{k}, n={n}, c={c}"
+                    );
+                }
+            }
+        }
+    }
+
     #[test]
     fn pass_at_one_is_exactly_c_over_n() {
         for n in 1..60_u64 {

@@ -187,8 +187,9 @@ pub struct RunReport {
 /// Grades samples with a user's grading function, `k` epochs each, with bounded concurrency,
 /// appending one [`Line`](super::Line) per (sample, epoch) to a JSONL file as each finishes.
 ///
-/// - **Streaming.** Each line is written with one `write` call on a file opened for appending
-///   as soon as its grading ends, so a crash loses at most the gradings in flight.
+/// - **Streaming.** Each line is written on a file opened for appending as soon as its grading
+///   ends (lines of gradings that end together share one `write` call), so a crash loses at
+///   most the gradings in flight.
 /// - **Resume.** Running again with the same file skips every (sample, epoch) it already holds;
 ///   a last line torn by a crash is cut off and redone. A failed grading is a line too, so it
 ///   is not retried.
@@ -379,6 +380,7 @@ impl Evaluation {
         });
 
         let mut running = FuturesUnordered::new();
+        let mut buffer = Vec::new();
         let mut written = 0;
         let mut errored = 0;
         let mut interrupted = false;
@@ -403,16 +405,20 @@ impl Evaluation {
                 }
                 Some(line) = running.next() => line,
             };
-            let bytes = line.to_json_line().map_err(|source| EvalError::Serialize {
-                id: line.id.clone(),
-                source,
-            })?;
-            file.write_all(&bytes).map_err(io)?;
-            written += 1;
-            if line.error.is_some() {
-                errored += 1;
+            // Lines that finished together are written together, in one `write`, before any
+            // other grading is polled: a crash still loses only what was in flight.
+            buffer.clear();
+            let mut next = Some(line);
+            while let Some(line) = next {
+                append_line(&mut buffer, &line)?;
+                written += 1;
+                if line.error.is_some() {
+                    errored += 1;
+                }
+                progress.record(&line);
+                next = running.next().now_or_never().flatten();
             }
-            progress.record(&line);
+            file.write_all(&buffer).map_err(io)?;
         }
         // Dropping the gradings in flight cancels them (and kills their commands).
         let in_flight = running.len();
@@ -438,6 +444,16 @@ impl Evaluation {
             elapsed: started.elapsed(),
         })
     }
+}
+
+/// Appends `line` and a newline to `buffer`.
+fn append_line(buffer: &mut Vec<u8>, line: &Line) -> Result<(), EvalError> {
+    serde_json::to_writer(&mut *buffer, line).map_err(|source| EvalError::Serialize {
+        id: line.id.clone(),
+        source,
+    })?;
+    buffer.push(b'\n');
+    Ok(())
 }
 
 /// Calls the grading function for one (sample, epoch) and makes its line, turning an error or
@@ -570,6 +586,13 @@ pub fn merge(inputs: &[PathBuf], output: &Path) -> Result<MergeReport, EvalError
     Ok(report)
 }
 
+impl Drop for Progress {
+    /// A run dropped mid-way (cancelled) clears its bar too.
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
 /// The progress bar, or nothing.
 struct Progress {
     #[cfg(feature = "progress")]
@@ -630,7 +653,7 @@ impl Progress {
     fn finish(&mut self) {
         #[cfg(feature = "progress")]
         if let Some(bar) = self.bar.take() {
-            bar.finish();
+            bar.finish_and_clear();
         }
     }
 }

@@ -497,7 +497,10 @@ impl fmt::Display for Summary {
                 ),
             ),
             (
-                format!("mean ({}, n={})", options.reducer, self.reward.n),
+                format!(
+                    "reward ({} of epochs, n={})",
+                    options.reducer, self.reward.n
+                ),
                 format!(
                     "{:.4} ± {:.4} stderr (bootstrap {:.4}), std {:.4}",
                     self.reward.mean,
