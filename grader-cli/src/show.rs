@@ -173,13 +173,15 @@ fn render_record(record: &Record, style: Style) -> String {
 /// ```
 #[must_use]
 pub fn render(result: &EvaluationResult, style: Style) -> String {
-    let text = if style.summary {
-        let mut bare = result.clone();
-        if let Some(subscores) = bare.subscores.as_mut() {
-            subscores.iter_mut().for_each(strip_info);
-        }
-        bare.to_string()
-    } else if style.params {
+    // Names are escaped before the tree is laid out, so that its columns stay aligned; the
+    // whole text is made safe again afterwards (escaping twice changes nothing).
+    let mut result = result.clone();
+    if let Some(subscores) = result.subscores.as_mut() {
+        subscores
+            .iter_mut()
+            .for_each(|sub| rebuild(sub, style.summary));
+    }
+    let text = if style.params {
         format!("{result:#}")
     } else {
         result.to_string()
@@ -188,20 +190,26 @@ pub fn render(result: &EvaluationResult, style: Style) -> String {
     if style.color { colorize(&safe) } else { safe }
 }
 
-/// Removes the info of `sub` and of all its descendants.
-fn strip_info(sub: &mut SubScore) {
+/// Escapes the name of `sub` and of all its descendants for a terminal, and removes their
+/// info when `strip` (the `--summary` form).
+fn rebuild(sub: &mut SubScore, strip: bool) {
     let children = sub.children().map(|children| {
         let mut children = children.to_vec();
-        children.iter_mut().for_each(strip_info);
+        children.iter_mut().for_each(|child| rebuild(child, strip));
         children
     });
-    let mut bare = SubScore::new(sub.name(), sub.value())
-        .and_then(|bare| bare.with_weight(sub.weight()))
-        .unwrap_or_else(|_| sub.clone());
+    let mut rebuilt = if strip {
+        SubScore::new(sub.name(), sub.value())
+            .and_then(|bare| bare.with_weight(sub.weight()))
+            .unwrap_or_else(|_| sub.clone())
+    } else {
+        sub.clone()
+    };
+    rebuilt = rebuilt.with_name(terminal_safe(sub.name()));
     if let Some(children) = children {
-        bare = bare.with_children(children);
+        rebuilt = rebuilt.with_children(children);
     }
-    *sub = bare;
+    *sub = rebuilt;
 }
 
 /// Colours the rendered tree: the reward line bold, each value by how high it is, errors red.
