@@ -28,6 +28,11 @@
 //! ```
 //!
 //! Where this crate differs from the Python reference (`hud.graders`), the item's docs say so.
+//!
+//! Features: `macros` (the `#[grader]` re-export) and `bash` (`BashGrader`, which brings in
+//! tokio) are on by default; `schema` (off by default) derives `schemars::JsonSchema` for
+//! [`SubScore`] and [`EvaluationResult`].
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[cfg(all(unix, feature = "bash"))]
 pub mod bash;

@@ -44,17 +44,50 @@ pub struct SubScore {
 }
 
 /// The unchecked shape of a subscore, as it is read from JSON.
+///
+/// With the `schema` feature its JSON Schema is [`SubScore`]'s, so the field docs here are the
+/// schema's descriptions.
 #[derive(Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(
+        rename = "SubScore",
+        description = "One node of a grade's breakdown: a named, weighted value in [0, 1]."
+    )
+)]
 #[serde(deny_unknown_fields)]
 struct RawSubScore {
+    /// The subscore's name.
     name: String,
+    /// Its share of the reward; negative for a penalty.
     #[serde(default = "default_weight")]
     weight: f64,
+    /// The value, a finite number in [0, 1].
+    #[cfg_attr(feature = "schema", schemars(range(min = 0.0, max = 1.0)))]
     value: f64,
+    /// The subscores this one was combined from.
     #[serde(default)]
     children: Option<Vec<SubScore>>,
+    /// Grader-specific details (`metadata` is accepted for it on input).
     #[serde(default, alias = "metadata")]
     info: Option<Info>,
+}
+
+// The schema of what is accepted: `RawSubScore`'s, since parsing goes through it.
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for SubScore {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SubScore".into()
+    }
+
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::SubScore").into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        RawSubScore::json_schema(generator)
+    }
 }
 
 fn default_weight() -> f64 {
@@ -954,5 +987,61 @@ impl<'de, V: serde::de::Visitor<'de>> serde::de::Visitor<'de> for FallbackVisito
         let entry = std::iter::once((self.name, value.to_string()));
         self.visitor
             .visit_map(serde::de::value::MapDeserializer::new(entry))
+    }
+}
+
+/// The wire shape of [`EvaluationResult`], for its JSON Schema only (reading and writing are
+/// written by hand, to keep unknown fields as their exact text).
+#[cfg(feature = "schema")]
+#[derive(schemars::JsonSchema)]
+#[schemars(
+    rename = "EvaluationResult",
+    description = "What a scenario hands back: the reward and its breakdown."
+)]
+#[allow(dead_code)] // never built: only its schema is used
+struct WireEvaluationResult {
+    /// The final score, usually in [0, 1]; penalties can push it below 0. Always finite.
+    #[schemars(default = "zero")]
+    reward: f64,
+    /// Whether the task is complete.
+    #[schemars(default = "yes")]
+    done: bool,
+    /// A human-readable explanation.
+    #[schemars(default)]
+    content: Option<String>,
+    /// Additional details.
+    #[schemars(default)]
+    info: Info,
+    /// Whether the evaluation itself failed (as opposed to the agent scoring low).
+    #[schemars(rename = "isError", default)]
+    is_error: bool,
+    /// The breakdown of the reward.
+    #[schemars(default)]
+    subscores: Option<Vec<SubScore>>,
+}
+
+#[cfg(feature = "schema")]
+fn zero() -> f64 {
+    0.0
+}
+
+#[cfg(feature = "schema")]
+fn yes() -> bool {
+    true
+}
+
+// Unknown fields are allowed (and kept), so the schema does not forbid them.
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for EvaluationResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "EvaluationResult".into()
+    }
+
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::EvaluationResult").into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        WireEvaluationResult::json_schema(generator)
     }
 }
