@@ -71,10 +71,11 @@ pub fn parse(bytes: &[u8]) -> Result<Record, serde_json::Error> {
         });
     }
     let result: EvaluationResult = serde_json::from_slice(bytes)?;
-    let sample = result.extra.get("sample_id").and_then(id_text);
+    let sample = result.extra.get("sample_id").as_ref().and_then(id_text);
     let epoch = result
         .extra
         .get("epoch")
+        .as_ref()
         .and_then(Value::as_u64)
         .and_then(|epoch| u32::try_from(epoch).ok())
         .filter(|epoch| *epoch > 0);
@@ -92,7 +93,7 @@ impl Record {
     #[must_use]
     pub fn reward(&self) -> Option<f64> {
         match (&self.error, &self.result) {
-            (None, Some(result)) if !result.is_error => Some(result.reward),
+            (None, Some(result)) if !result.is_error => Some(result.reward()),
             _ => None,
         }
     }

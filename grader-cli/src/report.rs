@@ -481,14 +481,14 @@ fn sample_section(collected: &Collected) -> Markup {
 fn reward_cell(row: &Row) -> Markup {
     match (&row.error, &row.result) {
         (None, Some(result)) => {
-            let class = if result.reward >= 1.0 {
+            let class = if result.reward() >= 1.0 {
                 "num pass"
-            } else if result.reward <= 0.0 {
+            } else if result.reward() <= 0.0 {
                 "num fail"
             } else {
                 "num mid"
             };
-            html! { td class=(class) { (format!("{:.4}", result.reward)) } }
+            html! { td class=(class) { (format!("{:.4}", result.reward())) } }
         }
         _ => html! { td.num.fail { "error" } },
     }

@@ -602,13 +602,13 @@ fn warnings(result: &EvaluationResult, path: &str) -> Found {
         ));
     }
     let weighted: f64 = subscores.iter().map(|s| s.value() * s.weight()).sum();
-    if (weighted - result.reward).abs() > 0.01 {
+    if (weighted - result.reward()).abs() > 0.01 {
         found.push((
             format!("{path}.reward"),
             format!(
                 "subscores don't match the reward: sum(value*weight) = {weighted:.4} but \
                  reward = {:.4}",
-                result.reward
+                result.reward()
             ),
         ));
     }

@@ -47,9 +47,10 @@ pub fn project_result(tests: f64) -> EvaluationResult {
         }))),
         all(
             "checks",
-            0.3,
             vec![sub("lint", 1.0, 1.0), sub("types", tests, 1.0)],
         )
+        .grade(0.3)
+        .now()
         .unwrap(),
         sub("deleted tests", 0.0, -0.5),
     ])
@@ -63,7 +64,8 @@ pub fn write_lines(path: &Path, results: &[EvaluationResult]) {
         let mut result = result.clone();
         result
             .extra
-            .insert("sample_id".into(), Value::from(format!("s{index}")));
+            .insert("sample_id", format!("s{index}"))
+            .unwrap();
         text.push_str(&serde_json::to_string(&result).unwrap());
         text.push('\n');
     }
