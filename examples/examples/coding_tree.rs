@@ -116,11 +116,11 @@ async fn main() -> Result<(), Box<dyn Error>> {
 
     let review = after.subscore("review").ok_or("no review")?;
     let decided_by = review.info().and_then(|info| info.get("decided_by"));
-    if (before.reward - 0.2).abs() > 1e-9
-        || (after.reward - 1.0).abs() > 1e-9
+    if (before.reward() - 0.2).abs() > 1e-9
+        || (after.reward() - 1.0).abs() > 1e-9
         || decided_by != Some(&serde_json::Value::from("documented"))
     {
-        let rewards = (before.reward, after.reward);
+        let rewards = (before.reward(), after.reward());
         return Err(
             format!("expected 0.2 then 1.0, decided by the cheap check; got {rewards:?}").into(),
         );

@@ -159,8 +159,8 @@ async fn main() -> Result<(), Box<dyn Error>> {
     let bad = grade(BAD, &Orders).await?;
     println!("== a wrong answer that leaks a note:\n{bad}");
 
-    if (good.reward - 1.0).abs() > 1e-9 || (bad.reward - -0.2).abs() > 1e-9 {
-        let rewards = (good.reward, bad.reward);
+    if (good.reward() - 1.0).abs() > 1e-9 || (bad.reward() - -0.2).abs() > 1e-9 {
+        let rewards = (good.reward(), bad.reward());
         return Err(format!("expected the rewards 1 and -0.2; got {rewards:?}").into());
     }
     Ok(())

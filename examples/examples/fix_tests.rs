@@ -111,7 +111,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
     println!("{result:#}");
     println!("== as JSON:\n{}", serde_json::to_string_pretty(&result)?);
 
-    let rewards = [before.reward, shortcut.reward, result.reward];
+    let rewards = [before.reward(), shortcut.reward(), result.reward()];
     if rewards != [0.0, 0.0, 1.0] {
         return Err(format!("expected the rewards 0, 0, 1; got {rewards:?}").into());
     }

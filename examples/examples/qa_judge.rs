@@ -148,7 +148,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
         if agent == "confused agent" {
             println!("== as JSON:\n{}", serde_json::to_string_pretty(&result)?);
         }
-        rewards.push(result.reward);
+        rewards.push(result.reward());
     }
 
     if scripted {

@@ -288,6 +288,43 @@ fn qa_judge_says_it_uses_the_scripted_server_and_grades_per_criterion() {
 }
 
 #[test]
+fn stateful_grader_grades_many_answers_against_one_reference() {
+    let stdout = run_example("stateful_grader");
+    let result = json_after_heading(&stdout);
+    let subscore = |name: &str| -> &Value {
+        result["subscores"]
+            .as_array()
+            .expect("subscores")
+            .iter()
+            .find(|sub| sub["name"] == name)
+            .unwrap_or_else(|| panic!("no subscore {name} in {result}"))
+    };
+    let values: Vec<f64> = (1..=5)
+        .map(|i| {
+            subscore(&format!("in_reference-{i}"))["value"]
+                .as_f64()
+                .expect("a value")
+        })
+        .collect();
+    assert_eq!(values, [1.0, 0.0, 1.0, 1.0, 0.0]);
+    // The reference set is skipped; what identifies it is recorded.
+    assert_eq!(
+        subscore("in_reference-1")["info"]["_parameters"],
+        json!({"dataset": "quiz.jsonl", "question": "capital of France", "answer": "paris."})
+    );
+    // The async grader: its client is a placeholder, its key is nowhere.
+    assert_eq!(
+        subscore("fact_checked-5")["info"]["_parameters"]["checker"],
+        "<FactChecker: not serializable>"
+    );
+    assert!(
+        !stdout.contains("sk-example"),
+        "the API key leaked:\n{stdout}"
+    );
+    assert!(stdout.contains("grader `in_reference` failed: question \"speed of light\""));
+}
+
+#[test]
 fn coding_tree_skips_the_review_until_the_tests_pass() {
     let stdout = run_example("coding_tree");
     assert!(
@@ -316,4 +353,36 @@ fn coding_tree_skips_the_review_until_the_tests_pass() {
         "an earlier stage decided"
     );
     assert_eq!(names(&subscores[1]["children"]), ["compiles", "no_tabs"]);
+}
+
+#[test]
+fn evaluate_resumes_a_cut_short_run_and_summarizes_every_line_once() {
+    let stdout = run_example("evaluate");
+    let second = line(&stdout, "second run: ");
+    let numbers: Vec<usize> = second
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|n| n.parse().ok())
+        .collect();
+    assert_eq!(numbers.len(), 3, "{second}");
+    assert_eq!(numbers[0] + numbers[1], 900, "{second}");
+    assert_eq!(numbers[2], 0, "{second}");
+    assert!(
+        line(&stdout, "results ").ends_with(" 900 scored, 0 errored"),
+        "{stdout}"
+    );
+    let summary = json_after_heading(&stdout);
+    assert_eq!(summary["lines"], 900);
+    assert_eq!(summary["samples"], 300);
+    assert_eq!(summary["duplicates"], 0);
+    assert_eq!(summary["pass_at_k"][2]["reducer"], "pass_at_3");
+    let subscores: Vec<&str> = summary["subscores"]
+        .as_object()
+        .expect("subscores by name")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        subscores,
+        ["contains_any", "exact_match", "f1_score", "numeric_match"]
+    );
 }

@@ -3,7 +3,7 @@
 //! `half_duplicated`: half of the names unique, the other half repeating names in pairs (the
 //! case the de-duplication has to work for). `unique`: every name distinct, the baseline
 //! measured in the same run (no renaming needed). Both inputs carry info on every third
-//! subscore, which is copied into the result.
+//! subscore (it stays on the subscore: the result's info is left empty).
 #![allow(missing_docs)]
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};

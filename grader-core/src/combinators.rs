@@ -28,7 +28,7 @@
 //! let quality = result.subscore("quality").unwrap();
 //! assert_eq!(quality.value(), 0.0);
 //! assert_eq!(quality.children().unwrap()[0].name(), "lint_clean");
-//! assert!((result.reward - 0.6).abs() < 1e-12);
+//! assert!((result.reward() - 0.6).abs() < 1e-12);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! # }).unwrap();
 //! ```
@@ -46,7 +46,7 @@ use crate::grade::dedupe_names;
 use crate::grader::{Grader, SyncGrader};
 use crate::grading::Grading;
 use crate::limit::{Scope, Scoped};
-use crate::node::{Finished, IntoNode, Node, SKIPPED_KEY, is_skipped, run_all, settle};
+use crate::node::{Finished, IntoNode, Node, Settled, run_all, settle, worst};
 use crate::score::{Info, Score, SubScore};
 
 /// How a [`Tree`] combines its children.
@@ -193,7 +193,8 @@ pub fn all<'a>(name: impl Into<String>, children: impl Children<'a>) -> Tree<'a>
 /// ```
 ///
 /// A failing stage fails the cascade under [`OnError::Fail`]; under the lenient policies it
-/// counts as not reaching the threshold and the next stage runs. Conditions set with
+/// counts as not reaching the threshold and the next stage runs (in a cascade graded as a
+/// penalty, it counts as fired, 1.0, and decides). Conditions set with
 /// [`Grading::when`](crate::Grading::when) on stages are not used: the cascade decides what runs.
 pub fn cascade<'a>(name: impl Into<String>, threshold: f64, stages: impl Children<'a>) -> Tree<'a> {
     Tree::new(
@@ -254,33 +255,52 @@ impl<'a> Tree<'a> {
         let mut scope = Scope::current();
         let policy = on_error.or(scope.on_error).unwrap_or_default();
         scope.on_error = Some(policy);
+        // Whether this node's value counts against the agent (it is graded as a penalty, or
+        // is inside a tree that is): its children's failures and skips score the worst for
+        // the agent in that direction, whatever their own weights.
+        let against = scope.against.unwrap_or(false);
+        scope.against = Some(against);
         let finished = match kind {
             Kind::Cascade { threshold } => {
-                Scoped::new(scope.clone(), run_stages(children, threshold, policy)).await
+                let stages = run_stages(children, threshold, policy, against);
+                Scoped::new(scope.clone(), stages).await
             }
             Kind::Any | Kind::All => Scoped::new(scope.clone(), run_all(children, limit)).await,
         };
         let total = finished.len();
-        let settled = settle(finished, policy).map_err(|outcomes| Failure::Children {
-            failed: outcomes.into_iter().filter_map(Result::err).collect(),
-            total,
-        })?;
+        let settled =
+            settle(finished, policy, Some(against)).map_err(|outcomes| Failure::Children {
+                failed: outcomes.into_iter().filter_map(Result::err).collect(),
+                total,
+            })?;
         if settled.failed {
             scope.note_failure();
         }
-        let mut subscores = settled.subscores;
         let mut info = Info::new();
         let value = match kind {
-            Kind::Any => subscores.iter().map(SubScore::value).fold(0.0, f64::max),
-            Kind::All => subscores.iter().map(SubScore::value).fold(1.0, f64::min),
-            Kind::Cascade { threshold } => cascade_value(&subscores, threshold, &mut info),
+            Kind::Any => settled
+                .subscores
+                .iter()
+                .map(SubScore::value)
+                .fold(0.0, f64::max),
+            Kind::All => settled
+                .subscores
+                .iter()
+                .map(SubScore::value)
+                .fold(1.0, f64::min),
+            Kind::Cascade { threshold } => cascade_value(&settled, threshold, against, &mut info),
         };
-        let value = if settled.zeroed_by.is_empty() {
+        let Settled {
+            mut subscores,
+            zeroed_by,
+            ..
+        } = settled;
+        let value = if zeroed_by.is_empty() {
             value
         } else {
-            let names = settled.zeroed_by.into_iter().map(Value::String).collect();
+            let names = zeroed_by.into_iter().map(Value::String).collect();
             info.insert("zeroed_by".to_owned(), Value::Array(names));
-            0.0
+            worst(against)
         };
         dedupe_names(&mut subscores);
         let mut score = Score::new(value);
@@ -292,22 +312,29 @@ impl<'a> Tree<'a> {
     }
 }
 
-/// Runs the stages in order until one reaches `threshold`; the rest are skipped.
-async fn run_stages(stages: Vec<Node<'_>>, threshold: f64, policy: OnError) -> Vec<Finished> {
+/// Runs the stages in order until one reaches `threshold`; the rest are skipped. A stage that
+/// fails under a lenient policy counts as the worst value for the agent: not reaching the
+/// threshold, or, in a cascade that counts against the agent, fired (1.0).
+async fn run_stages(
+    stages: Vec<Node<'_>>,
+    threshold: f64,
+    policy: OnError,
+    against: bool,
+) -> Vec<Finished> {
     let mut finished = Vec::with_capacity(stages.len());
     let mut decided = false;
     for stage in stages {
         if decided {
-            finished.push(stage.skip(DECIDED));
+            finished.push(stage.skip(DECIDED, against));
             continue;
         }
-        let mut outcome = run_all(vec![stage], None).await;
+        let mut outcome = run_all(vec![stage.unconditional()], None).await;
         let Some(stage) = outcome.pop() else { continue };
-        match &stage.outcome {
-            Ok(sub) => decided = !is_skipped(sub) && sub.value() >= threshold,
-            Err(_) if policy == OnError::Fail => decided = true,
-            Err(_) => {}
-        }
+        decided = match &stage.outcome {
+            Ok(sub) => sub.value() >= threshold,
+            Err(_) if policy == OnError::Fail => true,
+            Err(_) => worst(against) >= threshold,
+        };
         finished.push(stage);
     }
     finished
@@ -316,33 +343,34 @@ async fn run_stages(stages: Vec<Node<'_>>, threshold: f64, policy: OnError) -> V
 /// What a stage after the deciding one says in its `skipped` info.
 const DECIDED: &str = "an earlier stage decided";
 
-/// A cascade's value, and `decided_by` and `stages` in its info.
-fn cascade_value(stages: &[SubScore], threshold: f64, info: &mut Info) -> f64 {
-    let ran = |sub: &&SubScore| {
-        !is_skipped(sub) && !sub.info().is_some_and(|info| info.contains_key("error"))
+/// A cascade's value, and `decided_by` and `stages` in its info. Failed stages have the value
+/// [`settle`] gave them (the worst for the agent); stages after the deciding one were skipped.
+fn cascade_value(settled: &Settled, threshold: f64, against: bool, info: &mut Info) -> f64 {
+    let stages = || {
+        settled
+            .subscores
+            .iter()
+            .zip(&settled.skipped)
+            .zip(&settled.errored)
+            .map(|((sub, skipped), errored)| (sub, *skipped, *errored))
     };
-    let decided = stages
-        .iter()
-        .filter(ran)
-        .find(|sub| sub.value() >= threshold);
-    let last_run = stages.iter().rev().find(|sub| {
-        !sub.info()
-            .is_some_and(|info| info.contains_key(SKIPPED_KEY))
-    });
+    let considered = || stages().filter(|(_, skipped, _)| !skipped);
+    let decided = considered().find(|(sub, _, _)| sub.value() >= threshold);
     let value = decided
-        .or(last_run)
-        .map_or(0.0, |sub| if ran(&sub) { sub.value() } else { 0.0 });
+        .or_else(|| considered().next_back())
+        .map_or(worst(against), |(sub, _, _)| sub.value());
     info.insert(
         "decided_by".to_owned(),
-        decided.map_or(Value::Null, |sub| Value::String(sub.name().to_owned())),
+        decided.map_or(Value::Null, |(sub, _, _)| {
+            Value::String(sub.name().to_owned())
+        }),
     );
-    let values = stages
-        .iter()
-        .map(|sub| {
-            let value = if ran(&sub) {
-                json!(sub.value())
-            } else {
+    let values = stages()
+        .map(|(sub, skipped, errored)| {
+            let value = if skipped || errored {
                 Value::Null
+            } else {
+                json!(sub.value())
             };
             json!({ "name": sub.name(), "value": value })
         })

@@ -86,6 +86,15 @@ pub enum Failure {
         /// What is wrong with it (`does not exist`, `is not a directory`, …).
         reason: String,
     },
+    /// An environment variable given to a command grader cannot be set: its name is empty
+    /// or holds `=` or a NUL byte, or its value holds a NUL byte.
+    #[error("environment variable {name:?} {reason}")]
+    Environment {
+        /// The variable's name, as given (invalid UTF-8 as U+FFFD).
+        name: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// A blocking grade (such as `BashGrader::grade_blocking`) was called from within a tokio
     /// runtime, where blocking would stall the runtime's other tasks; await the grade instead.
     #[error("a blocking grade was called inside a tokio runtime; await `grade` instead")]
@@ -122,11 +131,19 @@ pub enum Failure {
         /// The parameters the grader records.
         known: Vec<String>,
     },
+    /// A penalty (a negative weight) was marked [`required`](crate::Grading::required): only a
+    /// criterion the agent must meet can be required.
+    #[error("is a penalty (weight {weight:?}) and cannot be required; only positive criteria can")]
+    RequiredPenalty {
+        /// The weight given.
+        weight: f64,
+    },
     /// A tree node could not combine its children (it has none, say).
     #[error(transparent)]
     Combine(#[from] CombineError),
     /// The grading needs something the async runtime does not provide (a tokio runtime with
-    /// its timer, for a time limit).
+    /// its timer, for a time limit; with its IO driver and its timer, for a command, which is
+    /// then not started).
     #[error("{0}")]
     Runtime(String),
     /// An I/O error while running the grader (spawning or waiting on a process).
@@ -187,7 +204,7 @@ pub struct GraderError {
 /// fn combine() -> Result<f64, Error> {
 ///     let tests = SubScore::new("tests", 1.0)?; // ScoreError
 ///     let result = Grade::from_subscores([tests])?; // CombineError
-///     Ok(result.reward)
+///     Ok(result.reward())
 /// }
 /// assert_eq!(combine().unwrap(), 1.0);
 /// ```

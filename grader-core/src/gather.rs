@@ -34,6 +34,11 @@ pub enum OnError {
     Zero,
     /// A failed grader is kept in the breakdown with weight 0, so it does not count (a failed
     /// penalty still counts, as fired).
+    ///
+    /// For failures of the grading infrastructure (a judge that is down), not of the agent's
+    /// work: leaving a positive grader out renormalizes the others, so the reward can be higher
+    /// than if it had scored 0.0. When the agent can make a check fail (by deleting the file it
+    /// reads, say), use [`Zero`](OnError::Zero).
     Exclude,
 }
 
@@ -117,7 +122,7 @@ fn describe_failures(outcomes: &[Outcome]) -> String {
 ///     .add(SubScore::new("format", 1.0)?.with_weight(0.2)?)
 ///     .add(Slow(0.5).grade(0.8))
 ///     .await?;
-/// assert!((result.reward - 0.6).abs() < 1e-12);
+/// assert!((result.reward() - 0.6).abs() < 1e-12);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// # }).unwrap();
 /// ```
@@ -219,7 +224,8 @@ impl<'a> Gather<'a> {
     /// Runs the graders and combines every subscore.
     ///
     /// When an item marked [`required`](crate::Grading::required) did not reach its threshold,
-    /// the reward becomes at most 0 and `info.zeroed_by` names it.
+    /// the reward becomes that of the penalties alone (0 without any that fired) and
+    /// `info.zeroed_by` names it.
     ///
     /// # Errors
     /// [`GatherError::Graders`] when a grader failed under [`OnError::Fail`], or when the
@@ -244,18 +250,21 @@ impl<'a> Gather<'a> {
         let policy = on_error.or(scope.on_error).unwrap_or_default();
         scope.on_error = Some(policy);
         scope.timed |= timed;
+        // Each item counts for or against the agent by its own weight.
+        scope.against = None;
         let outer = scope.failures.replace(Arc::new(AtomicBool::new(false)));
         let nested = scope.failures.clone();
         let finished = Scoped::new(scope, run_all(items, limit)).await;
         let mut result = resolve(finished, policy);
         let nested_failed = nested.is_some_and(|failed| failed.load(Ordering::Relaxed));
-        if nested_failed {
-            if let Ok(result) = &mut result {
-                result.is_error = true;
-            }
-            if let Some(outer) = outer {
-                outer.store(true, Ordering::Relaxed);
-            }
+        if let Ok(result) = &mut result {
+            result.is_error |= nested_failed;
+        }
+        // A failure scored here, by this gather's policy or deeper, marks any enclosing result
+        // too (this gather may be run by a grader inside another gather).
+        let flagged = nested_failed || result.as_ref().is_ok_and(|result| result.is_error);
+        if flagged && let Some(outer) = outer {
+            outer.store(true, Ordering::Relaxed);
         }
         result
     }
@@ -280,8 +289,12 @@ impl<'a> Future for Gather<'a> {
             Box::pin(gather.run())
         });
         let outcome = std::task::ready!(running.as_mut().poll(cx));
-        // Polled again, it is an empty gather: an error, not a panic.
-        this.running = None;
+        // Polled again, it says so: an error, not a panic.
+        this.running = Some(Box::pin(futures_util::future::poll_fn(|_| {
+            Poll::Ready(Err(GatherError::Graders {
+                outcomes: vec![Err(crate::grading::used_up())],
+            }))
+        })));
         Poll::Ready(outcome)
     }
 }
@@ -299,11 +312,21 @@ fn resolve(finished: Vec<Finished>, policy: OnError) -> Result<EvaluationResult,
         let outcomes = finished.into_iter().map(|item| item.outcome).collect();
         return Err(GatherError::Graders { outcomes });
     }
-    let settled = settle(finished, policy).map_err(|outcomes| GatherError::Graders { outcomes })?;
+    let settled =
+        settle(finished, policy, None).map_err(|outcomes| GatherError::Graders { outcomes })?;
     let mut result = Grade::from_subscores(settled.subscores)?;
     result.is_error |= settled.failed;
     if !settled.zeroed_by.is_empty() {
-        result.reward = result.reward.min(0.0);
+        // The positive part goes; the penalties stay, so that an agent that has missed a
+        // required check still loses for what it penalizes.
+        let penalties = result
+            .subscores
+            .as_deref()
+            .unwrap_or_default()
+            .iter()
+            .filter(|sub| sub.weight() < 0.0)
+            .fold(0.0, |sum, sub| sum + sub.value() * sub.weight());
+        result.reward = result.reward.min(penalties.min(0.0));
         let names = settled.zeroed_by.into_iter().map(Value::String).collect();
         result
             .info

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use crate::error::CombineError;
-use crate::score::{EvaluationResult, Info, SubScore};
+use crate::score::{EvaluationResult, SubScore};
 
 /// How the weights of a result combine into its reward.
 ///
@@ -25,8 +25,9 @@ impl Grade {
     /// - Names are made unique in input order: a name that occurs once keeps it, others become
     ///   `name-1`, `name-2`, … skipping any name already present (`same, same` →
     ///   `same-1, same-2`).
-    /// - Each subscore's info is copied to `result.info` under its final name, as the
-    ///   reference's `hud.native` era did.
+    /// - Each subscore keeps its info; `result.info` is left empty, as the current reference
+    ///   leaves it (its earlier `hud.native` era also copied every subscore's info there, which
+    ///   doubled the size of every result).
     ///
     /// When the positive weights do not already sum to 1 (±0.01) this logs a `tracing` warning,
     /// as the current reference warns, and normalizes anyway.
@@ -39,7 +40,7 @@ impl Grade {
     ///     SubScore::new("style", 0.5)?.with_weight(0.2)?,
     ///     SubScore::new("rm -rf", 1.0)?.with_weight(-0.5)?,
     /// ])?;
-    /// assert!((result.reward - 0.4).abs() < 1e-12);
+    /// assert!((result.reward() - 0.4).abs() < 1e-12);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
@@ -95,14 +96,10 @@ impl Grade {
         };
 
         dedupe_names(&mut subscores);
-        let mut info = Info::new();
         for sub in &mut subscores {
             let weight = sub.weight();
             if weight > 0.0 {
                 sub.set_weight_unchecked(weight / scale / positive_sum);
-            }
-            if let Some(sub_info) = sub.info() {
-                info.insert(sub.name().to_owned(), sub_info.clone().into());
             }
         }
         let reward = neumaier_sum(subscores.iter().map(|s| s.value() * s.weight()));
@@ -114,7 +111,6 @@ impl Grade {
         Ok(EvaluationResult {
             reward,
             done: true,
-            info,
             subscores: Some(subscores),
             ..EvaluationResult::default()
         })

@@ -25,8 +25,35 @@ pub const PARAMETERS_KEY: &str = "_parameters";
 /// [`cascade`](crate::cascade)); a [`SyncGrader`]'s grading can also be run at once with
 /// [`Grading::now`], without any runtime.
 ///
-/// Most graders come from `#[grader]` on a function; writing one by hand takes a struct with
-/// named fields and three methods:
+/// Most graders come from `#[grader]` on a function. A grader that holds state (a reference
+/// set, a client, thresholds from a config) is a struct that derives the trait and names its
+/// scoring method; every field is recorded under `_parameters` unless marked
+/// `#[grader(skip)]` (see `grader_macros::Grader` for the options):
+///
+/// ```
+/// use grader_core::Grader;
+///
+/// /// Passes when the answer mentions the expected city.
+/// #[derive(Grader)]
+/// #[grader(score = check)] // `score = async check` for an `async fn`
+/// struct MentionsCity<'a> {
+///     answer: &'a str,
+///     city: &'a str,
+/// }
+///
+/// impl MentionsCity<'_> {
+///     fn check(&self) -> bool {
+///         self.answer.contains(self.city)
+///     }
+/// }
+///
+/// let sub = MentionsCity { answer: "It is Paris.", city: "Paris" }.grade(0.5).now()?;
+/// assert_eq!((sub.name(), sub.value(), sub.weight()), ("mentions_city", 1.0, 0.5));
+/// assert_eq!(sub.info().unwrap()["_parameters"]["city"], "Paris");
+/// # Ok::<(), grader_core::GraderError>(())
+/// ```
+///
+/// The same grader written by hand takes three methods (and [`SyncGrader`] for `.now()`):
 ///
 /// ```
 /// use std::borrow::Cow;
@@ -159,7 +186,7 @@ pub trait SyncGrader: Grader {
 ///     Contains { answer, substring: "Lyon", case_sensitive: false }.boxed(),
 /// ];
 /// let result = Gather::new().extend(checks).await?;
-/// assert_eq!(result.reward, 0.5);
+/// assert_eq!(result.reward(), 0.5);
 /// # Ok::<(), grader_core::GatherError>(())
 /// # }).unwrap();
 /// ```

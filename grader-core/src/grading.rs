@@ -47,7 +47,7 @@ use serde_json::Value;
 
 use crate::error::{Failure, GraderError};
 use crate::grader::{Grader, PARAMETERS_KEY, SyncGrader, package, package_bare};
-use crate::limit::{Resource, Scope, Scoped};
+use crate::limit::{Resource, Scope, Scoped, in_scope};
 use crate::node::{Earlier, skipped_subscore};
 use crate::score::{Info, SubScore};
 
@@ -206,9 +206,15 @@ impl<'a, G: Grader> Grading<'a, G> {
         self.with(|spec| spec.redact.push(name))
     }
 
+    /// A grading with a negative weight cannot be required: it fails with
+    /// [`Failure::RequiredPenalty`] (a penalty that fires is the agent's mistake, not a
+    /// criterion it missed).
+    ///
     /// In a gather or a tree: when this grading's value is below 1.0 (or it failed, or was
-    /// skipped), its parent scores 0 (a gather's reward, if positive, becomes 0). The parent's
-    /// info names it under `zeroed_by`. Awaited on its own it changes nothing.
+    /// skipped), its parent scores 0: a gather's reward becomes that of its penalties alone
+    /// (so they still count), and a tree's value 0.0 (1.0, fired, for a tree graded as a
+    /// penalty, where 0.0 would help the agent). The parent's info names it under
+    /// `zeroed_by`. Awaited on its own it changes nothing.
     pub fn required(self) -> Self {
         self.required_at(1.0)
     }
@@ -237,7 +243,7 @@ impl<'a, G: Grader> Grading<'a, G> {
     ///     .await?;
     /// let review = result.subscore("expensive_review").unwrap();
     /// assert_eq!(review.info().unwrap()["skipped"], "its condition on earlier results did not hold");
-    /// assert_eq!(result.reward, 0.0);
+    /// assert_eq!(result.reward(), 0.0);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// # }).unwrap();
     /// ```
@@ -298,39 +304,73 @@ impl<'a, G: Grader> Spec<'a, G> {
             Ok(parameters) => parameters,
             Err(failure) => return Err(fail(name, Info::new(), failure)),
         };
+        // Every known name is redacted before a misspelt one is reported, so that the error
+        // (whose parameters go in the breakdown) never shows a value meant to be hidden.
+        let mut unknown = None;
         for key in &self.redact {
             match parameters.get_mut(key) {
                 Some(value) => *value = Value::String(REDACTED.to_owned()),
-                None => {
-                    let failure = Failure::UnknownParameter {
-                        name: key.clone(),
-                        known: parameters.keys().cloned().collect(),
-                    };
-                    return Err(fail(name, parameters, failure));
-                }
+                None => unknown = unknown.or(Some(key)),
             }
+        }
+        if let Some(key) = unknown {
+            let failure = Failure::UnknownParameter {
+                name: key.clone(),
+                known: parameters.keys().cloned().collect(),
+            };
+            return Err(fail(name, parameters, failure));
         }
         if !weight.is_finite() {
             return Err(fail(name, parameters, Failure::InvalidWeight { weight }));
+        }
+        if weight < 0.0 && self.required.is_some() {
+            return Err(fail(name, parameters, Failure::RequiredPenalty { weight }));
         }
         let records = catch(|| self.grader.records_parameters()).unwrap_or(true);
         Ok((name, records.then_some(parameters)))
     }
 
     /// The grader for the next attempt: a clone while retries remain, the grader itself last.
-    fn next_grader(grader: &mut Option<G>, clone: Option<fn(&G) -> G>, last: bool) -> Option<G> {
+    /// A panicking `Clone` is the attempt's failure.
+    fn next_grader(
+        grader: &mut Option<G>,
+        clone: Option<fn(&G) -> G>,
+        last: bool,
+    ) -> Result<G, Failure> {
         match (last, clone, grader.as_ref()) {
-            (false, Some(clone), Some(grader)) => Some(clone(grader)),
-            _ => grader.take(),
+            (false, Some(clone), Some(grader)) => catch(|| clone(grader)),
+            _ => grader
+                .take()
+                .ok_or_else(|| Failure::Runtime("the grader was used up".to_owned())),
         }
     }
 
     /// Whether a condition, run with no earlier results (the grading is not in a gather or a
-    /// tree), says to skip it. A condition that panics skips it too.
-    fn skipped_alone(&mut self) -> bool {
-        self.condition
-            .take()
-            .is_some_and(|condition| !catch(|| condition(&Earlier::none())).unwrap_or(false))
+    /// tree), says to skip it. A condition that panics fails the grading, as in a gather.
+    fn skipped_alone(&mut self) -> Result<bool, Failure> {
+        match self.condition.take() {
+            Some(condition) => catch(|| !condition(&Earlier::none())),
+            None => Ok(false),
+        }
+    }
+
+    /// The outcome of a grading whose condition, run alone, said to skip it or panicked.
+    fn alone(&mut self, name: &str, parameters: &Option<Info>) -> Option<Outcome> {
+        match self.skipped_alone() {
+            Ok(false) => None,
+            Ok(true) => Some(Ok(skipped_subscore(
+                name.to_owned(),
+                self.weight,
+                CONDITION_FAILED,
+                self.weight < 0.0,
+            ))),
+            Err(failure) => Some(Err(GraderError {
+                grader: name.to_owned(),
+                weight: self.weight,
+                parameters: Box::new(parameters.clone().unwrap_or_default()),
+                failure,
+            })),
+        }
     }
 
     /// As [`Grading::now`].
@@ -339,9 +379,12 @@ impl<'a, G: Grader> Spec<'a, G> {
         G: SyncGrader,
     {
         let (name, parameters) = self.prepare()?;
-        if self.skipped_alone() {
-            return Ok(skipped_subscore(name, self.weight, CONDITION_FAILED));
+        if let Some(outcome) = self.alone(&name, &parameters) {
+            return outcome;
         }
+        let mut scope = Scope::current();
+        // Graded on its own, its direction is its weight's.
+        scope.against = Some(self.weight < 0.0);
         let Spec {
             grader,
             weight,
@@ -357,11 +400,14 @@ impl<'a, G: Grader> Spec<'a, G> {
         let outcome = loop {
             attempts += 1;
             let last = attempts > retries;
-            let Some(grader) = Self::next_grader(&mut grader, clone, last) else {
-                break Err(Failure::Runtime("the grader was used up".to_owned()));
+            let grader = match Self::next_grader(&mut grader, clone, last) {
+                Ok(grader) => grader,
+                Err(failure) => break Err(failure),
             };
             let attempt_started = Instant::now();
-            let mut outcome = catch(|| grader.score_now()).and_then(|score| score);
+            let scope = scope.clone();
+            let mut outcome =
+                catch(|| in_scope(scope, || grader.score_now())).and_then(|score| score);
             if let Some(limit) = time_limit
                 && attempt_started.elapsed() > limit
             {
@@ -390,20 +436,29 @@ impl<'a, G: Grader + Send + 'a> Spec<'a, G> {
     /// Runs the grading; what awaiting it does.
     pub(crate) async fn run(mut self) -> Outcome {
         let (name, parameters) = self.prepare()?;
-        if self.skipped_alone() {
-            return Ok(skipped_subscore(name, self.weight, CONDITION_FAILED));
+        if let Some(outcome) = self.alone(&name, &parameters) {
+            return outcome;
         }
-        self.run_prepared(name, parameters).await
+        // Graded on its own, its direction is its weight's, wherever it is awaited.
+        let against = self.weight < 0.0;
+        self.run_prepared(name, parameters, Some(against)).await
     }
 
     /// Runs the check of a grading whose name and parameters are known, ignoring any
     /// condition (its parent has decided to run it).
     pub(crate) async fn run_checked(mut self) -> Outcome {
         let (name, parameters) = self.prepare()?;
-        self.run_prepared(name, parameters).await
+        self.run_prepared(name, parameters, None).await
     }
 
-    async fn run_prepared(self, name: String, parameters: Option<Info>) -> Outcome {
+    /// Runs the check. `against`: whether its value counts against the agent, or `None` to
+    /// take it from the tree it is a child of (or from its weight, in a gather).
+    async fn run_prepared(
+        self,
+        name: String,
+        parameters: Option<Info>,
+        against: Option<bool>,
+    ) -> Outcome {
         let Spec {
             grader,
             weight,
@@ -423,13 +478,15 @@ impl<'a, G: Grader + Send + 'a> Spec<'a, G> {
             },
         };
         let timed = timed || scope.timed;
-        let (_permit, inner) = match resource {
+        let (_permit, mut inner) = match resource {
             Some(resource) => {
                 let permit = scope.acquire(&resource).await;
-                (Some(permit), scope.clone().holding(resource))
+                let inner = scope.clone().holding(resource, &permit);
+                (Some(permit), inner)
             }
             None => (None, scope.clone()),
         };
+        inner.against = Some(against.or(scope.against).unwrap_or(weight < 0.0));
         let attempts_run = async move {
             let mut grader = Some(grader);
             let mut attempts = 0;
@@ -437,8 +494,9 @@ impl<'a, G: Grader + Send + 'a> Spec<'a, G> {
             let outcome = loop {
                 attempts += 1;
                 let last = attempts > retries;
-                let Some(grader) = Self::next_grader(&mut grader, clone, last) else {
-                    break Err(Failure::Runtime("the grader was used up".to_owned()));
+                let grader = match Self::next_grader(&mut grader, clone, last) {
+                    Ok(grader) => grader,
+                    Err(failure) => break Err(failure),
                 };
                 let outcome = attempt(grader, time_limit).await;
                 match outcome {
@@ -484,7 +542,7 @@ async fn attempt<G: Grader>(
             }
         }
     };
-    outcome.unwrap_or_else(|panic| Err(panicked(panic.as_ref())))
+    outcome.unwrap_or_else(|panic| Err(panicked(panic)))
 }
 
 /// Packages the outcome, with the optional `attempts` and `elapsed_seconds`.
@@ -528,16 +586,20 @@ fn retryable(failure: &Failure) -> bool {
 
 /// Runs `f`, turning a panic into [`Failure::Panicked`].
 pub(crate) fn catch<T>(f: impl FnOnce() -> T) -> Result<T, Failure> {
-    std::panic::catch_unwind(AssertUnwindSafe(f)).map_err(|panic| panicked(panic.as_ref()))
+    std::panic::catch_unwind(AssertUnwindSafe(f)).map_err(panicked)
 }
 
-/// The failure for a caught panic, with its message when it has one.
-pub(crate) fn panicked(payload: &(dyn Any + Send)) -> Failure {
+/// The failure for a caught panic, with its message when it has one. The payload is dropped
+/// here; a payload whose own `drop` panics is leaked rather than let that panic escape.
+pub(crate) fn panicked(payload: Box<dyn Any + Send>) -> Failure {
     let message = payload
         .downcast_ref::<&str>()
         .map(|text| (*text).to_owned())
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "a panic with a payload that is not a string".to_owned());
+    if let Err(again) = std::panic::catch_unwind(AssertUnwindSafe(move || drop(payload))) {
+        std::mem::forget(again);
+    }
     Failure::Panicked { message }
 }
 

@@ -15,6 +15,8 @@
 //! - `LlmJudge` (feature `judge`, off by default) is the reference's `LLMJudgeGrader`: an
 //!   answer judged against weighted criteria by a model over an OpenAI-compatible API.
 //! - [`text`] compares an answer with a reference answer as the reference's helpers do.
+//! - [`eval`] grades many samples into a JSONL file (resumable, shardable, stopped cleanly by
+//!   Ctrl-C) and summarizes the lines with Inspect AI's metrics and reducers.
 //!
 //! ```
 //! use grader_core::{Grade, SubScore};
@@ -23,16 +25,23 @@
 //!     SubScore::new("tests", 1.0)?.with_weight(0.8)?,
 //!     SubScore::new("style", 0.5)?.with_weight(0.2)?,
 //! ])?;
-//! assert!((result.reward - 0.9).abs() < 1e-12);
+//! assert!((result.reward() - 0.9).abs() < 1e-12);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
 //! Where this crate differs from the Python reference (`hud.graders`), the item's docs say so.
+//!
+//! Features: `macros` (the `#[grader]` re-export) and `bash` (`BashGrader`, which brings in
+//! tokio) are on by default; `schema` (off by default) derives `schemars::JsonSchema` for
+//! [`SubScore`] and [`EvaluationResult`].
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[cfg(all(unix, feature = "bash"))]
 pub mod bash;
 pub mod combinators;
+mod derive;
 pub mod error;
+pub mod eval;
 pub mod gather;
 pub mod grade;
 pub mod grader;
@@ -58,17 +67,27 @@ pub use grading::Grading;
 pub use judge::{JudgeConfig, JudgeError, LlmJudge};
 pub use limit::{Limiter, Resource};
 pub use node::{Earlier, IntoNode, Node};
-pub use score::{EvaluationResult, Info, Score, SubScore};
+pub use score::{EvaluationResult, Extra, Info, RewardError, Score, SubScore};
 
 /// Turns a scoring function into a [`Grader`] type. See the `grader-macros` crate.
 #[cfg(feature = "macros")]
 #[doc(inline)]
 pub use grader_macros::grader;
 
+/// Derives [`Grader`] for a struct whose fields are the grader's inputs. See the
+/// `grader-macros` crate.
+#[cfg(feature = "macros")]
+#[doc(inline)]
+pub use grader_macros::Grader;
+
 /// Support for code that `#[grader]` generates. Not public API: it may change in any release.
 #[doc(hidden)]
 pub mod __private {
     pub use serde_json::Value;
+
+    pub use crate::derive::{
+        AsyncScoreMethodOutput, ScoreMethodOutput, score_method, score_method_async,
+    };
 
     use serde::Serialize;
 

@@ -28,15 +28,23 @@
 //!         .add(SlowCheck { n: sample }.grade(1.0).resource(Resource::Cpu))
 //! });
 //! for result in futures_util::future::join_all(grades).await {
-//!     assert_eq!(result?.reward, 1.0);
+//!     assert_eq!(result?.reward(), 1.0);
 //! }
 //! # Ok::<(), grader_core::GatherError>(())
 //! # }).unwrap();
 //! ```
 //!
 //! Slots are re-entrant: a grading nested inside another that already holds a slot of the same
-//! class (a tree of CPU-heavy checks graded as one CPU-heavy check) runs in its parent's slot, so
-//! trees nested under one limiter cannot deadlock on it.
+//! class (a tree of CPU-heavy checks graded as one CPU-heavy check) runs in its parent's slot,
+//! so trees nested under one limiter cannot deadlock on it. The children sharing a slot take
+//! turns in it, one at a time, so that a class never has more running at once than its limit.
+//!
+//! Slots of different classes are not ordered: two gradings that nest classes in opposite
+//! orders (a CPU-heavy tree with a judged child, beside a judged tree with a CPU-heavy child)
+//! can each hold the slot the other waits for when both limits are reached. Nest classes in
+//! one order throughout. Likewise, a grader should not hold a [`Permit`] from [`acquire`]
+//! while it awaits a grading of the same class. Gradings moved to another task (with
+//! `tokio::spawn`) leave the limiter's scope and take no slots.
 
 use std::cell::RefCell;
 use std::fmt;
@@ -144,8 +152,8 @@ impl Limiter {
 }
 
 /// A slot of a [`Limiter`], given back when dropped. Outside any limiter's scope, or for a class
-/// with no limit, or when an enclosing grading already holds a slot of the class, it holds
-/// nothing.
+/// with no limit, it holds nothing; inside a grading that already holds a slot of the class, it
+/// is a turn in that slot.
 #[derive(Debug)]
 #[must_use = "the slot is given back as soon as the permit is dropped"]
 pub struct Permit {
@@ -165,12 +173,20 @@ pub async fn acquire(resource: Resource) -> Permit {
 #[derive(Clone, Default)]
 pub(crate) struct Scope {
     limiter: Option<Limiter>,
-    held: Vec<Resource>,
+    /// The classes whose slot an enclosing grading holds, each with the one turn in it that
+    /// the gradings nested inside share.
+    held: Vec<(Resource, Arc<Semaphore>)>,
     pub(crate) on_error: Option<OnError>,
     pub(crate) timed: bool,
     /// Set when a failure inside was scored by a lenient policy, so that the enclosing result
     /// is marked `isError` however deep it happened.
     pub(crate) failures: Option<Arc<AtomicBool>>,
+    /// Whether the value of what is graded here counts against the agent: set by a grading
+    /// for its check (from its weight's sign when it is graded on its own or in a gather;
+    /// inherited from the tree it is a child of, where children's weights have no effect),
+    /// cleared by a gather for its items. A tree scores its failed and skipped children by
+    /// it, so that they never help the agent.
+    pub(crate) against: Option<bool>,
 }
 
 thread_local! {
@@ -185,19 +201,34 @@ impl Scope {
             .unwrap_or_default()
     }
 
+    /// This scope with `limiter` in force. Slots held of another limiter are not slots of
+    /// this one, so they no longer count as held.
     pub(crate) fn with_limiter(mut self, limiter: Limiter) -> Scope {
+        let same = self
+            .limiter
+            .as_ref()
+            .is_some_and(|current| Arc::ptr_eq(&current.classes, &limiter.classes));
+        if !same {
+            self.held.clear();
+        }
         self.limiter = Some(limiter);
         self
     }
 
-    /// Takes a slot of `resource` unless this scope already holds one (re-entrant) or the class
-    /// has no limit.
+    /// Takes a slot of `resource`, or a turn in the slot of it an enclosing grading holds
+    /// (re-entrant), unless the class has no limit.
     pub(crate) async fn acquire(&self, resource: &Resource) -> Permit {
+        let held = self
+            .held
+            .iter()
+            .find(|(known, _)| known == resource)
+            .map(|(_, turn)| Arc::clone(turn));
         let semaphore = match &self.limiter {
-            Some(limiter) if !self.held.contains(resource) => limiter
+            _ if held.is_some() => held,
+            Some(limiter) => limiter
                 .semaphore(resource)
                 .map(|(semaphore, _)| Arc::clone(semaphore)),
-            _ => None,
+            None => None,
         };
         let permit = match semaphore {
             // The semaphore is never closed, so acquiring only fails if it were.
@@ -214,13 +245,22 @@ impl Scope {
         }
     }
 
-    /// This scope with `resource` marked as held.
-    pub(crate) fn holding(mut self, resource: Resource) -> Scope {
-        if !self.held.contains(&resource) {
-            self.held.push(resource);
+    /// This scope with a slot (or a turn) of `resource` held by the grading about to run in
+    /// it, when `permit` holds one: the gradings nested inside take turns in it.
+    pub(crate) fn holding(mut self, resource: Resource, permit: &Permit) -> Scope {
+        if permit._permit.is_some() {
+            self.held.retain(|(known, _)| *known != resource);
+            self.held.push((resource, Arc::new(Semaphore::new(1))));
         }
         self
     }
+}
+
+/// Runs `f` with `scope` in force (for the synchronous grading of a tree).
+pub(crate) fn in_scope<T>(scope: Scope, f: impl FnOnce() -> T) -> T {
+    let previous = CURRENT.with(|current| current.borrow_mut().replace(Arc::new(scope)));
+    let _restore = Restore(previous);
+    f()
 }
 
 /// A future that runs with a limiter (and the enclosing gather's options) in force on every

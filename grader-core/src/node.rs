@@ -10,7 +10,10 @@
 //! A skipped grading is in the breakdown with `info.skipped` saying why. It is never a hidden
 //! 0 and never helps the agent: a skipped positive grader counts as 0.0 at its weight, and a
 //! skipped penalty as fired (1.0), since nothing checked that the agent did not do what it
-//! penalizes. Failed graders under the lenient policies follow the same rule.
+//! penalizes. Failed graders under the lenient policies follow the same rule. In a tree, where
+//! children's weights have no effect, the tree's own direction decides: the children of a tree
+//! graded as a penalty (at a negative weight in a gather, or inside such a tree) count as fired
+//! when they fail or are skipped, the others as 0.0.
 
 use std::fmt;
 use std::future::Future;
@@ -70,17 +73,28 @@ impl<'a> Node<'a> {
         }
     }
 
-    /// The item as skipped, for `reason`, without running it.
-    pub(crate) fn skip(self, reason: &str) -> Finished {
-        let outcome = match self.work {
-            Work::Done(outcome) => outcome,
-            Work::Run(_) => Ok(skipped_subscore(self.name.clone(), self.weight, reason)),
+    /// The item as skipped, for `reason`, without running it (scored as [`skipped_subscore`]
+    /// with `against`).
+    pub(crate) fn skip(self, reason: &str, against: bool) -> Finished {
+        let (outcome, skipped) = match self.work {
+            Work::Done(outcome) => (outcome, false),
+            Work::Run(_) => {
+                let sub = skipped_subscore(self.name.clone(), self.weight, reason, against);
+                (Ok(sub), true)
+            }
         };
         Finished {
             name: self.name,
             required: self.required,
             outcome,
+            skipped,
         }
+    }
+
+    /// The item without its condition: it runs whatever came before it.
+    pub(crate) fn unconditional(mut self) -> Self {
+        self.condition = None;
+        self
     }
 
     /// Whether it has finished already (a subscore or an outcome, not a grading).
@@ -117,11 +131,13 @@ impl<'a, G: Grader + Send + 'a> IntoNode<'a> for Grading<'a, G> {
             return Node::done(Err(crate::grading::used_up()));
         };
         let name = match spec.resolved_name() {
-            Ok(name) => name,
-            // Reported when it runs, by the same call.
+            Ok(name) => {
+                spec.name = Some(name.clone());
+                name
+            }
+            // The grading asks again when it runs, and fails with the panic.
             Err(_) => std::any::type_name::<G>().to_owned(),
         };
-        spec.name = Some(name.clone());
         let weight = spec.weight;
         let required = spec.required;
         let condition = spec.condition.take();
@@ -173,23 +189,22 @@ impl<'r> Earlier<'r> {
         Earlier { items: &[] }
     }
 
-    /// The first earlier subscore named `name` that finished without error (a skipped one
-    /// included, marked by `info.skipped`).
+    /// The first earlier item named `name`, unless it failed (a skipped one included, marked
+    /// by `info.skipped`). A later item of the same name never stands in for a failed one.
     #[must_use]
     pub fn get(&self, name: &str) -> Option<&'r SubScore> {
-        self.items
-            .iter()
-            .flatten()
-            .filter(|item| item.name == name)
-            .find_map(|item| item.outcome.as_ref().ok())
+        self.first(name)?.outcome.as_ref().ok()
     }
 
     /// The value of [`get`](Self::get)`(name)`, unless it was skipped.
     #[must_use]
     pub fn value(&self, name: &str) -> Option<f64> {
-        self.get(name)
-            .filter(|sub| !is_skipped(sub))
-            .map(SubScore::value)
+        let item = self.first(name).filter(|item| !item.skipped)?;
+        item.outcome.as_ref().ok().map(SubScore::value)
+    }
+
+    fn first(&self, name: &str) -> Option<&'r Finished> {
+        self.items.iter().flatten().find(|item| item.name == name)
     }
 
     /// Whether `name` ran, did not fail, and scored 1.0.
@@ -201,11 +216,10 @@ impl<'r> Earlier<'r> {
     /// Whether every earlier item ran, did not fail, and scored 1.0 (true when there are none).
     #[must_use]
     pub fn all_passed(&self) -> bool {
-        self.items.iter().flatten().all(|item| {
-            item.outcome
-                .as_ref()
-                .is_ok_and(|sub| !is_skipped(sub) && sub.value() == 1.0)
-        })
+        self.items
+            .iter()
+            .flatten()
+            .all(|item| !item.skipped && item.outcome.as_ref().is_ok_and(|sub| sub.value() == 1.0))
     }
 
     /// Every earlier item: its given name and outcome, in input order.
@@ -217,12 +231,6 @@ impl<'r> Earlier<'r> {
     }
 }
 
-/// Whether a subscore stands for a grading that did not run.
-pub(crate) fn is_skipped(sub: &SubScore) -> bool {
-    sub.info()
-        .is_some_and(|info| info.contains_key(SKIPPED_KEY))
-}
-
 /// The info key that marks a skipped grading, with the reason as its value.
 pub const SKIPPED_KEY: &str = "skipped";
 
@@ -231,16 +239,29 @@ pub(crate) struct Finished {
     pub(crate) name: String,
     pub(crate) required: Option<f64>,
     pub(crate) outcome: Outcome,
+    /// Whether it was skipped rather than run. Kept apart from the subscore, whose info is the
+    /// grader's to fill (a test runner may well report how many tests it `skipped`).
+    pub(crate) skipped: bool,
 }
 
-/// The subscore of a grading that did not run: 0.0 for a positive weight, fired (1.0) for a
-/// penalty, with the reason in `info.skipped`.
-pub(crate) fn skipped_subscore(name: String, weight: f64, reason: &str) -> SubScore {
+/// The value that is worst for the agent: 1.0 (fired) for what counts against it, else 0.0.
+pub(crate) fn worst(against: bool) -> f64 {
+    if against { 1.0 } else { 0.0 }
+}
+
+/// Whether a subscore's value counts against the agent in the scope it is scored in: as the
+/// enclosing tree's does, or (in a gather) when its weight is negative.
+pub(crate) fn counts_against(against: Option<bool>, weight: f64) -> bool {
+    against.unwrap_or(weight < 0.0)
+}
+
+/// The subscore of a grading that did not run, with the reason in `info.skipped`: the worst
+/// value for the agent, 0.0 for what counts for it and fired (1.0) for what counts against it.
+pub(crate) fn skipped_subscore(name: String, weight: f64, reason: &str, against: bool) -> SubScore {
     let mut info = Info::new();
     info.insert(SKIPPED_KEY.to_owned(), Value::String(reason.to_owned()));
     let weight = if weight.is_finite() { weight } else { 0.0 };
-    let value = if weight < 0.0 { 1.0 } else { 0.0 };
-    SubScore::from_valid_parts(name, weight, value, None, Some(info))
+    SubScore::from_valid_parts(name, weight, worst(against), None, Some(info))
 }
 
 /// Runs every item: finished ones as they are, the others concurrently (at most `limit` at
@@ -266,6 +287,7 @@ pub(crate) async fn run_all(nodes: Vec<Node<'_>>, limit: Option<usize>) -> Vec<F
                     name: name.clone(),
                     required,
                     outcome,
+                    skipped: false,
                 }));
                 waiting.push(None);
             }
@@ -276,6 +298,7 @@ pub(crate) async fn run_all(nodes: Vec<Node<'_>>, limit: Option<usize>) -> Vec<F
         }
         names.push((name, weight, required));
     }
+    let against = crate::limit::Scope::current().against;
     let mut running = FuturesUnordered::new();
     // The first item not started yet, and the first not finished yet.
     let mut cursor = 0;
@@ -307,19 +330,27 @@ pub(crate) async fn run_all(nodes: Vec<Node<'_>>, limit: Option<usize>) -> Vec<F
                         running.push(async move { (index, run.await) });
                         None
                     }
-                    Ok(false) => Some(Ok(skipped_subscore(name.clone(), weight, CONDITION_FAILED))),
-                    Err(failure) => Some(Err(GraderError {
-                        grader: name.clone(),
-                        weight,
-                        parameters: Box::default(),
-                        failure,
-                    })),
+                    Ok(false) => {
+                        let against = counts_against(against, weight);
+                        let sub = skipped_subscore(name.clone(), weight, CONDITION_FAILED, against);
+                        Some((Ok(sub), true))
+                    }
+                    Err(failure) => Some((
+                        Err(GraderError {
+                            grader: name.clone(),
+                            weight,
+                            parameters: Box::default(),
+                            failure,
+                        }),
+                        false,
+                    )),
                 };
-                if let Some(outcome) = outcome {
+                if let Some((outcome, skipped)) = outcome {
                     finished[index] = Some(Finished {
                         name,
                         required,
                         outcome,
+                        skipped,
                     });
                 }
             }
@@ -335,6 +366,7 @@ pub(crate) async fn run_all(nodes: Vec<Node<'_>>, limit: Option<usize>) -> Vec<F
                     name,
                     required,
                     outcome,
+                    skipped: false,
                 });
             }
             None if cursor >= count => break,
@@ -348,6 +380,10 @@ pub(crate) async fn run_all(nodes: Vec<Node<'_>>, limit: Option<usize>) -> Vec<F
 pub(crate) struct Settled {
     /// One subscore per item, in input order; failed items as the policy scores them.
     pub(crate) subscores: Vec<SubScore>,
+    /// Per item: whether it was skipped.
+    pub(crate) skipped: Vec<bool>,
+    /// Per item: whether it failed.
+    pub(crate) errored: Vec<bool>,
     /// Whether any item failed.
     pub(crate) failed: bool,
     /// The required items that did not reach their threshold, by given name.
@@ -355,51 +391,69 @@ pub(crate) struct Settled {
 }
 
 /// Applies `policy`: under [`OnError::Fail`] any failure gives back every outcome, in input
-/// order; otherwise each failed item becomes the subscore the policy gives it.
-pub(crate) fn settle(finished: Vec<Finished>, policy: OnError) -> Result<Settled, Vec<Outcome>> {
+/// order; otherwise each failed item becomes the subscore the policy gives it. `against` is
+/// the tree's (see [`failed_subscore`]); `None` in a gather.
+pub(crate) fn settle(
+    finished: Vec<Finished>,
+    policy: OnError,
+    against: Option<bool>,
+) -> Result<Settled, Vec<Outcome>> {
     let failed = finished.iter().any(|item| item.outcome.is_err());
     if failed && policy == OnError::Fail {
         return Err(finished.into_iter().map(|item| item.outcome).collect());
     }
     let mut zeroed_by = Vec::new();
+    let mut skipped = Vec::with_capacity(finished.len());
+    let mut errored = Vec::with_capacity(finished.len());
     let subscores = finished
         .into_iter()
         .map(|item| {
             if let Some(threshold) = item.required {
-                let met = item
-                    .outcome
-                    .as_ref()
-                    .is_ok_and(|sub| !is_skipped(sub) && sub.value() >= threshold);
+                let met = !item.skipped
+                    && item
+                        .outcome
+                        .as_ref()
+                        .is_ok_and(|sub| sub.value() >= threshold);
                 if !met {
                     zeroed_by.push(item.name.clone());
                 }
             }
+            skipped.push(item.skipped);
+            errored.push(item.outcome.is_err());
             match item.outcome {
                 Ok(sub) => sub,
-                Err(error) => failed_subscore(&error, policy),
+                Err(error) => failed_subscore(&error, policy, against),
             }
         })
         .collect();
     Ok(Settled {
         subscores,
+        skipped,
+        errored,
         failed,
         zeroed_by,
     })
 }
 
 /// The subscore that stands for a failed grader under a lenient policy, never to the agent's
-/// advantage: a positive grader scores 0.0 (at weight 0 under [`OnError::Exclude`]), a penalty
-/// counts as fired (1.0) at its weight under both. The error is in `info.error`.
-pub(crate) fn failed_subscore(error: &GraderError, policy: OnError) -> SubScore {
+/// advantage: what counts for the agent scores 0.0 (at weight 0 under [`OnError::Exclude`]),
+/// what counts against it (a penalty, or any child of a tree graded as a penalty) counts as
+/// fired (1.0). The error is in `info.error`.
+pub(crate) fn failed_subscore(
+    error: &GraderError,
+    policy: OnError,
+    against: Option<bool>,
+) -> SubScore {
     let weight = if error.weight.is_finite() {
         error.weight
     } else {
         0.0
     };
-    let (weight, value) = match policy {
-        _ if weight < 0.0 => (weight, 1.0),
-        OnError::Exclude => (0.0, 0.0),
-        _ => (weight, 0.0),
+    let value = worst(counts_against(against, weight));
+    let weight = if policy == OnError::Exclude && weight >= 0.0 {
+        0.0
+    } else {
+        weight
     };
     let mut info = Info::new();
     info.insert("error".to_owned(), Value::String(error.to_string()));

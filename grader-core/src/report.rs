@@ -2,8 +2,9 @@
 //! [`SubScore`].
 //!
 //! Each subscore is a line of a tree with its name, weight, value, its contribution to the
-//! reward, and a short reason taken from its info (an error, a timeout, an exit code, or the
-//! info itself). The alternate form (`{:#}`) also shows each grader's `_parameters`.
+//! reward, and a short reason taken from its info (an error, why it was skipped, which stage of
+//! a cascade decided, a timeout, an exit code, or the info itself). The alternate form (`{:#}`)
+//! also shows each grader's `_parameters`.
 //!
 //! ```
 //! use grader_core::{Grade, Grader, SubScore, all};
@@ -20,32 +21,56 @@
 //! assert!(text.contains("penalty"));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! The report is safe to print whatever the result holds, since names, info and command output
+//! come from the agent's world:
+//! - No control character reaches the terminal: tabs and line breaks inside a text become
+//!   spaces, colour and cursor sequences (`ESC [` … a final letter) are dropped so that a test
+//!   runner's coloured summary reads as plain text, and every other C0 or C1 control,
+//!   `DEL`, and every bidirectional mark, embedding, override or isolate (U+061C, U+200E,
+//!   U+200F, U+202A–U+202E, U+2066–U+2069) becomes `�`. The only control character written is
+//!   the `\n` ending each line, so no text can forge a line of the report.
+//! - Its size is bounded by a small multiple of the result's JSON: a name shows at most
+//!   48 characters and a reason 72, each cut with `…`; the tree is drawn 8 levels deep, and
+//!   below that one line counts the subscores not shown; numbers of 100 000 or more are written
+//!   in scientific notation.
+//! - Nothing in it panics.
 
+use std::borrow::Cow;
 use std::fmt::{self, Display, Formatter, Write as _};
 
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::grader::PARAMETERS_KEY;
+use crate::node::SKIPPED_KEY;
 use crate::score::{EvaluationResult, Info, SubScore};
 
 /// The longest reason shown on a line, in characters; longer ones are cut with `…`.
 const REASON_CHARS: usize = 72;
+/// The longest name shown, in characters; longer ones are cut with `…`.
+const NAME_CHARS: usize = 48;
+/// How many levels of subscores are drawn; deeper ones are counted on one line.
+const MAX_DEPTH: usize = 8;
+/// The indentation each level adds, in characters.
+const INDENT: usize = 3;
 
 impl Display for EvaluationResult {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
-        write!(f, "reward {:.4}", self.reward)?;
+        write!(f, "reward {}", Number(self.reward()))?;
         if self.is_error {
             f.write_str("  (evaluation error)")?;
         }
         if let Some(content) = &self.content {
-            write!(f, "  {}", one_line(content, REASON_CHARS))?;
+            write!(f, "  {}", clean(content, REASON_CHARS))?;
         }
         f.write_char('\n')?;
         let subscores = self.subscores.as_deref().unwrap_or_default();
-        let widths = Widths::of(subscores, 0);
+        let width = name_width(subscores, 1);
+        let mut prefix = String::new();
         for (index, sub) in subscores.iter().enumerate() {
             let last = index + 1 == subscores.len();
-            write_node(f, sub, "", last, &widths, true)?;
+            write_node(f, sub, &mut prefix, Some(last), width, 1)?;
         }
         Ok(())
     }
@@ -53,159 +78,315 @@ impl Display for EvaluationResult {
 
 impl Display for SubScore {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
-        let widths = Widths::of(std::slice::from_ref(self), 0);
-        write_node(f, self, "", true, &widths, false)
+        let width = name_width(std::slice::from_ref(self), 0);
+        write_node(f, self, &mut String::new(), None, width, 0)
     }
 }
 
-/// Column widths, so that weights and values line up across the whole tree.
-struct Widths {
-    name: usize,
-}
-
-impl Widths {
-    fn of(subscores: &[SubScore], depth: usize) -> Self {
-        let mut name = 0;
-        for sub in subscores {
-            name = name.max(sub.name().chars().count() + 3 * depth);
-            if let Some(children) = sub.children() {
-                name = name.max(Widths::of(children, depth + 1).name);
-            }
+/// The width of the name column: the widest drawn name plus its indentation.
+fn name_width(subscores: &[SubScore], depth: usize) -> usize {
+    let mut width = 0;
+    for sub in subscores {
+        width = width.max(clean(sub.name(), NAME_CHARS).chars().count() + INDENT * depth);
+        if depth < MAX_DEPTH
+            && let Some(children) = sub.children()
+        {
+            width = width.max(name_width(children, depth + 1));
         }
-        Widths { name }
     }
+    width
 }
 
+/// Writes `sub`'s line and its children's. `branch` is `Some(is_last_sibling)` for a node drawn
+/// as a branch of the tree, `None` for a root drawn alone; `depth` counts the levels drawn so
+/// far, and `prefix` holds the indentation drawn for them (restored before returning).
 fn write_node(
     f: &mut Formatter<'_>,
     sub: &SubScore,
-    prefix: &str,
-    last: bool,
-    widths: &Widths,
-    as_branch: bool,
+    prefix: &mut String,
+    branch: Option<bool>,
+    width: usize,
+    depth: usize,
 ) -> fmt::Result {
-    let branch = match (as_branch, last) {
-        (false, _) => "",
-        (true, true) => "└─ ",
-        (true, false) => "├─ ",
-    };
-    let pad = widths
-        .name
-        .saturating_sub(prefix.chars().count() + sub.name().chars().count());
+    let name = clean(sub.name(), NAME_CHARS);
+    f.write_str(prefix)?;
+    f.write_str(match branch {
+        None => "",
+        Some(true) => "└─ ",
+        Some(false) => "├─ ",
+    })?;
+    f.write_str(&name)?;
+    let drawn = INDENT * depth + name.chars().count();
+    pad(f, width.saturating_sub(drawn))?;
     write!(
         f,
-        "{prefix}{branch}{name}{blank:pad$}  weight {weight:>7.4}  value {value:.4}",
-        name = sub.name(),
-        blank = "",
-        weight = sub.weight(),
-        value = sub.value(),
+        "  weight {:>7}  value {}",
+        Number(sub.weight()),
+        Number(sub.value())
     )?;
     if sub.weight() < 0.0 && sub.value() > 0.0 {
-        write!(f, "  penalty {:.4}", sub.weight() * sub.value())?;
+        write!(f, "  penalty {}", Number(sub.weight() * sub.value()))?;
     }
     if let Some(reason) = sub.info().and_then(reason) {
         write!(f, "  {reason}")?;
     }
     f.write_char('\n')?;
 
-    let child_prefix = match (as_branch, last) {
-        (false, _) => String::from(prefix),
-        (true, true) => format!("{prefix}   "),
-        (true, false) => format!("{prefix}│  "),
-    };
+    let before = prefix.len();
+    match branch {
+        None => {}
+        Some(true) => prefix.push_str("   "),
+        Some(false) => prefix.push_str("│  "),
+    }
     if f.alternate()
         && let Some(params) = sub.info().and_then(|info| info.get(PARAMETERS_KEY))
         && params.as_object().is_some_and(|p| !p.is_empty())
     {
         writeln!(
             f,
-            "{child_prefix}   parameters {}",
-            one_line(&params.to_string(), REASON_CHARS * 2)
+            "{prefix}   parameters {}",
+            clean(&json_head(params), REASON_CHARS * 2)
         )?;
     }
     let children = sub.children().unwrap_or_default();
-    for (index, child) in children.iter().enumerate() {
-        write_node(
-            f,
-            child,
-            &child_prefix,
-            index + 1 == children.len(),
-            widths,
-            true,
-        )?;
+    if !children.is_empty() && depth >= MAX_DEPTH {
+        let hidden = count(children);
+        let plural = if hidden == 1 { "" } else { "s" };
+        writeln!(f, "{prefix}└─ … {hidden} deeper subscore{plural} not shown")?;
+    } else {
+        for (index, child) in children.iter().enumerate() {
+            let last = index + 1 == children.len();
+            write_node(f, child, prefix, Some(last), width, depth + 1)?;
+        }
+    }
+    prefix.truncate(before);
+    Ok(())
+}
+
+/// `count` spaces.
+fn pad(f: &mut Formatter<'_>, mut count: usize) -> fmt::Result {
+    const SPACES: &str = "                                                                ";
+    while count > 0 {
+        let now = count.min(SPACES.len());
+        f.write_str(&SPACES[..now])?;
+        count -= now;
     }
     Ok(())
 }
 
-/// Why a subscore has its value, in a few words, from its info: an error, a timeout, an exit
-/// code, or else the info itself (without `_parameters`).
-fn reason(info: &Info) -> Option<String> {
-    if let Some(error) = info.get("error") {
-        return Some(format!(
-            "error: {}",
-            one_line(&text_of(error), REASON_CHARS)
-        ));
+/// How many subscores there are in these trees, counted without recursion (a tree built in
+/// code can be deeper than the stack).
+fn count(subscores: &[SubScore]) -> usize {
+    let mut total = 0;
+    let mut pending = vec![subscores];
+    while let Some(level) = pending.pop() {
+        total += level.len();
+        pending.extend(level.iter().filter_map(SubScore::children));
     }
-    if info.get("timed_out") == Some(&Value::Bool(true)) {
-        let after = info
-            .get("timeout")
-            .map(|timeout| format!(" after {}s", text_of(timeout)))
+    total
+}
+
+/// A number for the report: four decimals, or scientific notation from 100 000 on, so that a
+/// huge weight is a few characters, not hundreds.
+struct Number(f64);
+
+impl Display for Number {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let x = self.0;
+        if x.abs() >= 1e5 {
+            return f.pad(&format!("{x:.3e}"));
+        }
+        let scaled = x * 1e4;
+        if scaled.fract() != 0.0 {
+            return f.pad(&format!("{x:.4}"));
+        }
+        // A whole number of ten-thousandths (0, 1, 0.5, 0.25, …: most weights and values):
+        // written from the integer, which is what `{:.4}` gives (the product is within an ulp
+        // of an integer below 1e9, far from a rounding tie) without its slow exact path.
+        let units = scaled.abs() as u64; // below 1e9: exact
+        let sign = if x.is_sign_negative() { "-" } else { "" };
+        let mut text = String::with_capacity(16);
+        let _ = write!(text, "{sign}{}.{:04}", units / 10_000, units % 10_000);
+        f.pad(&text)
+    }
+}
+
+/// Why a subscore has its value, in a few words, from its info: an error, why it was skipped,
+/// which stage of a cascade decided, a timeout, an exit code, or else the info itself (without
+/// `_parameters`).
+fn reason(info: &Info) -> Option<String> {
+    // One pass over the keys (an info has a handful) instead of a hashed lookup for each.
+    let (mut error, mut skipped, mut decided_by) = (None, None, None);
+    let (mut timed_out, mut timeout, mut exit_code, mut stdout, mut stderr) =
+        (false, None, None, None, None);
+    for (key, value) in info {
+        match key.as_str() {
+            "error" => error = Some(value),
+            SKIPPED_KEY => skipped = Some(value),
+            "decided_by" => decided_by = Some(value),
+            "timed_out" => timed_out = value == &Value::Bool(true),
+            "timeout" => timeout = Some(value),
+            "exit_code" => exit_code = Some(value).filter(|code| !code.is_null()),
+            "stdout" => stdout = value.as_str(),
+            "stderr" => stderr = value.as_str(),
+            _ => {}
+        }
+    }
+    if let Some(error) = error {
+        return Some(format!("error: {}", clean(&text_of(error), REASON_CHARS)));
+    }
+    if let Some(why) = skipped {
+        return Some(format!("skipped: {}", clean(&text_of(why), REASON_CHARS)));
+    }
+    if let Some(stage) = decided_by {
+        return Some(match stage {
+            Value::Null => "no stage decided".to_owned(),
+            stage => format!("decided by {}", clean(&text_of(stage), NAME_CHARS)),
+        });
+    }
+    if timed_out {
+        let after = timeout
+            .map(|timeout| format!(" after {}s", clean(&text_of(timeout), 32)))
             .unwrap_or_default();
         return Some(format!("timed out{after}"));
     }
-    if let Some(code) = info.get("exit_code").filter(|code| !code.is_null()) {
-        let mut text = format!("exit code {}", text_of(code));
+    if let Some(code) = exit_code {
+        let mut text = format!("exit code {}", clean(&text_of(code), 32));
         if code.as_i64() != Some(0)
-            && let Some(line) = ["stderr", "stdout"]
-                .iter()
-                .find_map(|stream| info.get(*stream).and_then(|out| last_line(&text_of(out))))
+            && let Some(line) = stderr
+                .and_then(last_line)
+                .or_else(|| stdout.and_then(last_line))
         {
-            let _ = write!(text, ": {}", one_line(&line, REASON_CHARS));
+            let _ = write!(text, ": {}", clean(line, REASON_CHARS));
         }
         return Some(text);
     }
-    let rest: Info = info
-        .iter()
-        .filter(|(key, _)| *key != PARAMETERS_KEY)
-        .map(|(key, value)| (key.clone(), value.clone()))
-        .collect();
-    if rest.is_empty() {
+    if info.keys().all(|key| key == PARAMETERS_KEY) {
         return None;
     }
-    Some(one_line(&Value::Object(rest).to_string(), REASON_CHARS))
+    /// The info without `_parameters`, serialized in place (no copy of the info is made).
+    struct WithoutParameters<'a>(&'a Info);
+
+    impl Serialize for WithoutParameters<'_> {
+        fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            serializer.collect_map(self.0.iter().filter(|(key, _)| *key != PARAMETERS_KEY))
+        }
+    }
+    Some(clean(&json_head(&WithoutParameters(info)), REASON_CHARS).into_owned())
 }
 
 /// The last line of a command's output that is not blank or a rule (`----`, `====`): where
 /// test runners put their summary (`FAILED (failures=1)`, `1 failed in 0.12s`).
-fn last_line(output: &str) -> Option<String> {
+fn last_line(output: &str) -> Option<&str> {
     output
         .lines()
         .map(str::trim)
         .rev()
         .find(|line| line.chars().any(char::is_alphanumeric))
-        .map(str::to_owned)
 }
 
-/// A JSON value as text: strings without their quotes.
-fn text_of(value: &Value) -> String {
+/// A JSON value as text: strings without their quotes, anything else as (the start of) its
+/// JSON.
+fn text_of(value: &Value) -> Cow<'_, str> {
     match value {
-        Value::String(text) => text.clone(),
-        other => other.to_string(),
+        Value::String(text) => text.as_str().into(),
+        other => json_head(other).into(),
     }
 }
 
-/// `text` on one line, cut to `max` characters with `…`.
-fn one_line(text: &str, max: usize) -> String {
-    let flat: String = text
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    if flat.chars().count() <= max {
-        return flat;
+/// The start of `value`'s JSON: enough for any text the report shows (more than the longest
+/// cut, in bytes), without serializing, say, megabytes of output.
+fn json_head<T: Serialize + ?Sized>(value: &T) -> String {
+    /// Collects bytes up to a limit, then refuses more, which stops the serializer.
+    struct Head(Vec<u8>);
+
+    impl std::io::Write for Head {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            let room = HEAD_BYTES - self.0.len();
+            if room == 0 {
+                return Err(std::io::ErrorKind::WriteZero.into());
+            }
+            let now = bytes.len().min(room);
+            self.0.extend_from_slice(&bytes[..now]);
+            Ok(now)
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
     }
-    let mut cut: String = flat.chars().take(max.saturating_sub(1)).collect();
-    cut.push('…');
-    cut
+    const HEAD_BYTES: usize = 4 * (2 * REASON_CHARS + 1);
+
+    let mut head = Head(Vec::new());
+    // An error here means the limit was reached (what was written is kept), or the value has
+    // no JSON form, which a `Value` always has.
+    let _ = serde_json::to_writer(&mut head, value);
+    match String::from_utf8(head.0) {
+        Ok(text) => text,
+        // Cut inside a character at the limit, far past what any line shows.
+        Err(error) => String::from_utf8_lossy(error.as_bytes()).into_owned(),
+    }
+}
+
+/// `text` made safe to print on one line and cut to `max` characters with `…`.
+///
+/// Line breaks, tabs and other spacing controls become spaces; colour and cursor sequences
+/// (`ESC [` … a final byte) are dropped; every other control character (C0, `DEL`, C1) and
+/// every bidirectional formatting character becomes `�`. Only the first `max` characters of
+/// `text` are looked at, so a megabyte of output costs no more than a line.
+pub(crate) fn clean(text: &str, max: usize) -> Cow<'_, str> {
+    if text.len() <= max && text.bytes().all(|byte| (b' '..=b'~').contains(&byte)) {
+        return Cow::Borrowed(text); // printable ASCII that fits: nothing to do
+    }
+    let mut out = String::with_capacity(text.len().min(4 * max));
+    let mut shown = 0;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' && chars.peek() == Some(&'[') {
+            // A CSI sequence: parameters 0x30–0x3F, intermediates 0x20–0x2F, a final byte
+            // 0x40–0x7E. Drop it if it is complete; otherwise show the ESC as `�`.
+            let mut rest = chars.clone();
+            rest.next();
+            while rest
+                .next_if(|c| ('\u{30}'..='\u{3f}').contains(c))
+                .is_some()
+            {}
+            while rest
+                .next_if(|c| ('\u{20}'..='\u{2f}').contains(c))
+                .is_some()
+            {}
+            if rest
+                .next_if(|c| ('\u{40}'..='\u{7e}').contains(c))
+                .is_some()
+            {
+                chars = rest;
+                continue;
+            }
+        }
+        if shown == max {
+            // One more character than fits: replace the last one shown by `…`.
+            out.pop();
+            out.push('…');
+            return Cow::Owned(out);
+        }
+        out.push(safe_char(c));
+        shown += 1;
+    }
+    Cow::Owned(out)
+}
+
+/// `c`, or what the report shows instead of it (see [`clean`]).
+fn safe_char(c: char) -> char {
+    match c {
+        '\t' | '\n' | '\r' | '\u{0b}' | '\u{0c}' | '\u{85}' | '\u{2028}' | '\u{2029}' => ' ',
+        '\u{061c}'
+        | '\u{200e}'
+        | '\u{200f}'
+        | '\u{202a}'..='\u{202e}'
+        | '\u{2066}'..='\u{2069}' => '\u{fffd}',
+        c if c.is_control() => '\u{fffd}',
+        c => c,
+    }
 }
 
 #[cfg(test)]
@@ -286,6 +467,63 @@ mod tests {
                 .to_string()
                 .contains("exit code 1: FAILED (failures=1)")
         );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn numbers_are_written_as_four_decimals_would_write_them(
+            x in -1e5..1e5_f64,
+            units in -999_999_999_i64..999_999_999,
+        ) {
+            proptest::prop_assert_eq!(Number(x).to_string(), format!("{x:.4}"));
+            // Whole ten-thousandths and their neighbours: the integer path and its edges.
+            let y = units as f64 / 1e4;
+            for z in [y, y.next_up(), y.next_down()] {
+                proptest::prop_assert_eq!(Number(z).to_string(), format!("{z:.4}"));
+            }
+        }
+    }
+
+    #[test]
+    fn numbers_of_every_kind_are_short() {
+        for (x, text) in [
+            (0.0, "0.0000"),
+            (-0.0, "-0.0000"),
+            (1.0, "1.0000"),
+            (-0.1, "-0.1000"),
+            (1.0 / 3.0, "0.3333"),
+            (0.00005, "0.0001"),
+            (99_999.999_99, "100000.0000"),
+            (1e5, "1.000e5"),
+            (-1e300, "-1.000e300"),
+            (f64::MAX, "1.798e308"),
+        ] {
+            assert_eq!(Number(x).to_string(), text, "{x:e}");
+        }
+        assert_eq!(format!("[{:>9}]", Number(0.5)), "[   0.5000]");
+    }
+
+    #[test]
+    fn skipped_subscores_and_cascades_say_why_in_words() {
+        let skipped = SubScore::new("review", 0.0)
+            .expect("valid")
+            .with_info(info(&[(
+                SKIPPED_KEY,
+                Value::from("an earlier stage decided"),
+            )]));
+        assert!(
+            skipped
+                .to_string()
+                .ends_with("value 0.0000  skipped: an earlier stage decided\n")
+        );
+        let decided = |stage: Value| {
+            SubScore::new("answer", 1.0)
+                .expect("valid")
+                .with_info(info(&[("decided_by", stage), ("stages", Value::Null)]))
+                .to_string()
+        };
+        assert!(decided(Value::from("exact_match")).ends_with("  decided by exact_match\n"));
+        assert!(decided(Value::Null).ends_with("  no stage decided\n"));
     }
 
     #[test]

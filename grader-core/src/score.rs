@@ -3,11 +3,14 @@
 //!
 //! The JSON matches the HUD SDK's `hud.graders.SubScore` and `EvaluationResult`: the same field
 //! names, defaults and strictness, so Python reads what Rust writes and the other way round.
-//! Where we are stricter: a subscore's value must be a finite number in `[0, 1]` and its weight
-//! finite, checked whenever one is built or parsed, so an invalid score never exists.
+//! Where we are stricter: a subscore's value must be a finite number in `[0, 1]`, its weight
+//! and a result's reward finite, checked whenever one is built or parsed, so an invalid score
+//! never exists. Where we keep more: a result's unknown fields ([`Extra`]) keep their exact
+//! JSON text, so integers beyond 64 bits survive a round trip as they do through Python.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::error::ScoreError;
 
@@ -41,17 +44,50 @@ pub struct SubScore {
 }
 
 /// The unchecked shape of a subscore, as it is read from JSON.
+///
+/// With the `schema` feature its JSON Schema is [`SubScore`]'s, so the field docs here are the
+/// schema's descriptions.
 #[derive(Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(
+    feature = "schema",
+    schemars(
+        rename = "SubScore",
+        description = "One node of a grade's breakdown: a named, weighted value in [0, 1]."
+    )
+)]
 #[serde(deny_unknown_fields)]
 struct RawSubScore {
+    /// The subscore's name.
     name: String,
+    /// Its share of the reward; negative for a penalty.
     #[serde(default = "default_weight")]
     weight: f64,
+    /// The value, a finite number in [0, 1].
+    #[cfg_attr(feature = "schema", schemars(range(min = 0.0, max = 1.0)))]
     value: f64,
+    /// The subscores this one was combined from.
     #[serde(default)]
     children: Option<Vec<SubScore>>,
+    /// Grader-specific details (`metadata` is accepted for it on input).
     #[serde(default, alias = "metadata")]
     info: Option<Info>,
+}
+
+// The schema of what is accepted: `RawSubScore`'s, since parsing goes through it.
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for SubScore {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SubScore".into()
+    }
+
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::SubScore").into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        RawSubScore::json_schema(generator)
+    }
 }
 
 fn default_weight() -> f64 {
@@ -312,46 +348,61 @@ impl From<SubScore> for Score {
 /// What a scenario hands back: the reward and its breakdown.
 ///
 /// Field names and defaults follow the HUD SDK's `EvaluationResult` (including the camelCase
-/// `isError`). Fields this type does not know are kept in [`extra`](Self::extra) and written
-/// back, so a parse and serialize round trip loses nothing.
+/// `isError`). Fields this type does not know are kept in [`extra`](Self::extra) as their exact
+/// JSON text and written back after the known ones, so a parse and serialize round trip loses
+/// nothing (a 30-digit `trace_id` stays 30 digits).
+///
+/// The reward is always a finite number: it is read with [`reward`](Self::reward) and set only
+/// through [`from_reward`](Self::from_reward) or [`set_reward`](Self::set_reward), which refuse
+/// NaN and infinities with a [`RewardError`]; parsing a non-finite reward is an error too. The
+/// other fields are public.
 ///
 /// ```
 /// use grader_core::EvaluationResult;
 ///
 /// let parsed: EvaluationResult =
-///     serde_json::from_str(r#"{"reward": 0.5, "trace_id": "abc"}"#)?;
+///     serde_json::from_str(r#"{"reward": 0.5, "trace_id": 123456789012345678901234567890}"#)?;
+/// assert_eq!(parsed.reward(), 0.5);
 /// assert!(parsed.done);
-/// assert_eq!(parsed.extra["trace_id"], "abc");
-/// assert!(serde_json::to_string(&parsed)?.contains(r#""trace_id":"abc""#));
+/// assert_eq!(parsed.extra.get_raw("trace_id").map(|raw| raw.get()), Some("123456789012345678901234567890"));
+/// assert!(serde_json::to_string(&parsed)?.ends_with(r#""trace_id":123456789012345678901234567890}"#));
+/// assert!(EvaluationResult::from_reward(f64::NAN).is_err());
 /// # Ok::<(), serde_json::Error>(())
 /// ```
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct EvaluationResult {
-    /// The final score, usually in `[0, 1]`; penalties can push it below 0.
-    #[serde(default)]
-    pub reward: f64,
+    /// The final score, usually in `[0, 1]`; penalties can push it below 0. Always finite.
+    pub(crate) reward: f64,
     /// Whether the task is complete.
-    #[serde(default = "default_done")]
     pub done: bool,
     /// A human-readable explanation.
-    #[serde(default)]
     pub content: Option<String>,
-    /// Additional details: `from_subscores` copies each subscore's info here under its name.
-    #[serde(default)]
+    /// Additional details. [`Grade::from_subscores`](crate::Grade::from_subscores) leaves it
+    /// empty: each subscore's info stays on that subscore.
     pub info: Info,
     /// Whether the evaluation itself failed (as opposed to the agent scoring low).
-    #[serde(default, rename = "isError")]
     pub is_error: bool,
     /// The breakdown of the reward.
-    #[serde(default)]
     pub subscores: Option<Vec<SubScore>>,
-    /// Fields this type does not know, kept so that nothing is lost on a round trip.
-    #[serde(flatten)]
-    pub extra: Info,
+    /// Fields this type does not know, kept as their JSON text so that nothing is lost on a
+    /// round trip.
+    pub extra: Extra,
 }
 
-fn default_done() -> bool {
-    true
+/// A reward that is not a finite number: NaN or an infinity.
+#[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
+#[error("reward {reward:?} is not a finite number")]
+pub struct RewardError {
+    /// The rejected reward.
+    pub reward: f64,
+}
+
+fn check_reward(reward: f64) -> Result<f64, RewardError> {
+    if reward.is_finite() {
+        Ok(reward)
+    } else {
+        Err(RewardError { reward })
+    }
 }
 
 impl Default for EvaluationResult {
@@ -363,13 +414,50 @@ impl Default for EvaluationResult {
             info: Info::new(),
             is_error: false,
             subscores: None,
-            extra: Info::new(),
+            extra: Extra::new(),
         }
     }
 }
 
 impl EvaluationResult {
-    /// The subscore named `name` (its final, de-duplicated name), if there is one.
+    /// A result with this reward and nothing else, like the reference's `from_float`.
+    ///
+    /// # Errors
+    /// [`RewardError`] when `reward` is NaN or infinite.
+    pub fn from_reward(reward: f64) -> Result<Self, RewardError> {
+        Ok(EvaluationResult {
+            reward: check_reward(reward)?,
+            ..EvaluationResult::default()
+        })
+    }
+
+    /// The final score: usually in `[0, 1]`, below 0 when penalties fired, always finite.
+    #[must_use]
+    pub fn reward(&self) -> f64 {
+        self.reward
+    }
+
+    /// Replaces the reward.
+    ///
+    /// ```
+    /// use grader_core::EvaluationResult;
+    ///
+    /// let mut result = EvaluationResult::default();
+    /// result.set_reward(0.25)?;
+    /// assert_eq!(result.reward(), 0.25);
+    /// assert!(result.set_reward(f64::INFINITY).is_err());
+    /// assert_eq!(result.reward(), 0.25);
+    /// # Ok::<(), grader_core::RewardError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`RewardError`] when `reward` is NaN or infinite; the reward is then unchanged.
+    pub fn set_reward(&mut self, reward: f64) -> Result<(), RewardError> {
+        self.reward = check_reward(reward)?;
+        Ok(())
+    }
+
+    /// The top-level subscore named `name` (its final, de-duplicated name), if there is one.
     ///
     /// ```
     /// use grader_core::{Grade, SubScore};
@@ -387,12 +475,573 @@ impl EvaluationResult {
             .find(|sub| sub.name() == name)
     }
 
-    /// A result with this reward and nothing else, like the reference's `from_float`.
+    /// The subscore at `path`: a top-level subscore's name, then a child's name, and so on.
+    ///
+    /// The path is a list of names, not one string split at `/`, because a name may hold any
+    /// character (`"src/lib.rs"` is one name). At each level the first subscore with that name
+    /// is taken; names made by [`Grade`](crate::Grade), [`any`](crate::any) and
+    /// [`all`](crate::all) are unique among siblings. An empty path finds nothing.
+    ///
+    /// ```
+    /// use grader_core::{Grade, SubScore, all};
+    ///
+    /// let quality = [SubScore::new("lint", 0.0)?, SubScore::new("src/lib.rs", 1.0)?];
+    /// let result = Grade::from_subscores([
+    ///     SubScore::new("tests", 1.0)?,
+    ///     all("quality", quality).grade(1.0).now()?,
+    /// ])?;
+    /// assert_eq!(result.find(["quality", "lint"]).map(SubScore::value), Some(0.0));
+    /// assert_eq!(result.find(["quality", "src/lib.rs"]).map(SubScore::value), Some(1.0));
+    /// assert!(result.find(["quality", "types"]).is_none());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     #[must_use]
-    pub fn from_reward(reward: f64) -> Self {
-        EvaluationResult {
-            reward,
-            ..EvaluationResult::default()
+    pub fn find<I>(&self, path: I) -> Option<&SubScore>
+    where
+        I: IntoIterator,
+        I::Item: AsRef<str>,
+    {
+        find_in(self.subscores.as_deref().unwrap_or_default(), path)
+    }
+
+    /// The result as JSON with every subscore (at every depth) summarized by
+    /// [`SubScore::to_summary`]: no subscore keeps its `info`. The result's own fields, `info`
+    /// and unknown fields included, are kept, as the reference's `hud.eval` records a grade's
+    /// `evaluation`. (Unknown fields become [`Value`]s here, so an integer beyond 64 bits
+    /// becomes a float; serialize the result itself to keep them exact.)
+    ///
+    /// ```
+    /// use grader_core::{Grade, Info, SubScore};
+    ///
+    /// let mut info = Info::new();
+    /// info.insert("stdout".into(), "12 passed".into());
+    /// let result = Grade::from_subscores([SubScore::new("tests", 1.0)?.with_info(info)])?;
+    /// let summary = result.to_summary();
+    /// assert_eq!(
+    ///     summary["subscores"][0],
+    ///     serde_json::json!({"name": "tests", "weight": 1.0, "value": 1.0, "children": null}),
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn to_summary(&self) -> Value {
+        let mut object = Info::new();
+        object.insert("reward".into(), self.reward.into());
+        object.insert("done".into(), self.done.into());
+        object.insert("content".into(), self.content.clone().into());
+        object.insert("info".into(), Value::Object(self.info.clone()));
+        object.insert("isError".into(), self.is_error.into());
+        object.insert(
+            "subscores".into(),
+            self.subscores.as_ref().map_or(Value::Null, |subs| {
+                Value::Array(subs.iter().map(SubScore::to_summary).collect())
+            }),
+        );
+        for (key, raw) in self.extra.iter() {
+            // The raw text is JSON read by serde_json or written by it, so it parses.
+            if let Ok(value) = serde_json::from_str(raw.get()) {
+                object.insert(key.to_owned(), value);
+            }
         }
+        Value::Object(object)
+    }
+}
+
+/// The subscore at `path` among `subscores` (see [`EvaluationResult::find`]).
+fn find_in<I>(mut subscores: &[SubScore], path: I) -> Option<&SubScore>
+where
+    I: IntoIterator,
+    I::Item: AsRef<str>,
+{
+    let mut found = None;
+    for name in path {
+        let sub = subscores.iter().find(|sub| sub.name() == name.as_ref())?;
+        subscores = sub.children().unwrap_or_default();
+        found = Some(sub);
+    }
+    found
+}
+
+impl SubScore {
+    /// The descendant at `path`: a child's name, then its child's name, and so on (see
+    /// [`EvaluationResult::find`]). An empty path finds nothing.
+    ///
+    /// ```
+    /// use grader_core::{SubScore, any};
+    ///
+    /// let either = any("either", [SubScore::new("a", 0.0)?, SubScore::new("b", 1.0)?])
+    ///     .grade(1.0)
+    ///     .now()?;
+    /// assert_eq!(either.find(["b"]).map(SubScore::value), Some(1.0));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn find<I>(&self, path: I) -> Option<&SubScore>
+    where
+        I: IntoIterator,
+        I::Item: AsRef<str>,
+    {
+        find_in(self.children().unwrap_or_default(), path)
+    }
+
+    /// The subscore as JSON without its `info`, at any depth: `name`, `weight`, `value` and
+    /// `children` (`null` or the children's summaries), exactly as the reference's
+    /// `SubScore.to_summary()` gives it. This is the breakdown a platform keeps once the
+    /// details (a command's output, a judge's reasons) have gone to the trace.
+    ///
+    /// ```
+    /// use grader_core::{Info, SubScore};
+    ///
+    /// let mut info = Info::new();
+    /// info.insert("stdout".into(), "a lot of output".into());
+    /// let tests = SubScore::new("tests", 1.0)?.with_info(info);
+    /// assert_eq!(
+    ///     tests.to_summary(),
+    ///     serde_json::json!({"name": "tests", "weight": 1.0, "value": 1.0, "children": null}),
+    /// );
+    /// # Ok::<(), grader_core::ScoreError>(())
+    /// ```
+    #[must_use]
+    pub fn to_summary(&self) -> Value {
+        let mut object = Info::new();
+        object.insert("name".into(), self.name.clone().into());
+        object.insert("weight".into(), self.weight.into());
+        object.insert("value".into(), self.value.into());
+        object.insert(
+            "children".into(),
+            self.children.as_ref().map_or(Value::Null, |children| {
+                Value::Array(children.iter().map(SubScore::to_summary).collect())
+            }),
+        );
+        Value::Object(object)
+    }
+}
+
+/// The JSON names of [`EvaluationResult`]'s own fields, in the order they are written.
+const RESULT_FIELDS: [&str; 6] = ["reward", "done", "content", "info", "isError", "subscores"];
+
+impl Serialize for EvaluationResult {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{Error as _, SerializeMap as _};
+
+        if !self.reward.is_finite() {
+            // Unreachable through the public API; refused rather than written as `null`.
+            return Err(S::Error::custom(RewardError {
+                reward: self.reward,
+            }));
+        }
+        let mut map = serializer.serialize_map(Some(RESULT_FIELDS.len() + self.extra.len()))?;
+        map.serialize_entry("reward", &self.reward)?;
+        map.serialize_entry("done", &self.done)?;
+        map.serialize_entry("content", &self.content)?;
+        map.serialize_entry("info", &self.info)?;
+        map.serialize_entry("isError", &self.is_error)?;
+        map.serialize_entry("subscores", &self.subscores)?;
+        for (key, raw) in self.extra.iter() {
+            map.serialize_entry(key, raw)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for EvaluationResult {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(ResultVisitor)
+    }
+}
+
+/// Reads an [`EvaluationResult`] from a JSON object, field by field, so that each unknown
+/// field's value can be kept as raw JSON text (serde's `flatten` buffers values and would turn
+/// them into numbers first).
+struct ResultVisitor;
+
+impl<'de> serde::de::Visitor<'de> for ResultVisitor {
+    type Value = EvaluationResult;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("an evaluation result object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        use serde::de::Error as _;
+
+        fn once<T, E: serde::de::Error>(
+            slot: &mut Option<T>,
+            field: &'static str,
+            value: T,
+        ) -> Result<(), E> {
+            if slot.replace(value).is_some() {
+                return Err(E::duplicate_field(field));
+            }
+            Ok(())
+        }
+
+        let mut reward = None;
+        let mut done = None;
+        let mut content = None;
+        let mut info = None;
+        let mut is_error = None;
+        let mut subscores = None;
+        let mut extra = Extra::new();
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "reward" => once(&mut reward, "reward", map.next_value::<f64>()?)?,
+                "done" => once(&mut done, "done", map.next_value::<bool>()?)?,
+                "content" => once(&mut content, "content", map.next_value::<Option<String>>()?)?,
+                "info" => once(&mut info, "info", map.next_value::<Info>()?)?,
+                "isError" => once(&mut is_error, "isError", map.next_value::<bool>()?)?,
+                "subscores" => once(
+                    &mut subscores,
+                    "subscores",
+                    map.next_value::<Option<Vec<SubScore>>>()?,
+                )?,
+                _ => {
+                    let raw = map.next_value_seed(RawSeed)?;
+                    extra.fields.insert(key, raw);
+                }
+            }
+        }
+        let reward = check_reward(reward.unwrap_or(0.0)).map_err(A::Error::custom)?;
+        Ok(EvaluationResult {
+            reward,
+            done: done.unwrap_or(true),
+            content: content.flatten(),
+            info: info.unwrap_or_default(),
+            is_error: is_error.unwrap_or(false),
+            subscores: subscores.flatten(),
+            extra,
+        })
+    }
+}
+
+/// The fields of an [`EvaluationResult`] that it does not know, in the order they came, each as
+/// its exact JSON text (whitespace outside strings removed).
+///
+/// Keeping the text rather than a [`Value`] is what keeps, say, a 30-digit integer exact:
+/// `serde_json` reads a number that does not fit 64 bits as a float. [`get`](Self::get) parses a
+/// field into a [`Value`] (with that loss) for convenience; [`get_raw`](Self::get_raw) gives the
+/// text.
+///
+/// The exact text is kept when the result is read with `serde_json` directly
+/// (`from_str`, `from_slice`, `from_reader`, `from_value`). Where serde buffers the input first
+/// (an `EvaluationResult` inside a `#[serde(flatten)]` field or an untagged enum), each unknown
+/// field still parses, but goes through a [`Value`] on the way.
+///
+/// ```
+/// use grader_core::EvaluationResult;
+///
+/// let mut result = EvaluationResult::default();
+/// result.extra.insert("trace_id", "abc")?;
+/// result.extra.insert("attempt", 2)?;
+/// assert_eq!(result.extra.get("attempt"), Some(serde_json::json!(2)));
+/// assert_eq!(result.extra.keys().collect::<Vec<_>>(), ["trace_id", "attempt"]);
+/// assert!(result.extra.insert("reward", 1.0).is_err()); // a field of its own
+/// # Ok::<(), grader_core::score::ExtraError>(())
+/// ```
+#[derive(Clone, Default)]
+pub struct Extra {
+    fields: indexmap::IndexMap<String, Box<RawValue>>,
+}
+
+/// A field that cannot be added to [`Extra`].
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ExtraError {
+    /// The key is one of [`EvaluationResult`]'s own fields (`reward`, `isError`, …): set that
+    /// field instead, or the JSON written would have the key twice.
+    #[error("`{key}` is a field of EvaluationResult itself, not an extra field")]
+    KnownField {
+        /// The key.
+        key: String,
+    },
+    /// The value has no JSON form.
+    #[error("extra field `{key}`: {source}")]
+    Json {
+        /// The key.
+        key: String,
+        /// Why it could not be serialized.
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+impl Extra {
+    /// No fields.
+    #[must_use]
+    pub fn new() -> Self {
+        Extra::default()
+    }
+
+    /// How many fields there are.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.fields.len()
+    }
+
+    /// Whether there are none.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.fields.is_empty()
+    }
+
+    /// The field `key` parsed as a [`Value`] (an integer beyond 64 bits becomes a float; see
+    /// [`get_raw`](Self::get_raw) for the exact text).
+    #[must_use]
+    pub fn get(&self, key: &str) -> Option<Value> {
+        serde_json::from_str(self.fields.get(key)?.get()).ok()
+    }
+
+    /// The field `key` as its exact JSON text.
+    #[must_use]
+    pub fn get_raw(&self, key: &str) -> Option<&RawValue> {
+        self.fields.get(key).map(AsRef::as_ref)
+    }
+
+    /// Whether there is a field `key`.
+    #[must_use]
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.fields.contains_key(key)
+    }
+
+    /// Sets the field `key` to the JSON form of `value`, keeping its place if it was there.
+    ///
+    /// # Errors
+    /// [`ExtraError::KnownField`] when `key` is one of [`EvaluationResult`]'s own fields;
+    /// [`ExtraError::Json`] when `value` fails to serialize.
+    pub fn insert<T: Serialize>(
+        &mut self,
+        key: impl Into<String>,
+        value: T,
+    ) -> Result<(), ExtraError> {
+        let key = key.into();
+        match serde_json::value::to_raw_value(&value) {
+            Ok(raw) => self.insert_raw(key, raw),
+            Err(source) => Err(ExtraError::Json { key, source }),
+        }
+    }
+
+    /// Sets the field `key` to this JSON text, keeping its place if it was there.
+    ///
+    /// # Errors
+    /// [`ExtraError::KnownField`] when `key` is one of [`EvaluationResult`]'s own fields.
+    pub fn insert_raw(
+        &mut self,
+        key: impl Into<String>,
+        raw: Box<RawValue>,
+    ) -> Result<(), ExtraError> {
+        let key = key.into();
+        if RESULT_FIELDS.contains(&key.as_str()) {
+            return Err(ExtraError::KnownField { key });
+        }
+        self.fields.insert(key, compact(raw));
+        Ok(())
+    }
+
+    /// Removes the field `key`, keeping the others in order; returns its text if it was there.
+    pub fn remove(&mut self, key: &str) -> Option<Box<RawValue>> {
+        self.fields.shift_remove(key)
+    }
+
+    /// The keys, in order.
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.fields.keys().map(String::as_str)
+    }
+
+    /// The fields, in order, each with its JSON text.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &RawValue)> {
+        self.fields.iter().map(|(key, raw)| (key.as_str(), &**raw))
+    }
+}
+
+impl PartialEq for Extra {
+    /// The same keys with the same JSON text (in any order, as for [`Info`]).
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len()
+            && self
+                .fields
+                .iter()
+                .all(|(key, raw)| other.fields.get(key).is_some_and(|o| o.get() == raw.get()))
+    }
+}
+
+impl std::fmt::Debug for Extra {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map()
+            .entries(self.fields.iter().map(|(key, raw)| (key, raw.get())))
+            .finish()
+    }
+}
+
+/// `raw` without whitespace outside strings (the JSON text is otherwise unchanged).
+fn compact(raw: Box<RawValue>) -> Box<RawValue> {
+    let text = raw.get();
+    let mut in_string = false;
+    let mut escaped = false;
+    let has_space = text.bytes().any(|byte| {
+        let space = !in_string && matches!(byte, b' ' | b'\t' | b'\n' | b'\r');
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if byte == b'\\' {
+                escaped = true;
+            } else if byte == b'"' {
+                in_string = false;
+            }
+        } else if byte == b'"' {
+            in_string = true;
+        }
+        space
+    });
+    if !has_space {
+        return raw;
+    }
+    let mut out = String::with_capacity(text.len());
+    let (mut in_string, mut escaped) = (false, false);
+    for c in text.chars() {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_string = false;
+            }
+        } else if c == '"' {
+            in_string = true;
+        } else if matches!(c, ' ' | '\t' | '\n' | '\r') {
+            continue;
+        }
+        out.push(c);
+    }
+    // Removing insignificant whitespace from valid JSON leaves valid JSON.
+    RawValue::from_string(out).unwrap_or(raw)
+}
+
+/// Reads one value as raw JSON text. Directly from `serde_json` this is the exact text; from a
+/// deserializer that buffered its input (serde's `flatten`, untagged enums), which cannot give
+/// raw text, the value is read as a [`Value`] and written back out.
+struct RawSeed;
+
+impl<'de> serde::de::DeserializeSeed<'de> for RawSeed {
+    type Value = Box<RawValue>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(
+        self,
+        deserializer: D,
+    ) -> Result<Self::Value, D::Error> {
+        let raw = Box::<RawValue>::deserialize(BufferedFallback(deserializer))?;
+        Ok(compact(raw))
+    }
+}
+
+/// Passes everything to the deserializer inside, except that when asked for `serde_json`'s raw
+/// value by a deserializer that does not know it (it answers `visit_newtype_struct`), it reads a
+/// [`Value`] and hands its text to the raw value's visitor as `serde_json` itself would.
+struct BufferedFallback<D>(D);
+
+impl<'de, D: serde::Deserializer<'de>> serde::Deserializer<'de> for BufferedFallback<D> {
+    type Error = D::Error;
+
+    fn deserialize_any<V: serde::de::Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
+        self.0.deserialize_any(visitor)
+    }
+
+    fn deserialize_newtype_struct<V: serde::de::Visitor<'de>>(
+        self,
+        name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, D::Error> {
+        self.0
+            .deserialize_newtype_struct(name, FallbackVisitor { name, visitor })
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        option unit unit_struct seq tuple tuple_struct map struct enum identifier ignored_any
+    }
+}
+
+struct FallbackVisitor<V> {
+    name: &'static str,
+    visitor: V,
+}
+
+impl<'de, V: serde::de::Visitor<'de>> serde::de::Visitor<'de> for FallbackVisitor<V> {
+    type Value = V::Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.visitor.expecting(f)
+    }
+
+    /// `serde_json`'s own answer: the raw text, handed over as a one-entry map.
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<V::Value, A::Error> {
+        self.visitor.visit_map(map)
+    }
+
+    /// A buffering deserializer's answer: the value itself.
+    fn visit_newtype_struct<D: serde::Deserializer<'de>>(
+        self,
+        deserializer: D,
+    ) -> Result<V::Value, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        let entry = std::iter::once((self.name, value.to_string()));
+        self.visitor
+            .visit_map(serde::de::value::MapDeserializer::new(entry))
+    }
+}
+
+/// The wire shape of [`EvaluationResult`], for its JSON Schema only (reading and writing are
+/// written by hand, to keep unknown fields as their exact text).
+#[cfg(feature = "schema")]
+#[derive(schemars::JsonSchema)]
+#[schemars(
+    rename = "EvaluationResult",
+    description = "What a scenario hands back: the reward and its breakdown."
+)]
+#[allow(dead_code)] // never built: only its schema is used
+struct WireEvaluationResult {
+    /// The final score, usually in [0, 1]; penalties can push it below 0. Always finite.
+    #[schemars(default = "zero")]
+    reward: f64,
+    /// Whether the task is complete.
+    #[schemars(default = "yes")]
+    done: bool,
+    /// A human-readable explanation.
+    #[schemars(default)]
+    content: Option<String>,
+    /// Additional details.
+    #[schemars(default)]
+    info: Info,
+    /// Whether the evaluation itself failed (as opposed to the agent scoring low).
+    #[schemars(rename = "isError", default)]
+    is_error: bool,
+    /// The breakdown of the reward.
+    #[schemars(default)]
+    subscores: Option<Vec<SubScore>>,
+}
+
+#[cfg(feature = "schema")]
+fn zero() -> f64 {
+    0.0
+}
+
+#[cfg(feature = "schema")]
+fn yes() -> bool {
+    true
+}
+
+// Unknown fields are allowed (and kept), so the schema does not forbid them.
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for EvaluationResult {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "EvaluationResult".into()
+    }
+
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        concat!(module_path!(), "::EvaluationResult").into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        WireEvaluationResult::json_schema(generator)
     }
 }

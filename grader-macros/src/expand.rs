@@ -7,6 +7,7 @@ use syn::spanned::Spanned;
 use syn::{Ident, Type};
 
 use crate::args::{self, Errors};
+use crate::capture::{self, Recorded};
 use crate::model::{Function, Grader};
 use crate::{fallback, validate};
 
@@ -181,36 +182,18 @@ pub fn definition(grader: &Grader) -> TokenStream {
 
 /// `Grader::parameters`: each recorded argument's JSON (or placeholder), in parameter order.
 fn parameters(grader: &Grader) -> TokenStream {
-    let krate = &grader.krate;
-    let recorded: Vec<_> = grader.params.iter().filter(|p| p.recorded).collect();
-    if recorded.is_empty() {
-        return quote! {
-            fn parameters(&self) -> #krate::Info {
-                #krate::Info::new()
-            }
-        };
-    }
-    let inserts = recorded.iter().map(|param| {
-        let field = param.ident;
-        let key = &param.key;
-        let type_name = &param.type_name;
-        quote! {
-            parameters.insert(
-                ::std::string::String::from(#key),
-                (&#krate::__private::Capture(&self.#field)).__grader_capture(#type_name),
-            );
-        }
-    });
-    let count = recorded.len();
-    quote! {
-        #[allow(clippy::needless_borrow)]
-        fn parameters(&self) -> #krate::Info {
-            use #krate::__private::{CapturePlaceholder as _, CaptureSerialize as _};
-            let mut parameters = #krate::Info::with_capacity(#count);
-            #(#inserts)*
-            parameters
-        }
-    }
+    let recorded: Vec<Recorded> = grader
+        .params
+        .iter()
+        .filter(|param| param.recorded)
+        .map(|param| Recorded {
+            key: &param.key,
+            field: param.ident,
+            type_name: &param.type_name,
+            cfgs: Vec::new(),
+        })
+        .collect();
+    capture::parameters_method(&grader.krate, &recorded)
 }
 
 /// Takes the arguments out of `self`, calls the function, and converts what it returns with

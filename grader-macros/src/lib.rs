@@ -1,6 +1,9 @@
-//! The `#[grader]` attribute macro. Use it through `grader-core`, which re-exports it.
+//! The `#[grader]` attribute macro and `#[derive(Grader)]`. Use them through `grader-core`, which
+//! re-exports them.
 
 mod args;
+mod capture;
+mod derive;
 mod expand;
 mod fallback;
 mod model;
@@ -72,7 +75,7 @@ use proc_macro::TokenStream;
 ///     .add(Replied { answer: "hi".into() }.grade(0.5))
 ///     .add(Short { answer: "hi", limit: 1 }.grade(0.5))
 ///     .await?;
-/// assert_eq!(result.reward, 0.5);
+/// assert_eq!(result.reward(), 0.5);
 /// # Ok::<(), grader_core::GatherError>(())
 /// # }).unwrap();
 /// ```
@@ -150,6 +153,7 @@ use proc_macro::TokenStream;
 /// # Options
 ///
 /// - `name = "…"`: the subscore's name (default: the function's name).
+/// - `type = Name`: the grader type's name (default: the function's name in UpperCamelCase).
 /// - `skip(param, …)`: fields that are not recorded in `_parameters` (secrets, large inputs).
 /// - `crate = path`: where `grader_core` is, for code that reaches it through a re-export.
 ///
@@ -167,12 +171,33 @@ use proc_macro::TokenStream;
 /// # Ok::<(), grader_core::GraderError>(())
 /// ```
 ///
+/// The `type` option is for a function whose type name is taken: `fn exact_match` beside an
+/// imported `text::ExactMatch` (rustc reports ``the name `ExactMatch` is defined multiple
+/// times`` on the function's name), or `fn result`, whose `Result` would shadow the prelude's
+/// (refused, with the option to write):
+///
+/// ```
+/// use grader_core::grader;
+/// use grader_core::text::ExactMatch;
+///
+/// #[grader(type = ExactMatchGrader)]
+/// fn exact_match(answer: &str) -> bool {
+///     answer == "42"
+/// }
+///
+/// let sub = ExactMatchGrader { answer: "42" }.grade(1.0).now()?;
+/// assert_eq!(sub.name(), "exact_match");
+/// # let _ = ExactMatch { answer: "42", expected: "42", normalize_text: true };
+/// # Ok::<(), grader_core::GraderError>(())
+/// ```
+///
 /// # Compile errors
 ///
 /// Every problem is reported at once, on the token to change: the attribute on anything but a
 /// function, a method taking `self`, a `const`, `unsafe` or `extern` function, a parameter that
 /// is a pattern, a missing return type, an unknown or duplicate option, a `skip` of a
-/// parameter that does not exist, and a `name` that is empty or not a string literal. The
+/// parameter that does not exist, a `name` that is empty or not a string literal, and a type
+/// name that would shadow the prelude (`fn result` → `Result`; name it with `type`). The
 /// function and a stub grader type are still emitted, so the code using them reports nothing
 /// more.
 ///
@@ -185,4 +210,152 @@ use proc_macro::TokenStream;
 #[proc_macro_attribute]
 pub fn grader(args: TokenStream, input: TokenStream) -> TokenStream {
     expand::grader(args.into(), input.into()).into()
+}
+
+/// Implements [`Grader`] for a struct whose fields are the grader's inputs: for graders that
+/// hold state (a reference set, a client, compiled patterns, thresholds from a config), the
+/// reference's `class MyGrader(Grader)` with its `compute_score`.
+///
+/// The struct names its scoring method with `#[grader(score = method)]`; the derive writes the
+/// rest: the name (the struct's name in snake_case, `AnswerInSet` → `answer_in_set`, as
+/// `#[grader]` uses the function's name) and the parameters, every field recorded by the same
+/// capture as `#[grader]` (its JSON when its type implements `serde::Serialize`,
+/// `"<Type: not serializable>"` otherwise), in field order.
+///
+/// ```
+/// use std::collections::HashSet;
+/// use grader_core::Grader;
+///
+/// /// Passes when the answer is one of the accepted ones, ignoring case.
+/// #[derive(Grader)]
+/// #[grader(score = check)]
+/// struct AnswerInSet<'a> {
+///     accepted: &'a HashSet<String>,
+///     answer: &'a str,
+/// }
+///
+/// impl AnswerInSet<'_> {
+///     fn check(&self) -> bool {
+///         self.accepted.contains(&self.answer.to_lowercase())
+///     }
+/// }
+///
+/// let accepted: HashSet<String> = ["paris".to_owned(), "lyon".to_owned()].into();
+/// let sub = AnswerInSet { accepted: &accepted, answer: "Paris" }.grade(0.5).now()?;
+/// assert_eq!((sub.name(), sub.value(), sub.weight()), ("answer_in_set", 1.0, 0.5));
+/// assert_eq!(sub.info().unwrap()["_parameters"]["answer"], "Paris");
+/// # Ok::<(), grader_core::GraderError>(())
+/// ```
+///
+/// The derived grader grades like every other: `grade(weight)` returns a `Grading`, awaited,
+/// added to a gather or a tree, or, when the score method is synchronous, run at once with
+/// `.now()` (the derive implements `SyncGrader` too). Grading goes through the `Grader` trait,
+/// so it is in scope wherever the derive is written with `use grader_core::Grader`.
+///
+/// # The score method
+///
+/// Any method of the struct that takes `self`, `&self` or `&mut self` and nothing else, and
+/// returns what a `#[grader]` function may return (`f64`, `f32`, `bool`, `(f64, Info)`,
+/// [`SubScore`], or a `Result<_, E: Display>` of one of those). An `Err` is a [`GraderError`]
+/// naming the grader, never a silent 0.0.
+///
+/// An `async fn` is named with `async`: `#[grader(score = async method)]`. The derive sees the
+/// struct, not the method, so it cannot tell on its own, and whether to implement `SyncGrader`
+/// (so that `.now()` works) must be decided before the method's type is known. A mismatch
+/// either way is a compile error on the method's name that says which to write. The future
+/// of an `async` score method must be `Send`, as every grader's is (a generic struct may need
+/// `T: Send + Sync` bounds for that).
+///
+/// ```
+/// use grader_core::Grader;
+///
+/// #[derive(Grader)]
+/// #[grader(score = async check, name = "replied")]
+/// struct Reply {
+///     answer: String,
+/// }
+///
+/// impl Reply {
+///     async fn check(self) -> Result<f64, std::io::Error> {
+///         tokio::task::yield_now().await;
+///         Ok(if self.answer.is_empty() { 0.0 } else { 1.0 })
+///     }
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let sub = Reply { answer: "hi".into() }.grade(1.0).await?;
+/// assert_eq!((sub.name(), sub.value()), ("replied", 1.0));
+/// # Ok::<(), grader_core::GraderError>(())
+/// # }).unwrap();
+/// ```
+///
+/// ```compile_fail
+/// # use grader_core::Grader;
+/// #[derive(Grader)]
+/// #[grader(score = check)] // `impl Future<Output = bool>` is not a score …: name it `async check`
+/// struct Reply {
+///     answer: String,
+/// }
+///
+/// impl Reply {
+///     async fn check(&self) -> bool {
+///         !self.answer.is_empty()
+///     }
+/// }
+/// ```
+///
+/// # Options
+///
+/// On the struct:
+/// - `score = method` or `score = async method` (required): the method that scores.
+/// - `name = "…"`: the subscore's name (default: the struct's name in snake_case).
+/// - `skip(field, …)`: fields not recorded in `_parameters`.
+/// - `crate = path`: where `grader_core` is, for code that reaches it through a re-export.
+///
+/// On a field, `#[grader(skip)]`: the field is not recorded. A skipped field appears nowhere
+/// the grade goes: not in `_parameters`, the subscore's JSON, the report, or a
+/// [`GraderError`].
+///
+/// ```
+/// use grader_core::Grader;
+///
+/// #[derive(Grader)]
+/// #[grader(score = check, name = "api_answer")]
+/// struct ApiAnswered {
+///     #[grader(skip)]
+///     api_key: String,
+///     answer: String,
+/// }
+///
+/// impl ApiAnswered {
+///     fn check(&self) -> bool {
+///         !self.api_key.is_empty() && !self.answer.is_empty()
+///     }
+/// }
+///
+/// let grader = ApiAnswered { api_key: "sk-123".into(), answer: "yes".into() };
+/// assert_eq!(grader.name(), "api_answer");
+/// assert_eq!(grader.parameters(), serde_json::json!({"answer": "yes"}).as_object().unwrap().clone());
+/// ```
+///
+/// Generic and lifetime parameters and `where` clauses are kept on the impl. A field whose type
+/// is a type parameter is recorded as JSON only when the parameter is bounded by `Serialize`.
+///
+/// # Compile errors
+///
+/// Reported at once, on the token to change: an enum, a union or a tuple struct; a missing
+/// `score`; an unknown or duplicate option; a `skip` of a field that does not exist, or of one
+/// skipped twice; a `name` that is empty; a score method named like a method of the grader
+/// traits (`score`, `name`, `grade`, …), which the call would not reach. The compiler reports,
+/// on the method's name in `score = …`: a method that does not exist (with the names of
+/// similar ones), one without a `self` receiver or with other parameters, and one whose return
+/// type is not a score (or not a future of one, with `async`). On errors the `Grader` impl is
+/// still emitted, as a stub, so code that uses the grader reports nothing more.
+///
+/// [`Grader`]: https://docs.rs/grader-core/latest/grader_core/trait.Grader.html
+/// [`SubScore`]: https://docs.rs/grader-core/latest/grader_core/struct.SubScore.html
+/// [`GraderError`]: https://docs.rs/grader-core/latest/grader_core/struct.GraderError.html
+#[proc_macro_derive(Grader, attributes(grader))]
+pub fn derive_grader(input: TokenStream) -> TokenStream {
+    derive::derive(input.into()).into()
 }

@@ -7,8 +7,8 @@
 
 use std::collections::BTreeSet;
 
-use proc_macro2::{Span, TokenStream, TokenTree};
-use quote::{ToTokens, format_ident};
+use proc_macro2::{Span, TokenStream};
+use quote::format_ident;
 use syn::parse::{Parse, ParseStream};
 use syn::{
     AngleBracketedGenericArguments, Attribute, FnArg, GenericArgument, GenericParam, Generics,
@@ -17,6 +17,7 @@ use syn::{
 };
 
 use crate::args::Options;
+use crate::capture::type_name;
 
 /// The annotated function's attributes, visibility and signature. The body is skipped: the
 /// function is emitted from the tokens it was written with.
@@ -35,6 +36,12 @@ impl Parse for Function {
         let vis: Visibility = input.parse()?;
         let sig = if starts_signature(input) {
             input.parse::<Signature>()?
+        } else if input.peek(syn::Token![struct]) {
+            return Err(input.error(
+                "#[grader] goes on a function (`fn name(param: Type, …) -> f64 { … }`); a \
+                 struct derives its grader: `#[derive(Grader)]`, then \
+                 `#[grader(score = method)]` below it",
+            ));
         } else {
             return Err(
                 input.error("#[grader] goes on a function: `fn name(param: Type, …) -> f64 { … }`")
@@ -101,7 +108,7 @@ impl<'a> Grader<'a> {
     pub fn new(func: &'a Function, options: &Options) -> Self {
         let sig = &func.sig;
         let fn_name = unraw(&sig.ident);
-        let ident = Ident::new(&upper_camel_case(&fn_name), sig.ident.span());
+        let ident = type_ident(&sig.ident, options);
         let krate = options
             .krate
             .clone()
@@ -176,6 +183,24 @@ impl<'a> Grader<'a> {
             },
         }
     }
+}
+
+/// The grader type's name: the `type` option, or the function's name in UpperCamelCase
+/// (`Grader` when that leaves nothing, `ResultGrader` for a prelude name like `Result`: errors
+/// that [`validate`](crate::validate) reports, so the fallback's stub shadows nothing).
+pub fn type_ident(fn_ident: &Ident, options: &Options) -> Ident {
+    if let Some(ty) = &options.ty {
+        return ty.clone();
+    }
+    let name = upper_camel_case(&unraw(fn_ident));
+    let name = if name.is_empty() {
+        "Grader".to_owned()
+    } else if crate::validate::PRELUDE.contains(&name.as_str()) {
+        format!("{name}Grader")
+    } else {
+        name
+    };
+    Ident::new(&name, fn_ident.span())
 }
 
 fn attrs_named<'a>(attrs: &'a [Attribute], name: &str) -> Vec<&'a Attribute> {
@@ -335,142 +360,9 @@ fn is_reserved(name: &str) -> bool {
         || name.starts_with(|c: char| c.is_ascii_digit())
 }
 
-/// The name a parameter's type goes by in the placeholder: the declared type with references
-/// at the top and every lifetime stripped, printed compactly (`&'a mut Vec<Opaque<'a>>` →
-/// `Vec<Opaque>`).
-pub fn type_name(ty: &Type) -> String {
-    let mut ty = ty;
-    loop {
-        match ty {
-            Type::Reference(reference) => ty = &reference.elem,
-            Type::Paren(paren) => ty = &paren.elem,
-            Type::Group(group) => ty = &group.elem,
-            _ => break,
-        }
-    }
-    let mut stripped = ty.clone();
-    strip_lifetimes(&mut stripped);
-    let mut out = String::new();
-    compact(stripped.into_token_stream(), &mut out);
-    out.replace("->", " -> ")
-}
-
-fn strip_lifetimes(ty: &mut Type) {
-    match ty {
-        Type::Reference(reference) => {
-            reference.lifetime = None;
-            strip_lifetimes(&mut reference.elem);
-        }
-        Type::Path(path) => {
-            if let Some(qself) = &mut path.qself {
-                strip_lifetimes(&mut qself.ty);
-            }
-            strip_path(&mut path.path);
-        }
-        Type::Tuple(tuple) => tuple.elems.iter_mut().for_each(strip_lifetimes),
-        Type::Slice(slice) => strip_lifetimes(&mut slice.elem),
-        Type::Array(array) => strip_lifetimes(&mut array.elem),
-        Type::Paren(paren) => strip_lifetimes(&mut paren.elem),
-        Type::Group(group) => strip_lifetimes(&mut group.elem),
-        Type::Ptr(ptr) => strip_lifetimes(&mut ptr.elem),
-        Type::TraitObject(object) => {
-            object.bounds = strip_bounds(std::mem::take(&mut object.bounds));
-        }
-        Type::ImplTrait(impl_trait) => {
-            impl_trait.bounds = strip_bounds(std::mem::take(&mut impl_trait.bounds));
-        }
-        _ => {}
-    }
-}
-
-fn strip_bounds(
-    bounds: syn::punctuated::Punctuated<TypeParamBound, syn::Token![+]>,
-) -> syn::punctuated::Punctuated<TypeParamBound, syn::Token![+]> {
-    bounds
-        .into_iter()
-        .filter(|bound| !matches!(bound, TypeParamBound::Lifetime(_)))
-        .map(|mut bound| {
-            if let TypeParamBound::Trait(trait_bound) = &mut bound {
-                strip_path(&mut trait_bound.path);
-            }
-            bound
-        })
-        .collect()
-}
-
-fn strip_path(path: &mut Path) {
-    for segment in &mut path.segments {
-        if let PathArguments::AngleBracketed(args) = &mut segment.arguments {
-            args.args = std::mem::take(&mut args.args)
-                .into_iter()
-                .filter(|arg| !matches!(arg, GenericArgument::Lifetime(_)))
-                .map(|mut arg| {
-                    match &mut arg {
-                        GenericArgument::Type(ty) => strip_lifetimes(ty),
-                        GenericArgument::AssocType(assoc) => strip_lifetimes(&mut assoc.ty),
-                        _ => {}
-                    }
-                    arg
-                })
-                .collect();
-            if args.args.is_empty() {
-                segment.arguments = PathArguments::None;
-            }
-        }
-    }
-}
-
-/// Prints tokens with spaces only where Rust needs them or they help reading: between words,
-/// after commas and semicolons, around `+`.
-fn compact(tokens: TokenStream, out: &mut String) {
-    let mut previous_word = false;
-    for token in tokens {
-        match token {
-            TokenTree::Ident(ident) => {
-                if previous_word {
-                    out.push(' ');
-                }
-                out.push_str(&ident.to_string());
-                previous_word = true;
-            }
-            TokenTree::Literal(literal) => {
-                if previous_word {
-                    out.push(' ');
-                }
-                out.push_str(&literal.to_string());
-                previous_word = true;
-            }
-            TokenTree::Punct(punct) => {
-                match punct.as_char() {
-                    ',' | ';' => out.push_str(&format!("{} ", punct.as_char())),
-                    '+' => out.push_str(" + "),
-                    '=' => out.push_str(" = "),
-                    c => out.push(c),
-                }
-                previous_word = false;
-            }
-            TokenTree::Group(group) => {
-                let (open, close) = match group.delimiter() {
-                    proc_macro2::Delimiter::Parenthesis => ("(", ")"),
-                    proc_macro2::Delimiter::Bracket => ("[", "]"),
-                    proc_macro2::Delimiter::Brace => ("{", "}"),
-                    proc_macro2::Delimiter::None => ("", ""),
-                };
-                if previous_word && !open.is_empty() && open != "(" && open != "[" {
-                    out.push(' ');
-                }
-                out.push_str(open);
-                compact(group.stream(), out);
-                out.push_str(close);
-                previous_word = false;
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{type_name, upper_camel_case};
+    use super::upper_camel_case;
 
     #[test]
     fn names_become_upper_camel_case() {
@@ -478,21 +370,5 @@ mod tests {
         assert_eq!(upper_camel_case("_private__check_"), "PrivateCheck");
         assert_eq!(upper_camel_case("check2fa"), "Check2fa");
         assert_eq!(upper_camel_case("x"), "X");
-    }
-
-    #[test]
-    fn placeholder_names_strip_references_and_lifetimes() {
-        let name = |ty: &str| type_name(&syn::parse_str(ty).expect("a type"));
-        assert_eq!(name("&'a Opaque"), "Opaque");
-        assert_eq!(name("&mut Vec<Opaque>"), "Vec<Opaque>");
-        assert_eq!(name("&&'a Wrapper<'a, T>"), "Wrapper<T>");
-        assert_eq!(
-            name("HashMap<String, Vec<&'static str>>"),
-            "HashMap<String, Vec<&str>>"
-        );
-        assert_eq!(name("[u8; 4]"), "[u8; 4]");
-        assert_eq!(name("impl Display + 'a"), "impl Display");
-        assert_eq!(name("&dyn Fn(&str) -> bool"), "dyn Fn(&str) -> bool");
-        assert_eq!(name("std::path::Path"), "std::path::Path");
     }
 }

@@ -561,7 +561,7 @@ fn error_fallback() {
         },
         &expect![[r##"
             ::core::compile_error! {
-                "unknown #[grader] option `colour`; the options are `name = \"…\"`, `skip(param, …)` or `crate = path`"
+                "unknown #[grader] option `colour`; the options are `name = \"…\"`, `type = Name`, `skip(param, …)` or `crate = path`"
             }
             ::core::compile_error! {
                 "#[grader] parameters must be plain identifiers, which name the grader's fields; destructure inside the body"
@@ -597,6 +597,123 @@ fn error_fallback() {
                 }
             }
             impl<'answer> ::grader_core::SyncGrader for Broken<'answer> {
+                fn score_now(
+                    self,
+                ) -> ::core::result::Result<::grader_core::Score, ::grader_core::Failure> {
+                    ::core::unreachable!()
+                }
+            }
+        "##]],
+    );
+}
+
+#[test]
+fn type_option_names_the_grader_type() {
+    check(
+        quote!(type = ExactMatchGrader),
+        quote! {
+            fn exact_match(answer: &str) -> bool {
+                answer == "yes"
+            }
+        },
+        &expect![[r#"
+            fn exact_match(answer: &str) -> bool {
+                answer == "yes"
+            }
+            /// The grader made by `#[grader]` from `exact_match`.
+            struct ExactMatchGrader<'answer> {
+                /// The `answer` argument of `exact_match`.
+                answer: &'answer str,
+            }
+            impl<'answer> ExactMatchGrader<'answer> {
+                /// The grading of this grader at `weight`: [`Grader::grade`](::grader_core::Grader::grade), callable without importing the trait. Await it, run it with `.now()`, or add it to a gather or a tree.
+                fn grade<'__grading>(self, weight: f64) -> ::grader_core::Grading<'__grading, Self>
+                where
+                    Self: '__grading,
+                {
+                    ::grader_core::Grading::new(self, weight)
+                }
+            }
+            impl<'answer> ::grader_core::Grader for ExactMatchGrader<'answer> {
+                fn name(&self) -> ::std::borrow::Cow<'_, str> {
+                    ::std::borrow::Cow::Borrowed("exact_match")
+                }
+                #[allow(clippy::needless_borrow)]
+                fn parameters(&self) -> ::grader_core::Info {
+                    use ::grader_core::__private::{CapturePlaceholder as _, CaptureSerialize as _};
+                    let mut parameters = ::grader_core::Info::with_capacity(1usize);
+                    parameters
+                        .insert(
+                            ::std::string::String::from("answer"),
+                            (&::grader_core::__private::Capture(&self.answer))
+                                .__grader_capture("str"),
+                        );
+                    parameters
+                }
+                fn score(
+                    self,
+                ) -> impl ::core::future::Future<
+                    Output = ::core::result::Result<::grader_core::Score, ::grader_core::Failure>,
+                > + ::core::marker::Send {
+                    ::core::future::ready(<Self as ::grader_core::SyncGrader>::score_now(self))
+                }
+            }
+            impl<'answer> ::grader_core::SyncGrader for ExactMatchGrader<'answer> {
+                fn score_now(
+                    self,
+                ) -> ::core::result::Result<::grader_core::Score, ::grader_core::Failure> {
+                    {
+                        let Self { answer: arg0 } = self;
+                        let value = exact_match(arg0);
+                        <bool as ::grader_core::IntoScore>::into_score(value)
+                    }
+                }
+            }
+        "#]],
+    );
+}
+
+#[test]
+fn a_prelude_name_is_refused() {
+    check(
+        quote!(),
+        quote! {
+            fn result(answer: &str) -> bool {
+                answer == "yes"
+            }
+        },
+        &expect![[r##"
+            ::core::compile_error! {
+                "#[grader] would name the grader type of `result` `Result`, shadowing the prelude's `Result` in this module; name the type: `#[grader(type = ResultGrader)]`"
+            }
+            fn result(answer: &str) -> bool {
+                answer == "yes"
+            }
+            /// The grader made by `#[grader]` from `result`.
+            struct ResultGrader<'answer> {
+                /// The `answer` argument of `result`.
+                answer: &'answer str,
+            }
+            impl<'answer> ResultGrader<'answer> {
+                /// The grading of this grader at `weight`: [`Grader::grade`](::grader_core::Grader::grade), callable without importing the trait. Await it, run it with `.now()`, or add it to a gather or a tree.
+                fn grade<'__grading>(self, weight: f64) -> ::grader_core::Grading<'__grading, Self>
+                where
+                    Self: '__grading,
+                {
+                    ::grader_core::Grading::new(self, weight)
+                }
+            }
+            impl<'answer> ::grader_core::Grader for ResultGrader<'answer> {
+                fn name(&self) -> ::std::borrow::Cow<'_, str> {
+                    ::core::unreachable!()
+                }
+                async fn score(
+                    self,
+                ) -> ::core::result::Result<::grader_core::Score, ::grader_core::Failure> {
+                    ::core::unreachable!()
+                }
+            }
+            impl<'answer> ::grader_core::SyncGrader for ResultGrader<'answer> {
                 fn score_now(
                     self,
                 ) -> ::core::result::Result<::grader_core::Score, ::grader_core::Failure> {

@@ -8,7 +8,52 @@ use syn::spanned::Spanned;
 use syn::{FnArg, Pat, ReturnType};
 
 use crate::args::{Errors, Options};
-use crate::model::{Function, unraw};
+use crate::model::{Function, unraw, upper_camel_case};
+
+/// The names of the prelude's types and traits (and `Self`): a grader type with one of them
+/// would shadow it for the rest of the module.
+pub const PRELUDE: &[&str] = &[
+    "AsMut",
+    "AsRef",
+    "AsyncFn",
+    "AsyncFnMut",
+    "AsyncFnOnce",
+    "Box",
+    "Clone",
+    "Copy",
+    "Default",
+    "DoubleEndedIterator",
+    "Drop",
+    "Eq",
+    "ExactSizeIterator",
+    "Extend",
+    "Fn",
+    "FnMut",
+    "FnOnce",
+    "From",
+    "FromIterator",
+    "Future",
+    "Into",
+    "IntoFuture",
+    "IntoIterator",
+    "Iterator",
+    "Option",
+    "Ord",
+    "PartialEq",
+    "PartialOrd",
+    "Result",
+    "Self",
+    "Send",
+    "Sized",
+    "String",
+    "Sync",
+    "ToOwned",
+    "ToString",
+    "TryFrom",
+    "TryInto",
+    "Unpin",
+    "Vec",
+];
 
 /// Checks the function and the options against each other.
 pub fn check(func: &Function, options: &Options) -> Option<syn::Error> {
@@ -72,6 +117,39 @@ pub fn check(func: &Function, options: &Options) -> Option<syn::Error> {
             "#[grader] functions return a score; add a return type such as `-> f64`, `-> bool` \
              or `-> Result<f64, E>`",
         );
+    }
+
+    match &options.ty {
+        Some(ty) if PRELUDE.contains(&unraw(ty).as_str()) => errors.at(
+            ty.span(),
+            format!(
+                "#[grader] type `{ty}` would shadow the prelude's `{ty}` in this module; choose \
+                 another name"
+            ),
+        ),
+        Some(_) => {}
+        None => {
+            let fn_name = unraw(&sig.ident);
+            let ty = upper_camel_case(&fn_name);
+            if ty.is_empty() {
+                errors.at(
+                    sig.ident.span(),
+                    format!(
+                        "#[grader] cannot make a type name from `{fn_name}`; name the type: \
+                         `#[grader(type = Name)]`"
+                    ),
+                );
+            } else if PRELUDE.contains(&ty.as_str()) {
+                errors.at(
+                    sig.ident.span(),
+                    format!(
+                        "#[grader] would name the grader type of `{fn_name}` `{ty}`, shadowing \
+                         the prelude's `{ty}` in this module; name the type: \
+                         `#[grader(type = {ty}Grader)]`"
+                    ),
+                );
+            }
+        }
     }
 
     if let Some(skips) = &options.skip {

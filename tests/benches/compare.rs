@@ -100,7 +100,7 @@ fn bash(c: &mut Criterion) {
                 gather.add(BashGrader::new("sleep 0.2").grade(1.0))
             });
             let result = gather.await.expect("graded");
-            assert_eq!(result.reward, 1.0);
+            assert_eq!(result.reward(), 1.0);
         });
     });
     group.finish();

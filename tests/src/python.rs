@@ -14,6 +14,9 @@ use std::process::{Command, Stdio};
 /// The reference package and version the comparisons run against.
 pub const HUD_REQUIREMENT: &str = "hud==0.6.21";
 
+/// Inspect AI, whose metrics and reducers the evaluation summary is compared with.
+pub const INSPECT_REQUIREMENT: &str = "inspect-ai==0.3.285";
+
 /// The interpreter of a virtual environment with [`HUD_REQUIREMENT`] installed, creating it
 /// under `target_tmpdir` (pass `env!("CARGO_TARGET_TMPDIR")`) on first use.
 ///
@@ -25,6 +28,20 @@ pub const HUD_REQUIREMENT: &str = "hud==0.6.21";
 /// `python3` is missing under CI: the test that asked for it cannot run as it must.
 #[must_use]
 pub fn hud_python(target_tmpdir: &str) -> Option<PathBuf> {
+    venv_python(target_tmpdir, "hud-venv", HUD_REQUIREMENT)
+}
+
+/// As [`hud_python`], for a separate environment with [`INSPECT_REQUIREMENT`] installed (kept
+/// apart so that neither package's dependencies constrain the other's).
+///
+/// # Panics
+/// As [`hud_python`].
+#[must_use]
+pub fn inspect_python(target_tmpdir: &str) -> Option<PathBuf> {
+    venv_python(target_tmpdir, "inspect-venv", INSPECT_REQUIREMENT)
+}
+
+fn venv_python(target_tmpdir: &str, folder: &str, requirement: &str) -> Option<PathBuf> {
     let Some(system_python) = find_python() else {
         assert!(
             std::env::var_os("CI").is_none(),
@@ -33,7 +50,7 @@ pub fn hud_python(target_tmpdir: &str) -> Option<PathBuf> {
         eprintln!("skipping the comparison with the Python reference: python3 is not installed");
         return None;
     };
-    let root = Path::new(target_tmpdir).join("hud-venv");
+    let root = Path::new(target_tmpdir).join(folder);
     fs::create_dir_all(&root).expect("create the venv folder");
     let lock = File::create(root.join(".lock")).expect("create the venv lock file");
     lock.lock().expect("lock the venv folder");
@@ -41,7 +58,7 @@ pub fn hud_python(target_tmpdir: &str) -> Option<PathBuf> {
     let venv = root.join("env");
     let python = venv.join("bin").join("python");
     let marker = root.join("installed");
-    let installed = fs::read_to_string(&marker).is_ok_and(|text| text.trim() == HUD_REQUIREMENT);
+    let installed = fs::read_to_string(&marker).is_ok_and(|text| text.trim() == requirement);
     if !installed || !python.exists() {
         if venv.exists() {
             fs::remove_dir_all(&venv).expect("remove a half-made venv");
@@ -53,10 +70,10 @@ pub fn hud_python(target_tmpdir: &str) -> Option<PathBuf> {
             "install",
             "--quiet",
             "--disable-pip-version-check",
-            HUD_REQUIREMENT,
+            requirement,
         ]));
         let mut file = File::create(&marker).expect("write the install marker");
-        writeln!(file, "{HUD_REQUIREMENT}").expect("write the install marker");
+        writeln!(file, "{requirement}").expect("write the install marker");
     }
     drop(lock);
     Some(python)

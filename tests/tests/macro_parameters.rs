@@ -283,6 +283,6 @@ async fn async_graders_gather_beside_sync_and_ready_ones() -> Result<(), Box<dyn
     let names: Vec<&str> = subs.iter().map(SubScore::name).collect();
     assert_eq!(names, ["later", "returns", "ready"]);
     assert_eq!(parameters(&subs[0]), &json!({"answer": "x", "delay_ms": 5}));
-    assert!((result.reward - 0.75).abs() < 1e-12);
+    assert!((result.reward() - 0.75).abs() < 1e-12);
     Ok(())
 }

@@ -77,13 +77,15 @@ fn node(tree: &Tree, weight: f64) -> Node<'static> {
     }
 }
 
-/// The value a node must have under a lenient policy, by hand: failed or skipped leaves are 0
-/// (fired, 1, for a penalty), trees the max or min of their children.
-fn expected_value(tree: &Tree, weight: f64) -> f64 {
+/// The value a node must have under a lenient policy, by hand: failed or skipped leaves are the
+/// worst for the agent, 0 when the item counts for it and fired (1) when it counts against it
+/// (a penalty, and every leaf of a tree graded as a penalty, whatever its own weight); trees
+/// are the max or min of their children.
+fn expected_value(tree: &Tree, against: bool) -> f64 {
     match tree {
         Tree::Leaf(Leaf::Sync(value) | Leaf::Async(value)) => *value,
         Tree::Leaf(Leaf::Fails | Leaf::Panics | Leaf::Skipped) => {
-            if weight < 0.0 {
+            if against {
                 1.0
             } else {
                 0.0
@@ -91,11 +93,11 @@ fn expected_value(tree: &Tree, weight: f64) -> f64 {
         }
         Tree::Any(children) => children
             .iter()
-            .map(|c| expected_value(c, 1.0))
+            .map(|c| expected_value(c, against))
             .fold(0.0, f64::max),
         Tree::All(children) => children
             .iter()
-            .map(|c| expected_value(c, 1.0))
+            .map(|c| expected_value(c, against))
             .fold(1.0, f64::min),
     }
 }
@@ -195,7 +197,7 @@ proptest! {
         let mut positive = 0.0;
         let mut terms = Vec::new();
         for (tree, weight) in &all_items {
-            let value = expected_value(tree, *weight);
+            let value = expected_value(tree, *weight < 0.0);
             let failed_leaf = matches!(tree, Tree::Leaf(Leaf::Fails | Leaf::Panics));
             let weight = if failed_leaf && policy == OnError::Exclude && *weight > 0.0 {
                 0.0
@@ -211,7 +213,7 @@ proptest! {
             .iter()
             .map(|(value, weight)| if *weight > 0.0 { value * weight / positive } else { value * weight })
             .sum();
-        prop_assert!((result.reward - expected).abs() < 1e-9, "{} vs {}", result.reward, expected);
+        prop_assert!((result.reward() - expected).abs() < 1e-9, "{} vs {}", result.reward(), expected);
 
         // Every failed and skipped leaf is visible in the breakdown.
         let shown = result

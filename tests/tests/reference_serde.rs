@@ -140,7 +140,7 @@ fn invalid_children_are_refused_at_any_depth() {
 fn evaluation_result_defaults() {
     let result = parse_result("{}").expect("parses");
     assert_eq!(result, EvaluationResult::default());
-    assert_eq!(result.reward, 0.0);
+    assert_eq!(result.reward(), 0.0);
     assert!(result.done);
     assert_eq!(result.content, None);
     assert!(result.info.is_empty());
@@ -151,7 +151,7 @@ fn evaluation_result_defaults() {
 
 #[test]
 fn evaluation_result_writes_the_reference_field_names_in_order() {
-    let result = EvaluationResult::from_reward(0.5);
+    let result = EvaluationResult::from_reward(0.5).expect("finite");
     assert_eq!(
         serde_json::to_string(&result).expect("serializes"),
         r#"{"reward":0.5,"done":true,"content":null,"info":{},"isError":false,"subscores":null}"#
@@ -165,7 +165,10 @@ fn is_error_is_camel_case_only() {
     // `is_error` is not the field; it is an unknown field, kept as such.
     let result = parse_result(r#"{"is_error": true}"#).expect("parses");
     assert!(!result.is_error);
-    assert_eq!(result.extra["is_error"], true);
+    assert_eq!(
+        result.extra.get("is_error"),
+        Some(serde_json::Value::Bool(true))
+    );
 }
 
 #[test]

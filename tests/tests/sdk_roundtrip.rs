@@ -63,18 +63,24 @@ fn results_we_write() -> Vec<EvaluationResult> {
     ])
     .expect("combines");
     with_penalties.content = Some("Ещё \"quoted\" \\ line\nbreak \u{1F600}".to_owned());
-    with_penalties
-        .extra
-        .insert("trace_id".into(), json!("tr-123"));
-    with_penalties.extra.insert(
-        "zz_nested".into(),
-        json!({"k": [1, {"x": null}], "ü": -1.5e-7}),
-    );
-    with_penalties.extra.insert("aa_last".into(), json!(7));
+    let extra = &mut with_penalties.extra;
+    extra.insert("trace_id", "tr-123").expect("extra");
+    extra
+        .insert("zz_nested", json!({"k": [1, {"x": null}], "ü": -1.5e-7}))
+        .expect("extra");
+    extra.insert("aa_last", 7).expect("extra");
+    // Beyond 64 bits: kept as written, not as a float.
+    extra
+        .insert_raw(
+            "big",
+            serde_json::value::RawValue::from_string("123456789012345678901234567890".into())
+                .expect("JSON"),
+        )
+        .expect("extra");
 
     let negative =
         Grade::from_subscores([sub("ok", 0.0, 1.0), sub("penalty", 1.0, -0.5)]).expect("combines");
-    let mut failed = EvaluationResult::from_reward(0.0);
+    let mut failed = EvaluationResult::from_reward(0.0).expect("finite");
     failed.is_error = true;
     failed.done = false;
     failed
@@ -221,8 +227,8 @@ fn we_read_what_the_sdk_combiners_write_and_agree_with_it() {
         lines[0]
     );
 
-    // Recombining the inputs the SDK saw gives the same result (the current era copies no
-    // info into the result; we do, as the seed era did: R9).
+    // Recombining the inputs the SDK saw gives the same result, info included (neither copies
+    // subscore info into the result: R9).
     let inputs: Vec<SubScore> = subs
         .iter()
         .zip([0.5, 0.25, 0.25, 0.25, -0.1])
@@ -231,9 +237,8 @@ fn we_read_what_the_sdk_combiners_write_and_agree_with_it() {
             s.clone().with_name(base).with_weight(w).expect("finite")
         })
         .collect();
-    let mut ours = Grade::from_subscores(inputs).expect("combines");
-    assert_eq!(ours.info.keys().collect::<Vec<_>>(), ["Check-1", "Check-2"]);
-    ours.info = Info::new();
+    let ours = Grade::from_subscores(inputs).expect("combines");
+    assert!(ours.info.is_empty());
     assert_eq!(ours, theirs);
 
     let theirs: EvaluationResult = serde_json::from_str(lines[1]).expect("reads");
@@ -303,7 +308,7 @@ fn random_subscores_combine_the_same_in_rust_and_in_the_sdk() {
         let theirs: EvaluationResult =
             serde_json::from_value(sdk["result"].clone()).expect("reads the SDK's result");
         let ours = Grade::from_subscores(case.clone()).expect("combines");
-        close(ours.reward, theirs.reward, "reward");
+        close(ours.reward(), theirs.reward(), "reward");
         let (ours_subs, theirs_subs) = (
             ours.subscores.expect("subscores"),
             theirs.subscores.expect("subscores"),
@@ -321,5 +326,61 @@ fn random_subscores_combine_the_same_in_rust_and_in_the_sdk() {
         let theirs_all: SubScore = serde_json::from_value(sdk["all"].clone()).expect("all");
         let ours_all = all("every", case).grade(-0.5).now().expect("all");
         assert_eq!(ours_all, theirs_all);
+    }
+}
+
+/// For each result on stdin (one JSON per line): the SDK's `SubScore.to_summary()` of each
+/// subscore, and the `evaluation` that `hud.eval` records for a grade (its subscores
+/// summarized the same way).
+const SDK_SUMMARIES: &str = r#"
+import json, sys, warnings
+warnings.simplefilter("ignore")
+from hud.graders import SubScore
+from hud.eval.run import Grade
+for line in sys.stdin.read().splitlines():
+    raw = json.loads(line)
+    print(json.dumps({
+        "subscores": [SubScore.model_validate(s).to_summary() for s in raw.get("subscores") or []],
+        "evaluation": Grade(raw=raw).evaluation,
+    }))
+"#;
+
+#[test]
+fn to_summary_matches_the_sdk() {
+    let Some(python) = python() else { return };
+    let mut results = results_we_write();
+    let mut runner = TestRunner::deterministic();
+    let strategy = random_case();
+    for _ in 0..50 {
+        let case = strategy.new_tree(&mut runner).expect("generates").current();
+        let nested = vec![
+            any("either", case.clone()).grade(0.5).now().expect("any"),
+            all("every", case).grade(0.5).now().expect("all"),
+        ];
+        results.push(Grade::from_subscores(nested).expect("combines"));
+    }
+    let input: Vec<String> = results
+        .iter()
+        .map(|r| serde_json::to_string(r).expect("serializes"))
+        .collect();
+    let output = run_script(&python, SDK_SUMMARIES, &input.join("\n"));
+    let lines: Vec<&str> = output.lines().collect();
+    assert_eq!(lines.len(), results.len(), "{output}");
+    for (result, line) in results.iter().zip(lines) {
+        let theirs: Value = serde_json::from_str(line).expect("the SDK's output is JSON");
+        let ours: Vec<Value> = result
+            .subscores
+            .as_deref()
+            .unwrap_or_default()
+            .iter()
+            .map(SubScore::to_summary)
+            .collect();
+        assert_eq!(Value::Array(ours), theirs["subscores"], "{line}");
+        assert_eq!(result.to_summary(), theirs["evaluation"], "{line}");
+        // Same keys in the same order, at the top and in every subscore.
+        assert_eq!(
+            serde_json::to_string(&result.to_summary()).expect("serializes"),
+            serde_json::to_string(&theirs["evaluation"]).expect("serializes"),
+        );
     }
 }

@@ -117,6 +117,6 @@ async fn text_graders_gather_beside_other_graders() -> Result<(), Box<dyn std::e
         .collect();
     assert_eq!(names, ["exact_match", "f1_score"]);
     let f1 = text::f1_score(answer, "Paris, France");
-    assert!((result.reward - (0.5 + 0.5 * f1)).abs() < 1e-12);
+    assert!((result.reward() - (0.5 + 0.5 * f1)).abs() < 1e-12);
     Ok(())
 }

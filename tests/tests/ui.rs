@@ -1,9 +1,13 @@
-//! Compile-time behaviour of `#[grader]`: what must compile (`ui/pass`) and the exact error
-//! for each mistake (`ui/fail`, with the expected compiler output beside each file).
+//! Compile-time behaviour of `#[grader]` and `#[derive(Grader)]`: what must compile (`ui/pass`,
+//! `ui/derive_pass`) and the exact error
+//! for each mistake (`ui/fail`, `ui/derive_fail`, with the expected compiler output beside each
+//! file).
 
 #[test]
 fn ui() {
     let cases = trybuild::TestCases::new();
     cases.pass("tests/ui/pass/*.rs");
     cases.compile_fail("tests/ui/fail/*.rs");
+    cases.pass("tests/ui/derive_pass/*.rs");
+    cases.compile_fail("tests/ui/derive_fail/*.rs");
 }

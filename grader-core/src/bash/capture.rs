@@ -100,23 +100,34 @@ impl Capture {
     /// the text leaves out. When bytes were dropped, a marker line saying how many stands
     /// between the head and the tail, and a character cut in two at either edge is left out
     /// (and counted) rather than shown as U+FFFD.
+    ///
+    /// The text itself stays within the budget (the marker line aside): each invalid byte
+    /// becomes a 3-byte U+FFFD, so a stream of invalid bytes is cut further, and what is cut
+    /// is counted as dropped.
     pub(super) fn finish(self) -> (String, u64) {
+        let tail_limit = self.tail.capacity;
         let tail = self.tail.into_vec();
         let kept = (self.head.len() + tail.len()) as u64;
-        if self.total == kept {
+        let (head_text, tail_text, covered) = if self.total == kept {
             let mut all = self.head;
             all.extend_from_slice(&tail);
-            return (String::from_utf8_lossy(&all).into_owned(), 0);
-        }
-        let head = trim_cut_end(&self.head);
-        let tail = trim_cut_start(&tail);
-        let dropped = self.total - (head.len() + tail.len()) as u64;
-        let text = format!(
-            "{}\n[... {dropped} bytes dropped ...]\n{}",
-            String::from_utf8_lossy(head),
-            String::from_utf8_lossy(tail)
-        );
-        (text, dropped)
+            let text = String::from_utf8_lossy(&all);
+            if text.len() <= self.head_limit + tail_limit {
+                return (text.into_owned(), 0);
+            }
+            let (head_text, head_used) = lossy_prefix(&all, self.head_limit);
+            let (tail_text, tail_used) = lossy_suffix(&all[head_used..], tail_limit);
+            (head_text, tail_text, head_used + tail_used)
+        } else {
+            let (head_text, head_used) = lossy_prefix(trim_cut_end(&self.head), self.head_limit);
+            let (tail_text, tail_used) = lossy_suffix(trim_cut_start(&tail), tail_limit);
+            (head_text, tail_text, head_used + tail_used)
+        };
+        let dropped = self.total - covered as u64;
+        (
+            format!("{head_text}\n[... {dropped} bytes dropped ...]\n{tail_text}"),
+            dropped,
+        )
     }
 
     /// Reads `pipe` to its end (or its first error) into this capture.
@@ -135,6 +146,81 @@ impl Capture {
             }
         }
     }
+}
+
+/// The longest start of `bytes` whose text (invalid UTF-8 as U+FFFD) fits in `budget` bytes:
+/// that text, and how many bytes of `bytes` it stands for.
+fn lossy_prefix(bytes: &[u8], budget: usize) -> (String, usize) {
+    let mut text = String::new();
+    let mut used = 0;
+    for chunk in bytes.utf8_chunks() {
+        let valid = chunk.valid();
+        let room = budget - text.len();
+        if valid.len() > room {
+            let cut = floor_char_boundary(valid, room);
+            text.push_str(&valid[..cut]);
+            return (text, used + cut);
+        }
+        text.push_str(valid);
+        used += valid.len();
+        if chunk.invalid().is_empty() {
+            continue;
+        }
+        if budget - text.len() < REPLACEMENT_LEN {
+            break;
+        }
+        text.push(char::REPLACEMENT_CHARACTER);
+        used += chunk.invalid().len();
+    }
+    (text, used)
+}
+
+/// The longest end of `bytes` whose text (invalid UTF-8 as U+FFFD) fits in `budget` bytes:
+/// that text, and how many bytes of `bytes` it stands for.
+fn lossy_suffix(bytes: &[u8], budget: usize) -> (String, usize) {
+    let chunks: Vec<_> = bytes.utf8_chunks().collect();
+    // The pieces of the text, last first.
+    let mut pieces: Vec<&str> = Vec::new();
+    let mut len = 0;
+    let mut used = 0;
+    for chunk in chunks.iter().rev() {
+        if !chunk.invalid().is_empty() {
+            if budget - len < REPLACEMENT_LEN {
+                break;
+            }
+            pieces.push("\u{FFFD}");
+            len += REPLACEMENT_LEN;
+            used += chunk.invalid().len();
+        }
+        let valid = chunk.valid();
+        let room = budget - len;
+        if valid.len() > room {
+            let mut start = valid.len() - room;
+            while !valid.is_char_boundary(start) {
+                start += 1;
+            }
+            pieces.push(&valid[start..]);
+            used += valid.len() - start;
+            break;
+        }
+        pieces.push(valid);
+        len += valid.len();
+        used += valid.len();
+    }
+    pieces.reverse();
+    (pieces.concat(), used)
+}
+
+/// How many bytes U+FFFD takes in UTF-8.
+const REPLACEMENT_LEN: usize = 3;
+
+/// The largest char boundary of `text` at or below `index`.
+fn floor_char_boundary(text: &str, index: usize) -> usize {
+    let mut index = index.min(text.len());
+    while !text.is_char_boundary(index) {
+        index -= 1;
+    }
+    index
 }
 
 /// `bytes` without a trailing UTF-8 sequence that was cut short.
@@ -253,6 +339,33 @@ mod tests {
                 "chunks of {chunk}"
             );
         }
+    }
+
+    #[test]
+    fn invalid_bytes_do_not_grow_the_text_past_the_budget() {
+        // Each 0xFF becomes a 3-byte U+FFFD: within the budget as bytes, over it as text.
+        let cap = capture(12, &[&[0xFF; 10]]);
+        let (text, dropped) = text_of(cap);
+        assert_eq!(
+            text,
+            "\u{FFFD}\u{FFFD}\n[... 6 bytes dropped ...]\n\u{FFFD}\u{FFFD}"
+        );
+        assert_eq!(dropped, 6);
+        // Far over the budget: the kept head and tail are cut down to it.
+        let mut cap = Capture::new(1000);
+        for _ in 0..1000 {
+            cap.push(&[0xFF; 1000]);
+        }
+        let (text, dropped) = cap.finish();
+        let marker = format!("\n[... {dropped} bytes dropped ...]\n");
+        assert!(text.len() <= 1000 + marker.len(), "{} bytes", text.len());
+        assert_eq!(dropped, 1_000_000 - 2 * 166);
+        // Mixed valid and invalid text keeps whole characters on both sides.
+        let cap = capture(9, &["é\u{FF}".as_bytes(), b"\xFFab\xFFcd"]);
+        assert_eq!(
+            text_of(cap),
+            ("é\u{FF}\n[... 4 bytes dropped ...]\ncd".into(), 4)
+        );
     }
 
     #[test]

@@ -1,75 +1,62 @@
-//! The command's process group: signalling it, telling when it is empty, and the guard that
-//! kills it when the grading future is dropped.
+//! The running command: the guard that kills everything it started when the grading future
+//! is dropped, and what a command inherits from this process.
 
 use std::time::Duration;
 
-use rustix::io::Errno;
-use rustix::process::{Pid, Signal, kill_process_group, test_kill_process_group};
+use rustix::process::Pid;
 use tokio::process::Child;
 
-/// How long [`GroupGuard`]'s `Drop` waits for bash to die after SIGKILL before leaving it to
+use super::sweep::{self, Window};
+
+/// How long [`CommandGuard`]'s `Drop` waits for bash to die after SIGKILL before leaving it to
 /// tokio's reaper.
 const DROP_REAP_WAIT: Duration = Duration::from_millis(200);
 
-/// Owns the running command: bash, which leads its own process group. Until
-/// [`disarm`](Self::disarm)ed, dropping the guard sends SIGKILL to the whole group and reaps
-/// bash, so a dropped grading future leaves nothing running and no zombie child.
-pub(super) struct GroupGuard {
+/// Owns the running command: bash, which leads its own process group, and the tag its
+/// processes carry. Until [`disarm`](Self::disarm)ed, dropping the guard sends SIGKILL to the
+/// whole group and to every tagged process, and reaps bash, so a dropped grading future leaves
+/// nothing running and no zombie child.
+pub(super) struct CommandGuard {
     pub(super) child: Child,
-    pgid: Option<Pid>,
+    pub(super) group: Option<Pid>,
+    /// The pids the command's processes can have.
+    pub(super) window: Option<Window>,
+    tag: u64,
     armed: bool,
 }
 
-impl GroupGuard {
-    /// Guards `child`, spawned as the leader of a new process group.
-    pub(super) fn new(child: Child) -> Self {
+impl CommandGuard {
+    /// Guards `child`, spawned as the leader of a new process group with tag `tag`.
+    pub(super) fn new(child: Child, tag: u64, before: Option<sweep::Counters>) -> Self {
         // A child that was spawned and not yet waited for always has an id.
-        let pgid = child
+        let group = child
             .id()
             .and_then(|id| i32::try_from(id).ok())
             .and_then(Pid::from_raw);
-        GroupGuard {
+        let window = group
+            .zip(before)
+            .and_then(|(pid, before)| Some(Window::new(pid.as_raw_pid().try_into().ok()?, before)));
+        CommandGuard {
             child,
-            pgid,
+            group,
+            window,
+            tag,
             armed: true,
         }
     }
 
-    /// Sends `signal` to every process of the group. Returns `false` when the group is empty.
-    pub(super) fn signal(&self, signal: Signal) -> bool {
-        let Some(pgid) = self.pgid else { return false };
-        match kill_process_group(pgid, signal) {
-            Ok(()) => true,
-            Err(Errno::SRCH) => false,
-            Err(error) => {
-                tracing::debug!(%error, pgid = pgid.as_raw_nonzero().get(), "signalling the command's process group failed");
-                true
-            }
-        }
-    }
-
-    /// Whether any process of the group is still alive. A zombie is not alive: it runs
-    /// nothing, and once bash has exited its children belong to init, whose job reaping is.
-    pub(super) fn group_alive(&self) -> bool {
-        let Some(pgid) = self.pgid else { return false };
-        match test_kill_process_group(pgid) {
-            Err(Errno::SRCH) => false,
-            Ok(()) | Err(_) => has_live_member(pgid),
-        }
-    }
-
-    /// The group has been stopped: dropping the guard no longer signals it.
+    /// Everything the command started has been stopped: dropping the guard no longer kills.
     pub(super) fn disarm(&mut self) {
         self.armed = false;
     }
 }
 
-impl Drop for GroupGuard {
+impl Drop for CommandGuard {
     fn drop(&mut self) {
         if !self.armed {
             return;
         }
-        self.signal(Signal::KILL);
+        sweep::kill_now(self.tag, self.group, self.window);
         // SIGKILL cannot be caught, so bash ends within moments; reap it here rather than
         // leave a zombie to a runtime that may be shutting down.
         let waited = std::time::Instant::now();
@@ -83,41 +70,6 @@ impl Drop for GroupGuard {
         // Still not dead (stuck in the kernel): tokio reaps a dropped child in the background.
         tracing::debug!("the command did not die within {DROP_REAP_WAIT:?} of SIGKILL");
     }
-}
-
-/// Whether a process that is not a zombie belongs to group `pgid`. Where `/proc` cannot tell,
-/// the group is assumed alive.
-#[cfg(target_os = "linux")]
-fn has_live_member(pgid: Pid) -> bool {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return true;
-    };
-    let pgid = pgid.as_raw_nonzero().get();
-    entries.flatten().any(|entry| {
-        let name = entry.file_name();
-        let Some(pid) = name
-            .to_str()
-            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
-        else {
-            return false;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            return false; // gone since the listing
-        };
-        // `pid (comm) state ppid pgrp …`; comm may itself contain spaces and parentheses.
-        let Some((_, fields)) = stat.rsplit_once(')') else {
-            return false;
-        };
-        let mut fields = fields.split_ascii_whitespace();
-        let state = fields.next();
-        let group = fields.nth(1).and_then(|g| g.parse::<i32>().ok());
-        group == Some(pgid) && !matches!(state, Some("Z" | "X"))
-    })
-}
-
-#[cfg(not(target_os = "linux"))]
-fn has_live_member(_pgid: Pid) -> bool {
-    true
 }
 
 /// Whether this process ignores a signal that a command expects at its default disposition.

@@ -3,18 +3,20 @@
 
 mod capture;
 mod group;
+mod sweep;
+mod watch;
 
 use std::borrow::Cow;
 use std::ffi::OsString;
 use std::fmt;
 use std::io;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::pin::pin;
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
-use rustix::process::Signal;
 use serde_json::Value;
 use tokio::time::Instant;
 
@@ -25,7 +27,8 @@ use crate::limit::Resource;
 use crate::score::{Info, Score, SubScore};
 
 use capture::Capture;
-use group::GroupGuard;
+use group::CommandGuard;
+use sweep::Tag;
 
 /// The shell every command runs in, as `/bin/bash -lc COMMAND`.
 const BASH: &str = "/bin/bash";
@@ -34,10 +37,6 @@ const ENV: &str = "/usr/bin/env";
 /// How long output is still read after the command's group is stopped, for a process that
 /// left the group and keeps the pipes open.
 const DRAIN_WAIT: Duration = Duration::from_millis(100);
-/// How long to wait for SIGKILLed processes to be gone before returning anyway.
-const KILL_SETTLE: Duration = Duration::from_millis(200);
-/// The longest pause between two checks of whether the group has emptied.
-const GROUP_POLL_MAX: Duration = Duration::from_millis(20);
 
 /// How long a command may run unless [`BashGrader::timeout`] says otherwise: 600 s, as the
 /// reference's current default.
@@ -77,7 +76,7 @@ pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(1);
 ///     .add(BashGrader::new("test 2 -gt 1").grade(0.5))
 ///     .add(BashGrader::new("grep -q needle").env("LC_ALL", "C").grade(0.5))
 ///     .await?;
-/// assert_eq!(result.reward, 0.5); // `grep` read an empty stdin and found nothing
+/// assert_eq!(result.reward(), 0.5); // `grep` read an empty stdin and found nothing
 /// # Ok::<(), grader_core::GatherError>(())
 /// # }).unwrap();
 /// ```
@@ -92,31 +91,110 @@ pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(1);
 ///
 /// # Where it differs from the reference
 ///
-/// - **Nothing is left running.** The command runs in its own process group. When bash exits,
-///   whatever it left running in the group gets SIGTERM, then SIGKILL after
-///   [`kill_grace`](Self::kill_grace) (as the reference); on a timeout the whole group is
-///   stopped the same way, and the call returns even when a grandchild holds the pipes open.
-///   Dropping the grading future (a cancelled [`Gather`](crate::Gather), a `select!`) kills
-///   the group at once and reaps bash. A process that leaves the group (`setsid`) is beyond
-///   reach; its pipes are read for at most 100 ms more. Processes bash started become init's
-///   children when bash exits, so reaping them is init's job: under an init that does not
-///   reap (some containers), they stay as zombies, which run nothing and hold no pipe.
+/// - **Nothing is left running**, even what left the process group, even when the grading
+///   process dies. When bash exits or the time is up, everything the command started gets
+///   SIGTERM, then SIGKILL after [`kill_grace`](Self::kill_grace) (as the reference), and the
+///   call returns once none of it is alive, even when a grandchild held the pipes open.
+///   Dropping the grading future (a cancelled [`Gather`](crate::Gather), a `select!`) kills it
+///   all at once and reaps bash. See [How nothing is left running](#how-nothing-is-left-running).
 /// - **Bounded output.** Each stream keeps at most [`output_limit`](Self::output_limit) bytes
 ///   (the first half and the last half of the budget); the text then carries a marker line
 ///   `[... N bytes dropped ...]` between the two and `info` records
 ///   `stdout_dropped_bytes` / `stderr_dropped_bytes`. The reference keeps everything in memory;
-///   here a command printing 1 GB costs about twice the budget (the bytes, then the text).
+///   here a command printing 1 GB costs about twice the budget (the bytes, then the text), and
+///   the text too stays within the budget (invalid bytes, each shown as a 3-byte U+FFFD, are
+///   cut further and counted as dropped).
 /// - **A clean start.** Stdin is `/dev/null`, so a command that reads input sees end of file
 ///   instead of waiting for the timeout. Signals that this process ignores (`nohup` ignores
 ///   SIGHUP) are reset to their defaults in the command through `env --default-signal` (GNU
 ///   coreutils 8.31 or later; on Linux, where `/proc` shows which signals are ignored). The
 ///   reference lets the command inherit both.
-/// - **A bad `cwd` is an error** ([`Failure::WorkingDirectory`] naming the path), not a 0.0:
-///   the grader could not run, the agent did not fail. A missing `/bin/bash` still scores 0.0
-///   with stderr `/bin/bash not found`, as the reference.
+/// - **A bad `cwd` is an error** ([`Failure::WorkingDirectory`] naming the path: missing, not
+///   a directory, or not enterable), not a 0.0: the grader could not run, the agent did not
+///   fail. So is an environment variable that cannot be set as given (an empty name, `=` or
+///   NUL in the name, NUL in the value: [`Failure::Environment`]), and a tokio runtime
+///   without its IO driver or its timer ([`Failure::Runtime`], before anything starts; tokio
+///   offers no way to ask, so the check catches tokio's own panic, whose message the panic
+///   hook still prints, and under `panic = "abort"` it aborts as tokio would have). A
+///   missing `/bin/bash` still scores 0.0 with stderr `/bin/bash not found`, as the reference.
 /// - **The clock starts with the command**, not when the grade was created, so a grade
 ///   waiting for its turn in a [`Gather::limit`](crate::Gather::limit) does not use up its
 ///   timeout. A zero timeout times out at once.
+///
+/// # Trusting the agent's home directory
+///
+/// By default the command runs as `bash -lc`, as the reference: bash first runs
+/// `/etc/profile` and the first of `~/.bash_profile`, `~/.bash_login`, `~/.profile` it finds.
+/// **An agent that can write to the home directory can make every such check pass**: a
+/// profile that says `exit 0` ends bash with code 0 before the command runs, and one that
+/// defines a shell function named `pytest` (or an alias) replaces the tool being checked.
+/// With [`login_shell(false)`](Self::login_shell) the command runs as
+/// `bash --noprofile --norc -c` with `BASH_ENV` and `ENV` removed, so no startup file runs.
+/// Pointing `HOME` at a directory the grader controls (`.env("HOME", dir)`) also keeps tools
+/// from reading the agent's `~/.config`. What remains is what the command itself looks up:
+/// `PATH` (an agent that can write to a directory on it can shadow `pytest`) and the files
+/// the tools read.
+///
+/// ```
+/// use grader_core::BashGrader;
+///
+/// let home = std::env::temp_dir().join(format!("doc-hijacked-home-{}", std::process::id()));
+/// std::fs::create_dir_all(&home)?;
+/// std::fs::write(home.join(".bash_profile"), "exit 0\n")?;
+///
+/// let trusting = BashGrader::new("false").env("HOME", &home).grade_blocking(1.0)?;
+/// assert_eq!(trusting.value(), 1.0); // the profile's `exit 0` passed the check
+/// let hardened = BashGrader::new("false")
+///     .env("HOME", &home)
+///     .login_shell(false)
+///     .grade_blocking(1.0)?;
+/// assert_eq!(hardened.value(), 0.0);
+/// # std::fs::remove_dir_all(&home)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # How nothing is left running
+///
+/// On Linux (the rest of Unix has the process group only):
+///
+/// - **Tagged processes.** The command's environment carries a tag, `GRADER_BASH_<token>=<n>`,
+///   unique to this process and to the command, which every process it starts inherits.
+///   `setsid`, `setsid -f`, `set -m` job control, a double fork or `setpgid` leave the process
+///   group but keep the tag. The command also leads a process group of its own, which is
+///   signalled as a whole too.
+/// - **One sweeper for all graders.** When a grade ends with something left, a single thread
+///   per process (not one per grader, and never an executor thread) reads
+///   `/proc/<pid>/environ` once per round for all the grades waiting, signals the processes
+///   of their tags through pidfds (so a reused pid is never hit), and answers each grade when
+///   none of its processes is alive. It reads only the pids handed out since the oldest
+///   waiting command started, as long as the kernel's counters (`/proc/stat`,
+///   `/proc/loadavg`) show that the pid counter cannot have come round since (otherwise every
+///   process), and of those only the environments of processes whose parents (from
+///   `/proc/<pid>/stat`) show they can descend from a command: reading another process's
+///   environment waits for its memory map lock, which a busy compiler can hold for
+///   milliseconds. A round takes at most half a core (it rests as long as it ran). Zombies do not
+///   count: bash's orphans are reaped by init, and under an init that does not reap (some
+///   containers) they stay as zombies, which run nothing and hold no pipe.
+/// - **The common case costs a few reads.** When bash exits by itself, its process group is
+///   empty and few pids were handed out since it started, the grade checks those pids itself
+///   and does not involve the sweeper.
+/// - **A watcher for when this process dies.** The first grade starts one `bash` watcher for
+///   the whole process, in a process group of its own and ignoring SIGINT, SIGQUIT, SIGHUP and
+///   SIGTERM. It waits on a pipe whose other end only this process holds; when this process
+///   ends in any way (SIGKILL, SIGTERM, a Ctrl-C in a terminal, `std::process::exit`, a panic
+///   that aborts), the pipe closes and the watcher sends SIGTERM to every process carrying
+///   this process's tag, SIGKILL to what is left half a second later, and exits. It runs no
+///   command while this process lives and exits with it.
+///
+/// **What still escapes**: a process that clears or rewrites its environment (`env -i`,
+/// `exec -c`) once it has also left the process group; one whose environment this user cannot
+/// read (a setuid program); a process started by another service on the command's behalf
+/// (`systemd-run`, `at`, a daemon reached through a socket); and, if this process dies, the
+/// watcher itself being killed first (`kill -9` of it, or of every process of the user at
+/// once), or a copy of this process made by `fork` without `exec` that keeps the pipe open.
+/// A child subreaper was not chosen: it changes this process for every other child it has
+/// (their orphans would become its zombies), and it needs `/proc/<pid>/task/*/children`,
+/// which many kernels lack, to find what to stop.
 #[derive(Clone)]
 #[must_use = "a BashGrader does nothing until it is graded"]
 pub struct BashGrader {
@@ -126,6 +204,7 @@ pub struct BashGrader {
     timeout: Duration,
     output_limit: usize,
     kill_grace: Duration,
+    login_shell: bool,
 }
 
 impl fmt::Debug for BashGrader {
@@ -139,6 +218,7 @@ impl fmt::Debug for BashGrader {
             .field("timeout", &self.timeout)
             .field("output_limit", &self.output_limit)
             .field("kill_grace", &self.kill_grace)
+            .field("login_shell", &self.login_shell)
             .finish()
     }
 }
@@ -154,6 +234,7 @@ impl BashGrader {
             timeout: DEFAULT_TIMEOUT,
             output_limit: DEFAULT_OUTPUT_LIMIT,
             kill_grace: DEFAULT_KILL_GRACE,
+            login_shell: true,
         }
     }
 
@@ -189,6 +270,18 @@ impl BashGrader {
     /// are stopped at a timeout or after bash exits. [`DEFAULT_KILL_GRACE`] unless set.
     pub fn kill_grace(mut self, grace: Duration) -> Self {
         self.kill_grace = grace;
+        self
+    }
+
+    /// Whether the command runs in a login shell, `bash -lc` (the default, as the reference),
+    /// which first runs `/etc/profile` and the first of `~/.bash_profile`, `~/.bash_login` and
+    /// `~/.profile`. With `false` it runs as `bash --noprofile --norc -c`, with `BASH_ENV` and
+    /// `ENV` removed from its environment: no startup file runs. Use `false` whenever the agent
+    /// being graded could write to the home directory; see [hardened
+    /// mode](BashGrader#trusting-the-agents-home-directory). Recorded in `_parameters` as
+    /// `login_shell: false` when set.
+    pub fn login_shell(mut self, login: bool) -> Self {
+        self.login_shell = login;
         self
     }
 
@@ -232,13 +325,24 @@ impl BashGrader {
 
     /// Runs the command with `shell` (`/bin/bash` but in tests) and scores it.
     async fn run(self, shell: &Path) -> Result<Score, Failure> {
+        check_runtime()?;
+        self.check_env()?;
         if let Some(dir) = &self.cwd {
             check_directory(dir)?;
         }
-        let reset_signals = group::inherits_ignored_signals() && group::env_resets_signals();
-        if reset_signals && !shell.exists() {
+        if !shell.exists() {
             return Ok(shell_not_found(shell));
         }
+        sweep::start().map_err(|source| Failure::Io {
+            context: "starting the thread that stops commands' processes".to_owned(),
+            source,
+        })?;
+        watch::ensure(BASH).map_err(|source| Failure::Io {
+            context: "starting the watcher that stops commands if this process ends".to_owned(),
+            source,
+        })?;
+
+        let reset_signals = group::inherits_ignored_signals() && group::env_resets_signals();
         let mut command = if reset_signals {
             let mut command = tokio::process::Command::new(ENV);
             command.arg("--default-signal").arg(shell);
@@ -246,9 +350,18 @@ impl BashGrader {
         } else {
             tokio::process::Command::new(shell)
         };
+        if self.login_shell {
+            command.arg("-lc");
+        } else {
+            command
+                .args(["--noprofile", "--norc", "-c"])
+                .env_remove("BASH_ENV")
+                .env_remove("ENV");
+        }
+        let tag = Tag::next();
         command
-            .arg("-lc")
             .arg(&self.command)
+            .env(tag.name, tag.value())
             .envs(self.env.iter().map(|(key, value)| (key, value)))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -259,25 +372,22 @@ impl BashGrader {
         }
         tracing::debug!(command = %self.command, cwd = ?self.cwd, timeout = ?self.timeout, "running grader command");
 
+        let before = sweep::Counters::read();
         let started = Instant::now();
         let child = match command.spawn() {
             Ok(child) => child,
-            Err(error) if error.kind() == io::ErrorKind::NotFound => {
+            Err(error) => {
                 if !shell.exists() {
                     return Ok(shell_not_found(shell));
                 }
-                return Err(match &self.cwd {
-                    // It was there when checked; it is gone now.
-                    Some(dir) => Failure::WorkingDirectory {
-                        path: dir.clone(),
-                        reason: "does not exist".to_owned(),
-                    },
-                    None => spawn_failure(shell, error),
-                });
+                if let Some(dir) = &self.cwd {
+                    // It was fine when checked; it is gone or closed now.
+                    check_directory(dir)?;
+                }
+                return Err(spawn_failure(shell, error));
             }
-            Err(error) => return Err(spawn_failure(shell, error)),
         };
-        let mut guard = GroupGuard::new(child);
+        let mut guard = CommandGuard::new(child, tag.id, before);
         let stdout = guard.child.stdout.take();
         let stderr = guard.child.stderr.take();
         let mut out = Capture::new(self.output_limit);
@@ -304,48 +414,34 @@ impl BashGrader {
                 }
             };
 
-            // Stop whatever is left in the group: SIGTERM, then SIGKILL after the grace.
+            // Stop whatever the command started, in the group or out of it: SIGTERM, then
+            // SIGKILL after the grace. The sweeper answers once none of it is alive.
             let mut reaped = exit.is_some();
-            let mut killed = false;
-            if guard.signal(Signal::TERM) {
-                // A stopped process (one that read the terminal, say) acts on SIGTERM only
-                // once continued.
-                guard.signal(Signal::CONT);
-                let grace_deadline = Instant::now().checked_add(self.kill_grace);
-                let mut poll = Duration::from_millis(1);
-                loop {
-                    tokio::select! {
-                        biased;
-                        _ = guard.child.wait(), if !reaped => reaped = true,
-                        () = &mut pumps, if !drained => drained = true,
-                        () = tokio::time::sleep(poll) => {
-                            if reaped && !guard.group_alive() {
-                                break;
-                            }
-                            poll = (poll * 2).min(GROUP_POLL_MAX);
-                        }
-                        () = sleep_until(grace_deadline) => {
-                            killed = guard.signal(Signal::KILL);
-                            break;
+            // Bash exited and left nothing: usually told from a few files, without the sweeper.
+            let mut stopped = reaped && sweep::nothing_left(tag.id, guard.group, guard.window);
+            let mut stopping = pin!(sweep::stop(
+                tag.id,
+                guard.group,
+                guard.window,
+                self.kill_grace
+            ));
+            while !(stopped && reaped) {
+                tokio::select! {
+                    biased;
+                    _ = guard.child.wait(), if !reaped => reaped = true,
+                    () = &mut stopping, if !stopped => {
+                        stopped = true;
+                        if !reaped {
+                            // Only if the sweeper could not run: bash is tagged too.
+                            let _ = guard.child.start_kill();
                         }
                     }
-                }
-            }
-            if !reaped {
-                // SIGKILL was sent: this returns at once.
-                guard.child.wait().await.map_err(wait_failure)?;
-            }
-            if killed {
-                // SIGKILL is delivered asynchronously: give the kernel a moment to end them.
-                let settled = Instant::now() + KILL_SETTLE;
-                while guard.group_alive() && Instant::now() < settled {
-                    tokio::time::sleep(Duration::from_millis(2)).await;
+                    () = &mut pumps, if !drained => drained = true,
                 }
             }
             guard.disarm();
 
-            // Everything buffered in the pipes, unless a process that left the group keeps
-            // them open.
+            // Everything buffered in the pipes, unless a process out of reach keeps them open.
             if !drained {
                 let _ = tokio::time::timeout(DRAIN_WAIT, &mut pumps).await;
             }
@@ -372,6 +468,29 @@ impl BashGrader {
         }
         Ok(Score::new(value).with_info(info))
     }
+
+    /// Fails on an environment variable that cannot be set as given.
+    fn check_env(&self) -> Result<(), Failure> {
+        for (name, value) in &self.env {
+            let bytes = name.as_bytes();
+            let reason = if bytes.is_empty() {
+                "has an empty name"
+            } else if bytes.contains(&b'=') {
+                "has `=` in its name"
+            } else if bytes.contains(&0) {
+                "has a NUL byte in its name"
+            } else if value.as_bytes().contains(&0) {
+                "has a NUL byte in its value"
+            } else {
+                continue;
+            };
+            return Err(Failure::Environment {
+                name: name.to_string_lossy().into_owned(),
+                reason: reason.to_owned(),
+            });
+        }
+        Ok(())
+    }
 }
 
 impl Grader for BashGrader {
@@ -386,6 +505,9 @@ impl Grader for BashGrader {
             params.insert("cwd".into(), dir.to_string_lossy().into_owned().into());
         }
         params.insert("timeout_seconds".into(), seconds(self.timeout));
+        if !self.login_shell {
+            params.insert("login_shell".into(), false.into());
+        }
         if !self.env.is_empty() {
             let names = self
                 .env
@@ -406,10 +528,13 @@ impl Grader for BashGrader {
     }
 }
 
-/// Fails unless `dir` is an existing directory.
+/// Fails unless `dir` is an existing directory this process may enter.
 fn check_directory(dir: &Path) -> Result<(), Failure> {
     let reason = match std::fs::metadata(dir) {
-        Ok(meta) if meta.is_dir() => return Ok(()),
+        Ok(meta) if meta.is_dir() => match rustix::fs::access(dir, rustix::fs::Access::EXEC_OK) {
+            Ok(()) => return Ok(()),
+            Err(error) => format!("cannot be entered: {}", io::Error::from(error)),
+        },
         Ok(_) => "is not a directory".to_owned(),
         Err(error) if error.kind() == io::ErrorKind::NotFound => "does not exist".to_owned(),
         Err(error) => format!("cannot be used: {error}"),
@@ -445,6 +570,29 @@ fn wait_failure(source: io::Error) -> Failure {
         context: "waiting for the command to exit".to_owned(),
         source,
     }
+}
+
+/// Fails unless this code runs inside a tokio runtime with its IO driver and its timer, before
+/// anything is started: without them tokio panics once the command is running.
+///
+/// tokio offers no way to ask, so each driver is probed with a call that panics without it;
+/// the panic is caught, and the panic hook still prints tokio's message. Under
+/// `panic = "abort"` the probe aborts instead.
+fn check_runtime() -> Result<(), Failure> {
+    let problem = if tokio::runtime::Handle::try_current().is_err() {
+        "no tokio runtime is running; await the grade inside one, or call `grade_blocking`"
+    } else if std::panic::catch_unwind(|| drop(tokio::time::sleep(Duration::ZERO))).is_err() {
+        "the tokio runtime has no timer; build it with `enable_all()` (or `enable_time()`)"
+    } else if std::panic::catch_unwind(|| {
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::child()).map(drop)
+    })
+    .is_err()
+    {
+        "the tokio runtime has no IO driver; build it with `enable_all()` (or `enable_io()`)"
+    } else {
+        return Ok(());
+    };
+    Err(Failure::Runtime(problem.to_owned()))
 }
 
 /// Sleeps until `deadline`, or forever when there is none (a timeout too large to add).

@@ -17,7 +17,7 @@
 //! let subscores = result.subscores.as_deref().unwrap();
 //! assert_eq!(subscores[1].name(), "contains_any");
 //! assert_eq!(subscores[2].info().unwrap()["_parameters"]["tolerance"], 0.05);
-//! assert!(result.reward > 0.8);
+//! assert!(result.reward() > 0.8);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 

@@ -24,7 +24,11 @@ async fn a_checkout_is_graded_with_another_crates_graders() -> Result<(), Box<dy
             "short_answer"
         ]
     );
-    assert!((result.reward - 0.875).abs() < 1e-12, "{}", result.reward);
+    assert!(
+        (result.reward() - 0.875).abs() < 1e-12,
+        "{}",
+        result.reward()
+    );
     let log = subs[1].info().expect("info");
     assert_eq!(log["missing"], serde_json::json!(["shipped"]));
     assert_eq!(

@@ -1,0 +1,165 @@
+//! The `grader` command: reads result files written by the grader crates or by the HUD Python
+//! SDK, and shows, validates, summarizes, compares and reports them.
+//!
+//! The binary is a thin shell over this library: [`Cli`] is its command line (clap derive) and
+//! [`run`] carries out one invocation, writing to the streams it is given, so tests call the
+//! same code the binary runs. Each subcommand is a module.
+//!
+//! | command | what it does |
+//! |---|---|
+//! | `grader show FILE` | the readable tree of a result (`.json`) or of each line of a `.jsonl` |
+//! | `grader validate FILE...` | checks the wire format, line by line in constant memory |
+//! | `grader schema` | the JSON Schema of `EvaluationResult`, derived from the Rust types |
+//! | `grader summary FILE...` | grader-core's evaluation summary (shards merged), table or JSON |
+//! | `grader diff BASE NEW` | per-sample changes and the change in mean with its interval |
+//! | `grader report FILE... -o PAGE` | one self-contained HTML page: summary, histogram, table |
+//!
+//! Exit codes: 0 when all is well, 1 when the data is invalid (or, for `diff --fail-if-worse`,
+//! worse), 2 when the command line is wrong or a file cannot be read.
+//!
+//! ```
+//! use clap::Parser as _;
+//! use grader_cli::{Cli, run};
+//!
+//! let cli = Cli::try_parse_from(["grader", "schema"])?;
+//! let mut out = Vec::new();
+//! let mut err = Vec::new();
+//! let code = run(cli, false, &mut out, &mut err);
+//! assert_eq!(code, 0);
+//! assert!(String::from_utf8(out)?.contains("\"SubScore\""));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+pub mod diff;
+pub mod input;
+pub mod records;
+pub mod report;
+pub mod schema;
+pub mod show;
+pub mod summary;
+pub mod text;
+pub mod validate;
+
+/// Exit code: everything was fine.
+pub const EXIT_OK: u8 = 0;
+/// Exit code: the data is invalid (or worse, for `diff --fail-if-worse`).
+pub const EXIT_INVALID: u8 = 1;
+/// Exit code: the command line is wrong or a file cannot be read.
+pub const EXIT_USAGE: u8 = 2;
+
+/// Shows, validates and reports grading results (`EvaluationResult` JSON and JSONL files).
+#[derive(Debug, Parser)]
+#[command(name = "grader", version, about, long_about = None)]
+pub struct Cli {
+    /// When to colour the output: `auto` colours a terminal only, and never when `NO_COLOR` is
+    /// set.
+    #[arg(long, value_enum, default_value_t = ColorWhen::Auto, global = true)]
+    pub color: ColorWhen,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// When to colour the output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorWhen {
+    /// On a terminal, unless `NO_COLOR` is set (or `CLICOLOR_FORCE` forces it).
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print the readable tree of a result, or of each line of a JSONL file.
+    Show(show::ShowArgs),
+    /// Check result files against the wire format; exit 1 on any problem.
+    Validate(validate::ValidateArgs),
+    /// Print the JSON Schema of the wire format (`EvaluationResult`).
+    Schema(schema::SchemaArgs),
+    /// Summarize an evaluation: scored and errored counts, mean, intervals, pass@k, subscores.
+    Summary(summary::SummaryArgs),
+    /// Compare two evaluations: reward changes, new errors, flipped subscores, change in mean.
+    Diff(diff::DiffArgs),
+    /// Write one self-contained HTML page of an evaluation.
+    Report(report::ReportArgs),
+}
+
+/// What a subcommand failed with, before it could finish: the data itself is fine or not
+/// looked at (problems in the data are reported by the subcommand and give [`EXIT_INVALID`]).
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// A file could not be opened or read.
+    #[error("{path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A file could not be written.
+    #[error("{path}: cannot write: {source}")]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The data could not be used (for `show`, `summary`, `diff`, `report`: a line that is not
+    /// a result). `validate` reports these without stopping.
+    #[error("{0}")]
+    Invalid(String),
+    /// Writing the output failed (a closed pipe, a full disk).
+    #[error("cannot write the output: {0}")]
+    Output(#[from] std::io::Error),
+}
+
+impl CliError {
+    /// The exit code this error ends the command with.
+    #[must_use]
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            CliError::Invalid(_) => EXIT_INVALID,
+            CliError::Read { .. } | CliError::Write { .. } | CliError::Output(_) => EXIT_USAGE,
+        }
+    }
+}
+
+/// Runs one invocation, writing its output to `out` and its diagnostics to `err`; returns the
+/// exit code.
+///
+/// `auto_color` is what [`ColorWhen::Auto`] means here: whether `out` is a terminal that takes
+/// colours (the binary asks [`anstream::AutoStream::choice`], which also honours `NO_COLOR`).
+pub fn run(cli: Cli, auto_color: bool, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    let color = match cli.color {
+        ColorWhen::Auto => auto_color,
+        ColorWhen::Always => true,
+        ColorWhen::Never => false,
+    };
+    let outcome = match cli.command {
+        Command::Show(args) => show::run(&args, color, out),
+        Command::Validate(args) => validate::run(&args, out),
+        Command::Schema(args) => schema::run(&args, out),
+        Command::Summary(args) => summary::run(&args, out, err),
+        Command::Diff(args) => diff::run(&args, out, err),
+        Command::Report(args) => report::run(&args, out, err),
+    };
+    match outcome {
+        Ok(code) => code,
+        // A reader that went away (`grader show big.jsonl | head`) is not an error of ours.
+        Err(CliError::Output(error)) if error.kind() == std::io::ErrorKind::BrokenPipe => EXIT_OK,
+        Err(error) => {
+            // Nothing more can be done if the error stream itself is closed.
+            let _ = writeln!(err, "grader: {error}");
+            error.exit_code()
+        }
+    }
+}

@@ -1,0 +1,267 @@
+//! `grader show`: the readable tree of a result, or of each line of a JSON Lines file.
+//!
+//! The tree is grader-core's `Display` of an `EvaluationResult` (`{:#}` with `--params`), made
+//! safe for a terminal (see [`terminal_safe`]) and coloured only when asked.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use grader_core::{EvaluationResult, SubScore};
+
+use crate::input::{self, Format, Line, parse_size};
+use crate::records::{self, Record};
+use crate::text::{self, paint, terminal_safe};
+use crate::{CliError, EXIT_OK};
+
+/// Arguments of `grader show`.
+#[derive(Debug, clap::Args)]
+pub struct ShowArgs {
+    /// A result (`.json`), or JSON Lines with one result per line (`-` reads standard input).
+    pub file: PathBuf,
+    /// Also show each grader's `_parameters`.
+    #[arg(long)]
+    pub params: bool,
+    /// Names, weights and values only: every subscore's info left out, as the SDK's
+    /// `SubScore.to_summary()` does.
+    #[arg(long, conflicts_with = "params")]
+    pub summary: bool,
+    /// JSON Lines: only these lines (numbered from 1); repeat or separate with commas.
+    /// (A `.json` file is one document, shown whole.)
+    #[arg(long, value_delimiter = ',')]
+    pub line: Vec<u64>,
+    /// JSON Lines: only the samples with this id; repeat or separate with commas.
+    #[arg(long, value_delimiter = ',')]
+    pub sample: Vec<String>,
+    /// The longest line read; a longer one is reported and skipped.
+    #[arg(long, default_value = "64M", value_parser = parse_size)]
+    pub max_line: usize,
+}
+
+/// How to render a result.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Style {
+    /// Show `_parameters` (the `{:#}` form).
+    pub params: bool,
+    /// Leave out every subscore's info.
+    pub summary: bool,
+    /// Use ANSI colours.
+    pub color: bool,
+}
+
+/// Runs `grader show`.
+///
+/// # Errors
+/// When the file cannot be read, or (for a `.json` file) is not a result.
+pub fn run(args: &ShowArgs, color: bool, out: &mut dyn Write) -> Result<u8, CliError> {
+    let style = Style {
+        params: args.params,
+        summary: args.summary,
+        color,
+    };
+    if Format::of(&args.file) == Format::Json {
+        // One document (a result, or one evaluation line): the filters do not apply.
+        let bytes = input::read_all(&args.file)?;
+        let record = records::parse(&bytes).map_err(|error| {
+            CliError::Invalid(format!(
+                "{}: not a result: {error} (`grader validate` says more)",
+                args.file.display()
+            ))
+        })?;
+        if record.sample.is_some() && record.epoch.is_some() {
+            out.write_all(heading(&record, 1, color).as_bytes())?;
+        }
+        out.write_all(render_record(&record, style).as_bytes())?;
+        return Ok(EXIT_OK);
+    }
+
+    let mut lines = input::lines(&args.file, args.max_line)?;
+    let mut first = true;
+    let mut bad = Vec::new();
+    while let Some((number, line)) = lines.next_line().map_err(input::read_error(&args.file))? {
+        if !args.line.is_empty() && !args.line.contains(&number) {
+            if args.line.iter().all(|&wanted| wanted < number) {
+                break;
+            }
+            continue;
+        }
+        let bytes = match line {
+            Line::Text(bytes) if input::is_blank(bytes) => continue,
+            Line::Text(bytes) => bytes,
+            Line::TooLong { bytes } => {
+                bad.push(format!(
+                    "line {number}: {bytes} bytes, longer than --max-line; skipped"
+                ));
+                continue;
+            }
+        };
+        let record = match records::parse(bytes) {
+            Ok(record) => record,
+            Err(error) => {
+                bad.push(format!("line {number}: not a result: {error}"));
+                continue;
+            }
+        };
+        if !args.sample.is_empty()
+            && !record
+                .sample
+                .as_ref()
+                .is_some_and(|id| args.sample.contains(id))
+        {
+            continue;
+        }
+        if !first {
+            writeln!(out)?;
+        }
+        first = false;
+        out.write_all(heading(&record, number, color).as_bytes())?;
+        out.write_all(render_record(&record, style).as_bytes())?;
+    }
+    if bad.is_empty() {
+        return Ok(EXIT_OK);
+    }
+    Err(CliError::Invalid(format!(
+        "{}: {} line(s) could not be shown:\n  {}",
+        args.file.display(),
+        bad.len(),
+        bad.join("\n  ")
+    )))
+}
+
+fn heading(record: &Record, number: u64, color: bool) -> String {
+    let mut title = format!("line {number}");
+    if let Some(sample) = &record.sample {
+        title = format!("sample {}", terminal_safe(sample));
+        if let Some(epoch) = record.epoch {
+            title.push_str(&format!(", epoch {epoch}"));
+        }
+        title.push_str(&format!(" (line {number})"));
+    }
+    format!("{}\n", paint(&format!("── {title}"), text::DIM, color))
+}
+
+fn render_record(record: &Record, style: Style) -> String {
+    let mut text = String::new();
+    if let Some(result) = &record.result {
+        text.push_str(&render(result, style));
+    }
+    if let Some(error) = record.error_text() {
+        let line = paint(
+            &format!("error: {}", terminal_safe(&error)),
+            text::ERROR,
+            style.color,
+        );
+        text.push_str(&line);
+        text.push('\n');
+    }
+    if text.is_empty() {
+        text.push_str("no result\n");
+    }
+    text
+}
+
+/// The readable tree of `result`, safe for a terminal.
+///
+/// ```
+/// use grader_cli::show::{Style, render};
+/// use grader_core::{Grade, SubScore};
+///
+/// let result = Grade::from_subscores([SubScore::new("tests\u{1b}[2J", 1.0)?])?;
+/// let text = render(&result, Style::default());
+/// assert!(text.starts_with("reward 1.0000\n"));
+/// assert!(text.contains("tests\\u{1b}[2J"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[must_use]
+pub fn render(result: &EvaluationResult, style: Style) -> String {
+    // Names are escaped before the tree is laid out, so that its columns stay aligned; the
+    // whole text is made safe again afterwards (escaping twice changes nothing).
+    let mut result = result.clone();
+    if let Some(subscores) = result.subscores.as_mut() {
+        subscores
+            .iter_mut()
+            .for_each(|sub| rebuild(sub, style.summary));
+    }
+    let text = if style.params {
+        format!("{result:#}")
+    } else {
+        result.to_string()
+    };
+    let safe = terminal_safe(&text);
+    if style.color { colorize(&safe) } else { safe }
+}
+
+/// Escapes the name of `sub` and of all its descendants for a terminal, and removes their
+/// info when `strip` (the `--summary` form).
+fn rebuild(sub: &mut SubScore, strip: bool) {
+    let children = sub.children().map(|children| {
+        let mut children = children.to_vec();
+        children.iter_mut().for_each(|child| rebuild(child, strip));
+        children
+    });
+    let mut rebuilt = if strip {
+        SubScore::new(sub.name(), sub.value())
+            .and_then(|bare| bare.with_weight(sub.weight()))
+            .unwrap_or_else(|_| sub.clone())
+    } else {
+        sub.clone()
+    };
+    rebuilt = rebuilt.with_name(terminal_safe(sub.name()));
+    if let Some(children) = children {
+        rebuilt = rebuilt.with_children(children);
+    }
+    *sub = rebuilt;
+}
+
+/// Colours the rendered tree: the reward line bold, each value by how high it is, errors red.
+fn colorize(text: &str) -> String {
+    let mut colored = String::with_capacity(text.len() + text.len() / 4);
+    for (index, line) in text.split_inclusive('\n').enumerate() {
+        if index == 0 {
+            let body = line.trim_end_matches('\n');
+            colored.push_str(&paint(body, text::HEADING, true));
+            colored.push_str(&line[body.len()..]);
+            continue;
+        }
+        colored.push_str(&colorize_line(line));
+    }
+    colored
+}
+
+fn colorize_line(line: &str) -> String {
+    // A subscore line reads `… weight  W  value V.VVVV  reason`; the value is the first
+    // `value ` after the first `  weight `.
+    let Some(weight_at) = line.find("  weight ") else {
+        return line.to_owned();
+    };
+    let Some(value_at) = line[weight_at..]
+        .find("  value ")
+        .map(|at| weight_at + at + 8)
+    else {
+        return line.to_owned();
+    };
+    let value_end = line[value_at..]
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .map_or(line.len(), |at| value_at + at);
+    let Ok(value) = line[value_at..value_end].parse::<f64>() else {
+        return line.to_owned();
+    };
+    let rest = &line[value_end..];
+    let rest = match rest.find("  error: ").or_else(|| rest.find("  timed out")) {
+        Some(at) => {
+            let body = rest[at..].trim_end_matches('\n');
+            format!(
+                "{}{}{}",
+                &rest[..at],
+                paint(body, text::ERROR, true),
+                &rest[at + body.len()..]
+            )
+        }
+        None => rest.to_owned(),
+    };
+    format!(
+        "{}{}{}",
+        &line[..value_at],
+        paint(&line[value_at..value_end], text::value_style(value), true),
+        rest
+    )
+}

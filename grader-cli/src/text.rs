@@ -1,0 +1,61 @@
+//! Text from result files made safe for a terminal, and the few colours the output uses.
+
+use anstyle::{AnsiColor, Style};
+
+/// `text` with every character that could act on a terminal replaced by a visible escape such
+/// as `\u{1b}`: control characters (except the newline), and the bidirectional overrides and
+/// isolates that reorder what is shown.
+///
+/// ```
+/// use grader_cli::text::terminal_safe;
+///
+/// assert_eq!(terminal_safe("ok\x1b[31m red"), "ok\\u{1b}[31m red");
+/// assert_eq!(terminal_safe("a\u{202e}b\nc"), "a\\u{202e}b\nc");
+/// ```
+#[must_use]
+pub fn terminal_safe(text: &str) -> String {
+    let mut safe = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c != '\n' && (c.is_control() || is_bidi_control(c)) {
+            safe.extend(c.escape_unicode());
+        } else {
+            safe.push(c);
+        }
+    }
+    safe
+}
+
+/// The Unicode bidirectional formatting characters (embeddings, overrides, isolates, marks).
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// The style of a value in `[0, 1]`: green when full, red when zero, yellow between.
+#[must_use]
+pub fn value_style(value: f64) -> Style {
+    let color = if value >= 1.0 {
+        AnsiColor::Green
+    } else if value <= 0.0 {
+        AnsiColor::Red
+    } else {
+        AnsiColor::Yellow
+    };
+    Style::new().fg_color(Some(color.into()))
+}
+
+/// Bold, for headings.
+pub const HEADING: Style = Style::new().bold();
+/// Red, for errors.
+pub const ERROR: Style = Style::new().fg_color(Some(anstyle::Color::Ansi(AnsiColor::Red)));
+/// Dim, for secondary details.
+pub const DIM: Style = Style::new().dimmed();
+
+/// `text` in `style` when `color` is on, else as it is.
+#[must_use]
+pub fn paint(text: &str, style: Style, color: bool) -> String {
+    if color {
+        format!("{style}{text}{style:#}")
+    } else {
+        text.to_owned()
+    }
+}

@@ -1,0 +1,616 @@
+//! `grader validate`: checks result files against the wire format.
+//!
+//! A result is checked as SPEC R1–R3, D2 and D11 say: a JSON object whose `reward` is a finite
+//! number, `done` and `isError` booleans, `content` a string or null, `info` an object, and
+//! `subscores` null or an array of subscores; a subscore has exactly `name` (a string),
+//! `weight` (a finite number), `value` (a number in `[0, 1]`), `children` (null or subscores)
+//! and `info` (null or an object; `metadata` is accepted for it). Other fields of a result are
+//! allowed. JSON has no NaN or infinity, so a file holding `NaN`, `Infinity` or a number too
+//! large for a double is reported as such.
+//!
+//! A line whose first key is `"v"` is an evaluation line (grader-core's `eval::Line`): its
+//! version, `id`, `epoch`, `duration_secs` and `error` are checked, and its `result` as above.
+//!
+//! Every problem is reported with its line and JSON path. Lines are read one at a time (a line
+//! longer than `--max-line` is reported and skipped without being loaded), so memory stays flat
+//! whatever the file's size. A line that parses as grader-core's `EvaluationResult` is valid:
+//! the type is the authority, and the detailed walk only runs to explain a line it rejects.
+//!
+//! The reference's warnings (duplicate subscore names, positive weights not summing to about 1,
+//! subscores that do not add up to the reward) are reported as warnings: they do not fail the
+//! check unless `--strict`.
+
+use std::fmt::{self, Display, Formatter};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use grader_core::EvaluationResult;
+use serde_json::{Map, Value};
+
+use crate::input::{self, Format, Line, parse_size};
+use crate::records;
+use crate::text::terminal_safe;
+use crate::{CliError, EXIT_INVALID, EXIT_OK};
+
+/// Arguments of `grader validate`.
+#[derive(Debug, clap::Args)]
+pub struct ValidateArgs {
+    /// Files to check: `.json` is one result, anything else JSON Lines (`-` reads standard
+    /// input).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// The longest line read; a longer one is a problem, skipped without being loaded.
+    #[arg(long, default_value = "64M", value_parser = parse_size)]
+    pub max_line: usize,
+    /// Print at most this many problems per file (all are counted).
+    #[arg(long, default_value_t = 50)]
+    pub max_problems: usize,
+    /// Count the reference's warnings as problems.
+    #[arg(long)]
+    pub strict: bool,
+}
+
+/// How bad a finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Severity {
+    /// The data does not follow the wire format.
+    Error,
+    /// The reference would warn (the data is still readable).
+    Warning,
+}
+
+/// One finding: where it is and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// The line (from 1) in a JSON Lines file; `None` for a `.json` document.
+    pub line: Option<u64>,
+    /// Where in the line's JSON, as a path such as `$.subscores[1].value`.
+    pub path: String,
+    /// What is wrong.
+    pub message: String,
+    /// Whether it is an error or a warning.
+    pub severity: Severity,
+}
+
+impl Display for Problem {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        if let Some(line) = self.line {
+            write!(f, "line {line}: ")?;
+        }
+        if self.severity == Severity::Warning {
+            f.write_str("warning: ")?;
+        }
+        write!(
+            f,
+            "{}: {}",
+            terminal_safe(&self.path),
+            terminal_safe(&self.message)
+        )
+    }
+}
+
+/// What checking one file found.
+#[derive(Debug, Default)]
+pub struct Report {
+    /// Results read (valid or not).
+    pub results: u64,
+    /// Errors found.
+    pub errors: u64,
+    /// Warnings found.
+    pub warnings: u64,
+}
+
+/// Runs `grader validate`.
+///
+/// # Errors
+/// When a file cannot be read or the output cannot be written.
+pub fn run(args: &ValidateArgs, out: &mut dyn Write) -> Result<u8, CliError> {
+    let mut failed = false;
+    for path in &args.files {
+        let mut shown = 0usize;
+        let mut hidden = 0u64;
+        let mut sink = |problem: Problem| -> std::io::Result<()> {
+            if shown < args.max_problems {
+                shown += 1;
+                writeln!(out, "{}: {problem}", path.display())
+            } else {
+                hidden += 1;
+                Ok(())
+            }
+        };
+        let report = check_file(path, args.max_line, &mut sink)?;
+        if hidden > 0 {
+            writeln!(
+                out,
+                "{}: … {hidden} more not shown (--max-problems)",
+                path.display()
+            )?;
+        }
+        let bad = report.errors + if args.strict { report.warnings } else { 0 };
+        failed |= bad > 0;
+        writeln!(
+            out,
+            "{}: {} {}, {} error(s), {} warning(s){}",
+            path.display(),
+            report.results,
+            if report.results == 1 {
+                "result"
+            } else {
+                "results"
+            },
+            report.errors,
+            report.warnings,
+            if bad > 0 { "" } else { ": valid" }
+        )?;
+    }
+    Ok(if failed { EXIT_INVALID } else { EXIT_OK })
+}
+
+/// Checks one file, handing each problem to `sink` as it is found.
+///
+/// # Errors
+/// When the file cannot be read, or `sink` fails.
+pub fn check_file(
+    path: &Path,
+    max_line: usize,
+    sink: &mut dyn FnMut(Problem) -> std::io::Result<()>,
+) -> Result<Report, CliError> {
+    let mut report = Report::default();
+    let mut emit = |problem: Problem, report: &mut Report| {
+        match problem.severity {
+            Severity::Error => report.errors += 1,
+            Severity::Warning => report.warnings += 1,
+        }
+        sink(problem)
+    };
+    if Format::of(path) == Format::Json {
+        let bytes = input::read_all(path)?;
+        report.results = 1;
+        for problem in check_result_bytes(&bytes, None) {
+            emit(problem, &mut report)?;
+        }
+        return Ok(report);
+    }
+    let mut lines = input::lines(path, max_line)?;
+    while let Some((number, line)) = lines.next_line().map_err(input::read_error(path))? {
+        let problems = match line {
+            Line::Text(bytes) if input::is_blank(bytes) => continue,
+            Line::Text(bytes) => check_result_bytes(bytes, Some(number)),
+            Line::TooLong { bytes } => vec![Problem {
+                line: Some(number),
+                path: "$".to_owned(),
+                message: format!(
+                    "the line is {bytes} bytes, longer than the limit of {max_line} \
+                     (--max-line); not checked"
+                ),
+                severity: Severity::Error,
+            }],
+        };
+        report.results += 1;
+        for problem in problems {
+            emit(problem, &mut report)?;
+        }
+    }
+    Ok(report)
+}
+
+/// Checks one result's JSON text; `line` is its line number, if it is a line of a file.
+///
+/// ```
+/// use grader_cli::validate::check_result_bytes;
+///
+/// assert!(check_result_bytes(br#"{"reward": 1.0, "subscores": [{"name": "a", "value": 1}]}"#, None).is_empty());
+/// let problems = check_result_bytes(br#"{"subscores": [{"name": "a", "value": 2}]}"#, Some(7));
+/// assert_eq!(problems[0].to_string(), "line 7: $.subscores[0].value: value 2 is outside [0, 1]");
+/// ```
+#[must_use]
+pub fn check_result_bytes(bytes: &[u8], line: Option<u64>) -> Vec<Problem> {
+    let problem = |path: String, message: String, severity| Problem {
+        line,
+        path,
+        message,
+        severity,
+    };
+    let evaluation = records::is_evaluation_line(bytes);
+    // Fast path: what the type accepts is valid.
+    let typed_error = if evaluation {
+        match serde_json::from_slice::<grader_core::eval::Line>(bytes) {
+            Ok(line) => {
+                return line
+                    .result
+                    .map(|result| warnings(&result, "$.result"))
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|(path, message)| problem(path, message, Severity::Warning))
+                    .collect();
+            }
+            Err(error) => error,
+        }
+    } else {
+        match serde_json::from_slice::<EvaluationResult>(bytes) {
+            Ok(result) => {
+                return warnings(&result, "$")
+                    .into_iter()
+                    .map(|(path, message)| problem(path, message, Severity::Warning))
+                    .collect();
+            }
+            Err(error) => error,
+        }
+    };
+    let value: Value = match serde_json::from_slice(bytes) {
+        Ok(value) => value,
+        Err(error) => {
+            return vec![problem(
+                "$".to_owned(),
+                syntax_message(bytes, &error),
+                Severity::Error,
+            )];
+        }
+    };
+    let mut found = Vec::new();
+    if evaluation {
+        check_line(&value, &mut found);
+    } else {
+        check_result(&value, "$", &mut found);
+    }
+    if found.is_empty() {
+        // The walk found nothing the type rejects: say what the type said, where it said it.
+        let typed = if evaluation {
+            serde_path_to_error::deserialize::<_, grader_core::eval::Line>(&value).map(drop)
+        } else {
+            serde_path_to_error::deserialize::<_, EvaluationResult>(&value).map(drop)
+        };
+        let (path, message) = match typed {
+            Err(error) => (json_path(error.path()), error.inner().to_string()),
+            Ok(()) => ("$".to_owned(), typed_error.to_string()),
+        };
+        found.push((path, message));
+    }
+    found
+        .into_iter()
+        .map(|(path, message)| problem(path, message, Severity::Error))
+        .collect()
+}
+
+/// A JSON syntax error, said plainly: NaN and infinities named as such.
+fn syntax_message(bytes: &[u8], error: &serde_json::Error) -> String {
+    if error.is_eof() {
+        return format!("the JSON ends too early, the line looks truncated ({error})");
+    }
+    let text = error.to_string();
+    if text.starts_with("number out of range") {
+        return format!(
+            "a number too large for a double: scores and rewards must be finite ({error})"
+        );
+    }
+    // serde_json counts columns in bytes from 1, on the error's line.
+    let start = line_start(bytes, error.line()) + error.column().saturating_sub(1);
+    let rest = bytes.get(start..).unwrap_or_default();
+    for token in [
+        "NaN",
+        "-NaN",
+        "Infinity",
+        "-Infinity",
+        "+Infinity",
+        "inf",
+        "-inf",
+        "nan",
+    ] {
+        if rest.starts_with(token.as_bytes()) {
+            return format!(
+                "`{token}` is not JSON: scores and rewards must be finite numbers ({error})"
+            );
+        }
+    }
+    format!("not valid JSON: {error}")
+}
+
+/// The byte offset where line `line` (from 1) of `bytes` starts.
+fn line_start(bytes: &[u8], line: usize) -> usize {
+    if line <= 1 {
+        return 0;
+    }
+    memchr::memchr_iter(b'\n', bytes)
+        .nth(line - 2)
+        .map_or(bytes.len(), |at| at + 1)
+}
+
+/// The JSON kind of `value`, for messages.
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// `$` followed by `.key` (or `["key"]` when the key is not a plain name).
+fn child_path(path: &str, key: &str) -> String {
+    let plain = !key.is_empty()
+        && !key.starts_with(|c: char| c.is_ascii_digit())
+        && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if plain {
+        format!("{path}.{key}")
+    } else {
+        format!("{path}[{}]", Value::from(key))
+    }
+}
+
+fn json_path(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let mut text = "$".to_owned();
+    for segment in path {
+        text = match segment {
+            Segment::Seq { index } => format!("{text}[{index}]"),
+            Segment::Map { key } | Segment::Enum { variant: key } => child_path(&text, key),
+            Segment::Unknown => format!("{text}[?]"),
+        };
+    }
+    text
+}
+
+type Found = Vec<(String, String)>;
+
+/// The checks of an evaluation line (grader-core's `eval::Line`), its result included.
+fn check_line(value: &Value, found: &mut Found) {
+    let path = "$";
+    let Value::Object(fields) = value else {
+        found.push((
+            path.to_owned(),
+            format!(
+                "an evaluation line must be a JSON object, found {}",
+                kind(value)
+            ),
+        ));
+        return;
+    };
+    for key in ["v", "id", "epoch", "duration_secs"] {
+        if !fields.contains_key(key) {
+            found.push((path.to_owned(), format!("missing field `{key}`")));
+        }
+    }
+    let version = grader_core::eval::LINE_VERSION;
+    if let Some(v) = fields.get("v")
+        && v.as_u64() != Some(u64::from(version))
+    {
+        found.push((
+            child_path(path, "v"),
+            format!("line format version {v} is not supported (this reader knows {version})"),
+        ));
+    }
+    expect(fields, path, "id", found, |v| {
+        v.is_string().then_some(()).ok_or("a string")
+    });
+    expect(fields, path, "epoch", found, |v| {
+        v.as_u64()
+            .filter(|epoch| (1..=u64::from(u32::MAX)).contains(epoch))
+            .map(drop)
+            .ok_or("a whole number from 1")
+    });
+    expect(fields, path, "duration_secs", found, |v| {
+        v.as_f64()
+            .is_some_and(f64::is_finite)
+            .then_some(())
+            .ok_or("a finite number")
+    });
+    match fields.get("error") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(error)) => {
+            let error_path = child_path(path, "error");
+            for key in ["kind", "message"] {
+                if !error.contains_key(key) {
+                    found.push((error_path.clone(), format!("missing field `{key}`")));
+                }
+            }
+            expect(error, &error_path, "kind", found, |v| {
+                matches!(v.as_str(), Some("failed" | "panicked"))
+                    .then_some(())
+                    .ok_or("\"failed\" or \"panicked\"")
+            });
+            expect(error, &error_path, "message", found, |v| {
+                v.is_string().then_some(()).ok_or("a string")
+            });
+        }
+        Some(other) => found.push((
+            child_path(path, "error"),
+            format!(
+                "`error` must be an object or null, found {}",
+                describe(other)
+            ),
+        )),
+    }
+    match fields.get("result") {
+        None | Some(Value::Null) => {}
+        Some(result) => check_result(result, &child_path(path, "result"), found),
+    }
+}
+
+/// The wire-format checks of a result (R3, D11) at `path`, collecting every problem.
+fn check_result(value: &Value, path: &str, found: &mut Found) {
+    let Value::Object(fields) = value else {
+        found.push((
+            path.to_owned(),
+            format!("a result must be a JSON object, found {}", kind(value)),
+        ));
+        return;
+    };
+    expect(fields, path, "reward", found, |v| {
+        v.as_f64()
+            .is_some_and(f64::is_finite)
+            .then_some(())
+            .ok_or("a finite number")
+    });
+    for key in ["done", "isError"] {
+        expect(fields, path, key, found, |v| {
+            v.is_boolean().then_some(()).ok_or("a boolean")
+        });
+    }
+    expect(fields, path, "content", found, |v| {
+        (v.is_string() || v.is_null())
+            .then_some(())
+            .ok_or("a string or null")
+    });
+    expect(fields, path, "info", found, |v| {
+        v.is_object().then_some(()).ok_or("an object")
+    });
+    if let Some(subscores) = fields.get("subscores") {
+        check_subscores(subscores, &child_path(path, "subscores"), found);
+    }
+}
+
+/// Checks `fields[key]`, if present, with `ok` (which names what it expects when it fails).
+fn expect(
+    fields: &Map<String, Value>,
+    path: &str,
+    key: &str,
+    found: &mut Found,
+    ok: impl Fn(&Value) -> Result<(), &'static str>,
+) {
+    if let Some(value) = fields.get(key)
+        && let Err(expected) = ok(value)
+    {
+        found.push((
+            child_path(path, key),
+            format!("`{key}` must be {expected}, found {}", describe(value)),
+        ));
+    }
+}
+
+/// A value for a message: its kind, and the value itself when it is short.
+fn describe(value: &Value) -> String {
+    match value {
+        Value::Null | Value::Bool(_) | Value::Number(_) => value.to_string(),
+        Value::String(text) if text.chars().count() <= 40 => {
+            format!("the string {value}")
+        }
+        _ => kind(value).to_owned(),
+    }
+}
+
+fn check_subscores(value: &Value, path: &str, found: &mut Found) {
+    match value {
+        Value::Null => {}
+        Value::Array(items) => {
+            for (index, item) in items.iter().enumerate() {
+                check_subscore(item, &format!("{path}[{index}]"), found);
+            }
+        }
+        other => found.push((
+            path.to_owned(),
+            format!(
+                "subscores must be an array or null, found {}",
+                describe(other)
+            ),
+        )),
+    }
+}
+
+const SUBSCORE_FIELDS: [&str; 6] = ["name", "weight", "value", "children", "info", "metadata"];
+
+/// The wire-format checks of a subscore (R1, R2, D2).
+fn check_subscore(value: &Value, path: &str, found: &mut Found) {
+    let Value::Object(fields) = value else {
+        found.push((
+            path.to_owned(),
+            format!("a subscore must be a JSON object, found {}", kind(value)),
+        ));
+        return;
+    };
+    for key in fields.keys() {
+        if !SUBSCORE_FIELDS.contains(&key.as_str()) {
+            found.push((
+                child_path(path, key),
+                format!(
+                    "unknown field `{key}`: a subscore has only name, weight, value, children \
+                     and info"
+                ),
+            ));
+        }
+    }
+    if fields.contains_key("info") && fields.contains_key("metadata") {
+        found.push((
+            child_path(path, "metadata"),
+            "both `info` and `metadata`, which are the same field".to_owned(),
+        ));
+    }
+    for key in ["name", "value"] {
+        if !fields.contains_key(key) {
+            found.push((path.to_owned(), format!("missing field `{key}`")));
+        }
+    }
+    expect(fields, path, "name", found, |v| {
+        v.is_string().then_some(()).ok_or("a string")
+    });
+    expect(fields, path, "weight", found, |v| {
+        v.as_f64()
+            .is_some_and(f64::is_finite)
+            .then_some(())
+            .ok_or("a finite number")
+    });
+    if let Some(v) = fields.get("value") {
+        match v.as_f64() {
+            Some(number) if (0.0..=1.0).contains(&number) => {}
+            Some(_) => found.push((
+                child_path(path, "value"),
+                format!("value {v} is outside [0, 1]"),
+            )),
+            None => found.push((
+                child_path(path, "value"),
+                format!("`value` must be a number in [0, 1], found {}", describe(v)),
+            )),
+        }
+    }
+    for key in ["info", "metadata"] {
+        expect(fields, path, key, found, |v| {
+            (v.is_object() || v.is_null())
+                .then_some(())
+                .ok_or("an object or null")
+        });
+    }
+    if let Some(children) = fields.get("children") {
+        check_subscores(children, &child_path(path, "children"), found);
+    }
+}
+
+/// What the reference warns about when it reads a result (its `_check_subscores`).
+fn warnings(result: &EvaluationResult, path: &str) -> Found {
+    let Some(subscores) = result.subscores.as_deref().filter(|s| !s.is_empty()) else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for (index, sub) in subscores.iter().enumerate() {
+        if !seen.insert(sub.name()) {
+            found.push((
+                format!("{path}.subscores[{index}].name"),
+                format!("duplicate subscore name {}", Value::from(sub.name())),
+            ));
+        }
+    }
+    let positive: f64 = subscores
+        .iter()
+        .map(grader_core::SubScore::weight)
+        .filter(|w| *w > 0.0)
+        .sum();
+    if (positive - 1.0).abs() > 0.01 {
+        found.push((
+            format!("{path}.subscores"),
+            format!("positive subscore weights should sum to about 1.0 (got {positive:.4})"),
+        ));
+    }
+    let weighted: f64 = subscores.iter().map(|s| s.value() * s.weight()).sum();
+    if (weighted - result.reward()).abs() > 0.01 {
+        found.push((
+            format!("{path}.reward"),
+            format!(
+                "subscores don't match the reward: sum(value*weight) = {weighted:.4} but \
+                 reward = {:.4}",
+                result.reward()
+            ),
+        ));
+    }
+    found
+}

@@ -1,0 +1,149 @@
+//! A real headless browser for the HTML report's tests: Chromium from Debian's packages.
+//!
+//! [`chromium`] finds `/usr/bin/chromium`, or installs it with `apt-get` the first time (as
+//! root, without prompts, `--no-install-recommends`, serialized across test processes by a
+//! file lock): about 25 packages, 290 MB on disk, about a minute on a warm mirror. Where it is
+//! absent and cannot be installed, it returns `None` after saying why, except under CI (`CI`
+//! set), where that is a failure.
+
+use std::fs::{self, File};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+
+/// The Debian packages installed: the browser and one font so text renders.
+const PACKAGES: [&str; 2] = ["chromium", "fonts-dejavu-core"];
+
+/// The browser, installed on first use where possible.
+pub fn chromium() -> Option<PathBuf> {
+    let path = PathBuf::from(CHROMIUM);
+    if path.exists() {
+        return Some(path);
+    }
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("chromium-install");
+    fs::create_dir_all(&root).expect("create the install folder");
+    let lock = File::create(root.join(".lock")).expect("create the install lock");
+    lock.lock().expect("lock the install folder");
+    if !path.exists() {
+        match install() {
+            Ok(()) => {}
+            Err(why) => {
+                assert!(
+                    std::env::var_os("CI").is_none(),
+                    "Chromium is required under CI and could not be installed: {why}"
+                );
+                eprintln!("skipping the browser test: Chromium is not installed ({why})");
+                return None;
+            }
+        }
+    }
+    drop(lock);
+    path.exists().then_some(path)
+}
+
+fn install() -> Result<(), String> {
+    let uid = Command::new("id")
+        .arg("-u")
+        .output()
+        .map_err(|e| format!("cannot run `id`: {e}"))?;
+    if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
+        return Err("not root, so apt-get cannot install it".to_owned());
+    }
+    if !Path::new("/usr/bin/apt-get").exists() {
+        return Err("no apt-get on this machine".to_owned());
+    }
+    let apt = |args: &[&str]| -> Result<(), String> {
+        let output = Command::new("apt-get")
+            .args(args)
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| format!("cannot run apt-get: {e}"))?;
+        if output.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "apt-get {} failed: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&output.stderr)
+            ))
+        }
+    };
+    let mut install = vec!["install", "-y", "-qq", "--no-install-recommends"];
+    install.extend(PACKAGES);
+    if apt(&install).is_err() {
+        // The package lists may be missing or stale: refresh them once and try again.
+        apt(&["update", "-qq"])?;
+        apt(&install)?;
+    }
+    if Path::new(CHROMIUM).exists() {
+        Ok(())
+    } else {
+        Err(format!(
+            "apt-get installed {PACKAGES:?} but {CHROMIUM} is missing"
+        ))
+    }
+}
+
+/// Runs `chromium` headless on `page` with `extra` arguments (`--dump-dom`,
+/// `--screenshot=…`), with a fresh profile, no network features, and a two-minute limit after
+/// which the browser's whole process group is killed.
+pub fn run(chromium: &Path, page: &Path, extra: &[&str]) -> Output {
+    use std::os::unix::process::CommandExt as _;
+    let profile = tempfile::tempdir().expect("a profile folder");
+    let mut command = Command::new(chromium);
+    command
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args(extra)
+        .arg(format!("file://{}", page.display()))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let child = command.spawn().expect("start chromium");
+    let group = child.id();
+    let (done, wait) = std::sync::mpsc::channel();
+    let waiter = std::thread::spawn(move || {
+        let output = child.wait_with_output();
+        let _ = done.send(());
+        output
+    });
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let finished = loop {
+        if wait.recv_timeout(Duration::from_millis(200)).is_ok() {
+            break true;
+        }
+        if Instant::now() > deadline {
+            break false;
+        }
+    };
+    // Whatever is left of the browser's group (helpers of a finished browser, or all of a hung
+    // one) goes now.
+    let _ = Command::new("kill")
+        .args(["-KILL", "--", &format!("-{group}")])
+        .stderr(Stdio::null())
+        .status();
+    let output = waiter
+        .join()
+        .expect("the waiting thread")
+        .expect("chromium's output");
+    assert!(
+        finished,
+        "chromium did not finish within two minutes: {output:?}"
+    );
+    output
+}

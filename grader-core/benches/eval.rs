@@ -1,0 +1,142 @@
+//! The evaluation runner's own cost per sample: 1 000 samples graded by a cheap grading
+//! function (a reward and one subscore), four ways, in the same run:
+//!
+//! - `loop`: the grading function called in a plain loop, results dropped (the baseline);
+//! - `loop+jsonl`: the same loop writing each result as a JSONL line to a file, by hand;
+//! - `runner`: an `Evaluation` (concurrency 16) into a fresh file;
+//! - `runner/4-text-graders`: the same with four text graders per sample, to set the runner's
+//!   cost beside a realistic grading.
+#![allow(missing_docs)]
+
+use std::hint::black_box;
+use std::io::Write as _;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use grader_core::eval::{Evaluation, Line};
+use grader_core::text::{ContainsAny, ExactMatch, F1Score, NumericMatch};
+use grader_core::{CombineError, EvaluationResult, Grade, SubScore};
+
+const SAMPLES: usize = 1000;
+
+fn cheap(i: usize) -> Result<EvaluationResult, CombineError> {
+    let value = (i % 4) as f64 / 4.0;
+    let sub = SubScore::new("check", value).map_err(|_| CombineError::Empty {
+        what: "bench".to_owned(),
+    })?;
+    Grade::from_subscores([sub])
+}
+
+fn text(i: usize) -> Result<EvaluationResult, String> {
+    let number = (i * 13 % 97) as f64;
+    let reference = format!("There are {number} marbles in the jar");
+    let answer = if i.is_multiple_of(2) {
+        reference.clone()
+    } else {
+        format!("about {} marbles", number + 1.0)
+    };
+    let answer = answer.as_str();
+    let subscores = [
+        ExactMatch {
+            answer,
+            expected: &reference,
+            normalize_text: true,
+        }
+        .grade(0.4)
+        .now(),
+        NumericMatch {
+            answer,
+            expected: number,
+            tolerance: 0.0,
+        }
+        .grade(0.3)
+        .now(),
+        ContainsAny {
+            answer,
+            substrings: &["marble"],
+            case_sensitive: false,
+        }
+        .grade(0.1)
+        .now(),
+        F1Score {
+            answer,
+            reference: &reference,
+        }
+        .grade(0.2)
+        .now(),
+    ];
+    let subscores: Result<Vec<_>, _> = subscores.into_iter().collect();
+    Grade::from_subscores(subscores.map_err(|e| e.to_string())?).map_err(|e| e.to_string())
+}
+
+fn runner(c: &mut Criterion) {
+    let folder = std::env::temp_dir().join(format!("grader-eval-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&folder).expect("a scratch folder");
+    let path = folder.join("results.jsonl");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let mut group = c.benchmark_group("eval");
+    group.throughput(criterion::Throughput::Elements(SAMPLES as u64));
+
+    group.bench_function("loop", |b| {
+        b.iter(|| {
+            for i in 0..SAMPLES {
+                black_box(cheap(black_box(i)).ok());
+            }
+        });
+    });
+    group.bench_function("loop+jsonl", |b| {
+        b.iter(|| {
+            let mut file = std::fs::File::create(&path).expect("create");
+            for i in 0..SAMPLES {
+                let result = cheap(black_box(i)).expect("a result");
+                let line = Line::graded(i.to_string(), 1, result, 0.0);
+                file.write_all(&line.to_json_line().expect("json"))
+                    .expect("write");
+            }
+        });
+    });
+    group.bench_function("runner", |b| {
+        b.iter(|| {
+            let _ = std::fs::remove_file(&path);
+            runtime
+                .block_on(
+                    Evaluation::new(&path)
+                        .handle_interrupts(false)
+                        .progress(false)
+                        .run((0..SAMPLES).map(|i| (i, i)), |s, _| {
+                            std::future::ready(cheap(s.1))
+                        }),
+                )
+                .expect("a run")
+        });
+    });
+    group.bench_function("loop/4-text-graders", |b| {
+        b.iter(|| {
+            for i in 0..SAMPLES {
+                black_box(text(black_box(i)).ok());
+            }
+        });
+    });
+    group.bench_function("runner/4-text-graders", |b| {
+        b.iter(|| {
+            let _ = std::fs::remove_file(&path);
+            runtime
+                .block_on(
+                    Evaluation::new(&path)
+                        .handle_interrupts(false)
+                        .progress(false)
+                        .run((0..SAMPLES).map(|i| (i, i)), |s, _| {
+                            std::future::ready(text(s.1))
+                        }),
+                )
+                .expect("a run")
+        });
+    });
+    group.finish();
+    let _ = std::fs::remove_dir_all(&folder);
+}
+
+criterion_group!(benches, runner);
+criterion_main!(benches);

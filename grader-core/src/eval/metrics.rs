@@ -1,0 +1,689 @@
+//! Metrics over many rewards and reducers over one sample's epochs, as pure functions over
+//! slices.
+//!
+//! Each function follows Inspect AI's definition where it has one (`inspect_ai/scorer/_metrics/`
+//! for the metrics, `inspect_ai/scorer/_reducer/reducer.py` for the reducers), including its
+//! answers for tiny inputs (the mean of nothing is 0.0, the standard error of one value is
+//! 0.0). Sums are compensated (Neumaier), so the order of the values changes a result by
+//! rounding at most; results agree with Inspect AI's numpy arithmetic within 1e-12.
+//!
+//! ```
+//! use grader_core::eval::metrics;
+//!
+//! let rewards = [1.0, 0.0, 1.0, 1.0];
+//! assert_eq!(metrics::mean(&rewards), 0.75);
+//! assert!((metrics::stderr(&rewards) - 0.25).abs() < 1e-15);
+//! assert_eq!(metrics::pass_at_k(5, 1, 1), Some(0.2));
+//! # Ok::<(), grader_core::eval::metrics::MetricError>(())
+//! ```
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+use crate::grade::neumaier_sum;
+
+/// A metric was asked for something it cannot compute.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum MetricError {
+    /// A confidence level outside the open interval `(0, 1)`.
+    #[error("confidence level {level:?} is not in the open interval (0, 1)")]
+    InvalidLevel {
+        /// The rejected level.
+        level: f64,
+    },
+    /// `ci_wilson` was given a value outside `[0, 1]`, which has no binomial reading.
+    #[error("ci_wilson: value {value:?} at index {index} is not in [0, 1]")]
+    NotAProportion {
+        /// Where the value is in the slice.
+        index: usize,
+        /// The rejected value.
+        value: f64,
+    },
+}
+
+/// A two-sided confidence interval for a mean.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Interval {
+    /// The lower bound.
+    pub lower: f64,
+    /// The upper bound.
+    pub upper: f64,
+}
+
+/// The arithmetic mean, `Σx / n`, summed with compensation; 0.0 for no values.
+///
+/// Inspect AI: `mean()` in `_metrics/mean.py` (`np.mean`, 0.0 when empty), and the `mean`
+/// reducer in `_reducer/reducer.py` (`statistics.mean`).
+#[must_use]
+pub fn mean(values: &[f64]) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    neumaier_sum(values.iter().copied()) / values.len() as f64
+}
+
+/// The sample variance, `Σ(x − x̄)² / (n − 1)`; 0.0 for fewer than two values.
+///
+/// Inspect AI: `var()` in `_metrics/std.py` (`np.var(values, ddof=1)`).
+#[must_use]
+pub fn var(values: &[f64]) -> f64 {
+    if values.len() < 2 {
+        return 0.0;
+    }
+    let center = mean(values);
+    let squares = neumaier_sum(values.iter().map(|x| (x - center) * (x - center)));
+    squares / (values.len() - 1) as f64
+}
+
+/// The sample standard deviation, `√var`; 0.0 for fewer than two values.
+///
+/// Inspect AI: `std()` in `_metrics/std.py` (`np.std(values, ddof=1)`).
+#[must_use]
+pub fn std(values: &[f64]) -> f64 {
+    var(values).sqrt()
+}
+
+/// The standard error of the mean by the central limit theorem, `std / √n`; 0.0 for fewer than
+/// two values.
+///
+/// Inspect AI: `stderr()` in `_metrics/std.py` (unclustered).
+#[must_use]
+pub fn stderr(values: &[f64]) -> f64 {
+    if values.len() < 2 {
+        return 0.0;
+    }
+    std(values) / (values.len() as f64).sqrt()
+}
+
+/// The bootstrap standard error of the mean: the population standard deviation (`ddof = 0`) of
+/// `resamples` means of `n` values drawn with replacement; 0.0 for no values.
+///
+/// Inspect AI: `bootstrap_stderr()` in `_metrics/std.py`. Its resampling uses numpy's global
+/// random state; this one uses ChaCha8 seeded with `seed`, so a result is reproducible for a
+/// given seed, and agrees with Inspect AI's statistically, not bit for bit.
+#[must_use]
+pub fn bootstrap_stderr(values: &[f64], resamples: usize, seed: u64) -> f64 {
+    if values.is_empty() || resamples == 0 {
+        return 0.0;
+    }
+    let means = bootstrap_means(values, resamples, seed);
+    let center = mean(&means);
+    let squares = neumaier_sum(means.iter().map(|m| (m - center) * (m - center)));
+    (squares / means.len() as f64).sqrt()
+}
+
+fn bootstrap_means(values: &[f64], resamples: usize, seed: u64) -> Vec<f64> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let n = values.len();
+    let mut draw = Vec::with_capacity(n);
+    (0..resamples)
+        .map(|_| {
+            draw.clear();
+            draw.extend((0..n).map(|_| values[rng.random_range(0..n)]));
+            mean(&draw)
+        })
+        .collect()
+}
+
+/// The `level` Student-t confidence interval for the mean, `x̄ ± t(1 − (1 − level)/2, n − 1) ·
+/// stderr`; the point `[x, x]` for one value and `[0, 0]` for none.
+///
+/// Inspect AI: `ci(level, method="t")` in `_metrics/std.py` (unclustered). The t quantile is
+/// found by bisection on the CDF written with the regularized incomplete beta function, as
+/// there.
+///
+/// # Errors
+/// [`MetricError::InvalidLevel`] unless `0 < level < 1`.
+pub fn ci_t(values: &[f64], level: f64) -> Result<Interval, MetricError> {
+    check_level(level)?;
+    if let Some(point) = degenerate(values) {
+        return Ok(point);
+    }
+    let center = mean(values);
+    let tail = (1.0 - level) / 2.0;
+    let t = student_t_quantile(1.0 - tail, (values.len() - 1) as f64);
+    let se = stderr(values);
+    Ok(Interval {
+        lower: center - t * se,
+        upper: center + t * se,
+    })
+}
+
+/// The `level` percentile-bootstrap confidence interval for the mean: the `(1 − level)/2` and
+/// `1 − (1 − level)/2` quantiles (numpy's default linear interpolation) of `resamples` means
+/// of `n` values drawn with replacement; the point `[x, x]` for one value and `[0, 0]` for
+/// none.
+///
+/// Inspect AI: `ci(level, method="bootstrap")` in `_metrics/std.py` (unclustered). Seeded
+/// ChaCha8 as in [`bootstrap_stderr`], so it agrees with Inspect AI statistically.
+///
+/// # Errors
+/// [`MetricError::InvalidLevel`] unless `0 < level < 1`.
+pub fn ci_bootstrap(
+    values: &[f64],
+    level: f64,
+    resamples: usize,
+    seed: u64,
+) -> Result<Interval, MetricError> {
+    check_level(level)?;
+    if let Some(point) = degenerate(values) {
+        return Ok(point);
+    }
+    let mut means = bootstrap_means(values, resamples.max(1), seed);
+    means.sort_by(f64::total_cmp);
+    let tail = (1.0 - level) / 2.0;
+    Ok(Interval {
+        lower: quantile_sorted(&means, tail),
+        upper: quantile_sorted(&means, 1.0 - tail),
+    })
+}
+
+/// The `level` Wilson score interval for a proportion: with `p̂` the mean and `z` the normal
+/// quantile at `1 − (1 − level)/2`, centre `(p̂ + z²/2n) / (1 + z²/n)` and half-width
+/// `z·√(p̂(1 − p̂)/n + z²/4n²) / (1 + z²/n)`, clamped to `[0, 1]`; `[0, 0]` for no values.
+///
+/// Inspect AI: `ci_wilson(level)` in `_metrics/std.py` (unclustered). Meant for binary
+/// rewards; other values in `[0, 1]` give a conservative interval.
+///
+/// # Errors
+/// [`MetricError::InvalidLevel`] unless `0 < level < 1`; [`MetricError::NotAProportion`] for a
+/// value outside `[0, 1]`.
+pub fn ci_wilson(values: &[f64], level: f64) -> Result<Interval, MetricError> {
+    check_level(level)?;
+    if let Some((index, &value)) = values
+        .iter()
+        .enumerate()
+        .find(|(_, v)| !(0.0..=1.0).contains(*v))
+    {
+        return Err(MetricError::NotAProportion { index, value });
+    }
+    if values.is_empty() {
+        return Ok(Interval {
+            lower: 0.0,
+            upper: 0.0,
+        });
+    }
+    let z = -normal_quantile((1.0 - level) / 2.0);
+    let n = values.len() as f64;
+    let p = neumaier_sum(values.iter().copied()) / n;
+    let denominator = 1.0 + z * z / n;
+    let center = (p + z * z / (2.0 * n)) / denominator;
+    let half = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt() / denominator;
+    Ok(Interval {
+        lower: (center - half).max(0.0),
+        upper: (center + half).min(1.0),
+    })
+}
+
+/// The share of values at or above `threshold`; 0.0 for no values.
+///
+/// Inspect AI has no metric of this name; it is `accuracy()` (`_metrics/accuracy.py`) of the
+/// values mapped to 1 when `≥ threshold` and 0 otherwise.
+#[must_use]
+pub fn pass_rate(values: &[f64], threshold: f64) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    let passed = values.iter().filter(|v| **v >= threshold).count();
+    passed as f64 / values.len() as f64
+}
+
+/// The unbiased pass@k estimator for `n` attempts of which `c` passed: `1 − C(n − c, k) /
+/// C(n, k)`, correctly rounded (pass@1 is exactly `c / n`). `None` when `n < k` (undefined)
+/// or `c > n`.
+///
+/// Inspect AI: `pass_at(k)` in `_reducer/reducer.py` (Chen et al. 2021), which computes the
+/// same quantity as the product `1 − Π_{i=n−c+1}^{n} (1 − k/i)` in floating point and can be
+/// an ulp off. Here the product is carried in double-double arithmetic (about 106 bits) and
+/// rounded once.
+#[must_use]
+pub fn pass_at_k(n: u64, c: u64, k: u64) -> Option<f64> {
+    if n < k || c > n {
+        return None;
+    }
+    if k == 0 {
+        return Some(0.0);
+    }
+    if n - c < k {
+        return Some(1.0);
+    }
+    if k == 1 {
+        return Some(c as f64 / n as f64);
+    }
+    // C(n−c, k) / C(n, k) = Π_{i=n−c+1}^{n} (i − k) / i.
+    let mut product = DoubleDouble::ONE;
+    for i in (n - c + 1)..=n {
+        product = product.mul(DoubleDouble::div((i - k) as f64, i as f64));
+    }
+    Some(DoubleDouble::ONE.sub(product).to_f64())
+}
+
+/// The pass^k estimator (all of `k` attempts pass) for `n` attempts of which `c` passed:
+/// `C(c, k) / C(n, k)`. `None` when `n < k` or `c > n`.
+///
+/// Inspect AI: `pass_k(k)` in `_reducer/reducer.py` (`math.comb(c, k) / math.comb(n, k)`).
+#[must_use]
+pub fn pass_hat_k(n: u64, c: u64, k: u64) -> Option<f64> {
+    if n < k || c > n {
+        return None;
+    }
+    if c < k {
+        return Some(0.0);
+    }
+    // C(c, k) / C(n, k) = Π_{j=0}^{k−1} (c − j) / (n − j).
+    let mut product = DoubleDouble::ONE;
+    for j in 0..k {
+        product = product.mul(DoubleDouble::div((c - j) as f64, (n - j) as f64));
+    }
+    Some(product.to_f64())
+}
+
+/// The median: the middle value, or the mean `(a + b) / 2` of the two middle ones; `None` for
+/// no values.
+///
+/// Inspect AI: the `median` reducer (`statistics.median`).
+#[must_use]
+pub fn median(values: &[f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let half = sorted.len() / 2;
+    Some(if sorted.len() % 2 == 1 {
+        sorted[half]
+    } else {
+        (sorted[half - 1] + sorted[half]) / 2.0
+    })
+}
+
+/// The most frequent value, the earliest of those tied; `None` for no values.
+///
+/// Inspect AI: the `mode` reducer (`Counter(values).most_common(1)`).
+#[must_use]
+pub fn mode(values: &[f64]) -> Option<f64> {
+    let counts = counts_in_order(values);
+    let mut best: Option<(f64, usize)> = None;
+    for (value, count) in counts {
+        if best.is_none_or(|(_, most)| count > most) {
+            best = Some((value, count));
+        }
+    }
+    best.map(|(value, _)| value)
+}
+
+/// The value held by more than half of `values`; `None` when none is (or for no values).
+///
+/// Inspect AI: the `majority` reducer (strict majority, unscored otherwise).
+#[must_use]
+pub fn majority(values: &[f64]) -> Option<f64> {
+    let total = values.len();
+    counts_in_order(values)
+        .into_iter()
+        .find(|(_, count)| count * 2 > total)
+        .map(|(value, _)| value)
+}
+
+/// The largest value, the earliest of those tied; `None` for no values.
+///
+/// Inspect AI: the `max` reducer.
+#[must_use]
+pub fn max(values: &[f64]) -> Option<f64> {
+    values
+        .iter()
+        .copied()
+        .reduce(|best, v| if v > best { v } else { best })
+}
+
+/// 1.0 when at least `k` values are `≥ threshold`, else 0.0; `None` for no values.
+///
+/// Inspect AI: the `at_least(k, value)` reducer.
+#[must_use]
+pub fn at_least(values: &[f64], k: usize, threshold: f64) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    let passed = values.iter().filter(|v| **v >= threshold).count();
+    Some(if passed >= k { 1.0 } else { 0.0 })
+}
+
+/// [`pass_at_k`] of one sample's epochs: `n` is the number of values and `c` those `≥
+/// threshold`; `None` when there are fewer than `k` values.
+///
+/// Inspect AI: the `pass_at(k, value)` reducer.
+#[must_use]
+pub fn pass_at(values: &[f64], k: usize, threshold: f64) -> Option<f64> {
+    let passed = values.iter().filter(|v| **v >= threshold).count();
+    pass_at_k(values.len() as u64, passed as u64, k as u64)
+}
+
+/// A mean kept up to date one value at a time, with a compensated sum.
+#[derive(Debug, Default, Clone, Copy)]
+#[cfg_attr(not(feature = "progress"), allow(dead_code))]
+pub(crate) struct RunningMean {
+    sum: f64,
+    compensation: f64,
+    count: u64,
+}
+
+#[cfg_attr(not(feature = "progress"), allow(dead_code))]
+impl RunningMean {
+    /// Adds a value.
+    pub(crate) fn push(&mut self, value: f64) {
+        let total = self.sum + value;
+        if self.sum.abs() >= value.abs() {
+            self.compensation += (self.sum - total) + value;
+        } else {
+            self.compensation += (value - total) + self.sum;
+        }
+        self.sum = total;
+        self.count += 1;
+    }
+
+    /// The mean so far; 0.0 before any value.
+    pub(crate) fn mean(&self) -> f64 {
+        if self.count == 0 {
+            0.0
+        } else {
+            (self.sum + self.compensation) / self.count as f64
+        }
+    }
+}
+
+/// Distinct values with their counts, in order of first appearance (`-0.0` counts as `0.0`,
+/// as Python's equality has it).
+fn counts_in_order(values: &[f64]) -> Vec<(f64, usize)> {
+    let mut counts: Vec<(f64, usize)> = Vec::new();
+    let mut index: std::collections::HashMap<u64, usize, foldhash::fast::RandomState> =
+        std::collections::HashMap::default();
+    for &value in values {
+        let key = if value == 0.0 { 0.0_f64 } else { value }.to_bits();
+        match index.get(&key) {
+            Some(&at) => counts[at].1 += 1,
+            None => {
+                index.insert(key, counts.len());
+                counts.push((value, 1));
+            }
+        }
+    }
+    counts
+}
+
+fn check_level(level: f64) -> Result<(), MetricError> {
+    if level > 0.0 && level < 1.0 {
+        Ok(())
+    } else {
+        Err(MetricError::InvalidLevel { level })
+    }
+}
+
+/// The interval of fewer than two values, as Inspect AI collapses it.
+fn degenerate(values: &[f64]) -> Option<Interval> {
+    match values {
+        [] => Some(Interval {
+            lower: 0.0,
+            upper: 0.0,
+        }),
+        [only] => Some(Interval {
+            lower: *only,
+            upper: *only,
+        }),
+        _ => None,
+    }
+}
+
+/// numpy's default (`linear`) quantile of sorted, non-empty values.
+fn quantile_sorted(sorted: &[f64], q: f64) -> f64 {
+    let position = q * (sorted.len() - 1) as f64;
+    let below = position.floor();
+    let fraction = position - below;
+    let low = sorted[below as usize];
+    let high = sorted[(below as usize + 1).min(sorted.len() - 1)];
+    if fraction >= 0.5 {
+        high - (high - low) * (1.0 - fraction)
+    } else {
+        low + (high - low) * fraction
+    }
+}
+
+/// Bisects a increasing function `cdf` for `cdf(x) = p` on `[low, high]` until the interval
+/// cannot shrink.
+fn bisect(cdf: impl Fn(f64) -> f64, p: f64, mut low: f64, mut high: f64) -> f64 {
+    for _ in 0..2000 {
+        let mid = low + (high - low) / 2.0;
+        if mid <= low || mid >= high {
+            break;
+        }
+        if cdf(mid) < p {
+            low = mid;
+        } else {
+            high = mid;
+        }
+    }
+    low + (high - low) / 2.0
+}
+
+/// The standard normal quantile, by bisection on `Φ(x) = erfc(−x/√2) / 2`.
+fn normal_quantile(p: f64) -> f64 {
+    let cdf = |x: f64| 0.5 * libm::erfc(-x / std::f64::consts::SQRT_2);
+    bisect(cdf, p, -40.0, 40.0)
+}
+
+/// The Student-t quantile with `df` degrees of freedom for `p` in `(0, 1)`.
+fn student_t_quantile(p: f64, df: f64) -> f64 {
+    if p == 0.5 {
+        return 0.0;
+    }
+    if p < 0.5 {
+        return -student_t_quantile(1.0 - p, df);
+    }
+    // For t ≥ 0: F(t) = 1 − I_x(df/2, 1/2) / 2 with x = df / (df + t²).
+    let cdf = |t: f64| 1.0 - 0.5 * regularized_incomplete_beta(df / 2.0, 0.5, df / (df + t * t));
+    let mut high = 1.0;
+    while cdf(high) < p && high < 1e300 {
+        high *= 2.0;
+    }
+    bisect(cdf, p, 0.0, high)
+}
+
+/// `I_x(a, b)`, by its continued fraction (evaluated with the modified Lentz method) on the
+/// side of the symmetry `I_x(a, b) = 1 − I_{1−x}(b, a)` where it converges quickly.
+fn regularized_incomplete_beta(a: f64, b: f64, x: f64) -> f64 {
+    if x <= 0.0 {
+        return 0.0;
+    }
+    if x >= 1.0 {
+        return 1.0;
+    }
+    let log_front =
+        libm::lgamma(a + b) - libm::lgamma(a) - libm::lgamma(b) + a * x.ln() + b * (-x).ln_1p();
+    let front = log_front.exp();
+    if x < (a + 1.0) / (a + b + 2.0) {
+        front * beta_fraction(a, b, x) / a
+    } else {
+        1.0 - front * beta_fraction(b, a, 1.0 - x) / b
+    }
+}
+
+/// The continued fraction `1 / (1 + d₁ / (1 + d₂ / (1 + …)))` of the incomplete beta function,
+/// with `d₂ₘ₊₁ = −(a + m)(a + b + m)x / ((a + 2m)(a + 2m + 1))` and
+/// `d₂ₘ = m(b − m)x / ((a + 2m − 1)(a + 2m))`.
+fn beta_fraction(a: f64, b: f64, x: f64) -> f64 {
+    const TINY: f64 = 1e-300;
+    let nonzero = |v: f64| if v.abs() < TINY { TINY } else { v };
+    // Lentz: f = C·D products; start with the term before d₁.
+    let mut c = 1.0;
+    let mut d = 1.0 / nonzero(1.0 - (a + b) * x / (a + 1.0));
+    let mut f = d;
+    for m in 1..=10_000 {
+        let m = f64::from(m);
+        let even = m * (b - m) * x / ((a + 2.0 * m - 1.0) * (a + 2.0 * m));
+        d = 1.0 / nonzero(1.0 + even * d);
+        c = nonzero(1.0 + even / c);
+        f *= c * d;
+        let odd = -(a + m) * (a + b + m) * x / ((a + 2.0 * m) * (a + 2.0 * m + 1.0));
+        d = 1.0 / nonzero(1.0 + odd * d);
+        c = nonzero(1.0 + odd / c);
+        let step = c * d;
+        f *= step;
+        if (step - 1.0).abs() < 1e-16 {
+            break;
+        }
+    }
+    f
+}
+
+/// An unevaluated sum `hi + lo` carrying about 106 bits.
+#[derive(Clone, Copy)]
+struct DoubleDouble {
+    hi: f64,
+    lo: f64,
+}
+
+impl DoubleDouble {
+    const ONE: DoubleDouble = DoubleDouble { hi: 1.0, lo: 0.0 };
+
+    fn two_sum(a: f64, b: f64) -> DoubleDouble {
+        let s = a + b;
+        let bb = s - a;
+        DoubleDouble {
+            hi: s,
+            lo: (a - (s - bb)) + (b - bb),
+        }
+    }
+
+    fn normalize(hi: f64, lo: f64) -> DoubleDouble {
+        let s = hi + lo;
+        DoubleDouble {
+            hi: s,
+            lo: lo - (s - hi),
+        }
+    }
+
+    fn mul(self, other: DoubleDouble) -> DoubleDouble {
+        let p = self.hi * other.hi;
+        let error = self.hi.mul_add(other.hi, -p);
+        let lo = error + (self.hi * other.lo + self.lo * other.hi);
+        DoubleDouble::normalize(p, lo)
+    }
+
+    /// `a / b` for exact doubles `a` and `b`.
+    fn div(a: f64, b: f64) -> DoubleDouble {
+        let q = a / b;
+        // The remainder a − q·b is exact with a fused multiply-add.
+        let remainder = (-q).mul_add(b, a);
+        DoubleDouble::normalize(q, remainder / b)
+    }
+
+    fn sub(self, other: DoubleDouble) -> DoubleDouble {
+        let s = DoubleDouble::two_sum(self.hi, -other.hi);
+        DoubleDouble::normalize(s.hi, s.lo + (self.lo - other.lo))
+    }
+
+    fn to_f64(self) -> f64 {
+        self.hi + self.lo
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tiny_inputs_follow_inspect() {
+        assert_eq!(mean(&[]), 0.0);
+        assert_eq!(stderr(&[0.3]), 0.0);
+        assert_eq!(var(&[0.3]), 0.0);
+        assert_eq!(bootstrap_stderr(&[], 100, 0), 0.0);
+        assert_eq!(
+            ci_t(&[0.3], 0.95),
+            Ok(Interval {
+                lower: 0.3,
+                upper: 0.3
+            })
+        );
+        assert_eq!(median(&[]), None);
+        assert_eq!(majority(&[1.0, 0.0]), None);
+        assert_eq!(majority(&[1.0, 0.0, 1.0]), Some(1.0));
+        assert_eq!(mode(&[0.0, 1.0, 1.0, 0.0]), Some(0.0));
+        assert_eq!(mode(&[-0.0, 1.0, 0.0]), Some(-0.0));
+    }
+
+    #[test]
+    fn quantiles_match_known_values() {
+        assert!((normal_quantile(0.025) + 1.959_963_984_540_054).abs() < 1e-14);
+        // t(0.975, 1) = 12.706204736174698; t(0.975, 10) = 2.228138851986274.
+        assert!((student_t_quantile(0.975, 1.0) - 12.706_204_736_174_698).abs() < 1e-11);
+        assert!((student_t_quantile(0.975, 10.0) - 2.228_138_851_986_274).abs() < 1e-12);
+    }
+
+    #[test]
+    fn levels_outside_the_open_interval_are_errors() {
+        assert_eq!(
+            ci_wilson(&[1.0], 1.0),
+            Err(MetricError::InvalidLevel { level: 1.0 })
+        );
+        assert_eq!(
+            ci_wilson(&[1.0, -0.5], 0.9),
+            Err(MetricError::NotAProportion {
+                index: 1,
+                value: -0.5
+            })
+        );
+    }
+
+    #[test]
+    fn bootstrap_is_reproducible_for_a_seed() {
+        let values: Vec<f64> = (0..50).map(|i| f64::from(i % 7) / 7.0).collect();
+        assert_eq!(
+            bootstrap_stderr(&values, 200, 7),
+            bootstrap_stderr(&values, 200, 7)
+        );
+        assert_ne!(
+            bootstrap_stderr(&values, 200, 7),
+            bootstrap_stderr(&values, 200, 8)
+        );
+    }
+
+    /// `C(n, k)` exactly.
+    fn choose(n: u64, k: u64) -> u128 {
+        if k > n {
+            return 0;
+        }
+        (0..k).fold(1_u128, |acc, i| acc * u128::from(n - i) / u128::from(i + 1))
+    }
+
+    #[test]
+    fn pass_at_k_is_the_correctly_rounded_exact_ratio() {
+        // Up to n = 50 every binomial coefficient is below 2^53, so numerator and denominator
+        // are exact doubles and one IEEE division rounds the exact rational correctly.
+        for n in 1..=50_u64 {
+            for c in 0..=n {
+                for k in 1..=n {
+                    let total = choose(n, k);
+                    let exact_at = (total - choose(n - c, k)) as f64 / total as f64;
+                    assert_eq!(pass_at_k(n, c, k), Some(exact_at), "pass@{k}, n={n}, c={c}");
+                    let exact_hat = choose(c, k) as f64 / total as f64;
+                    assert_eq!(
+                        pass_hat_k(n, c, k),
+                        Some(exact_hat),
+                        "pass^{k}, n={n}, c={c}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn pass_at_one_is_exactly_c_over_n() {
+        for n in 1..60_u64 {
+            for c in 0..=n {
+                assert_eq!(pass_at_k(n, c, 1), Some(c as f64 / n as f64));
+            }
+        }
+        assert_eq!(pass_at_k(3, 1, 4), None);
+        assert_eq!(pass_at_k(4, 2, 3), Some(1.0));
+    }
+}

@@ -1,0 +1,24 @@
+//! Evaluations: grading many samples, streaming one JSONL line per (sample, epoch), and
+//! summarizing the lines honestly.
+//!
+//! - [`Line`] is one line of an evaluation's file (versioned, stable); [`line::read_lines`]
+//!   reads a file back, detecting a last line torn by a crash.
+//! - [`Summary`] (built from lines of one file or several with [`SummaryBuilder`]) keeps
+//!   scored and errored results apart and reports the mean, standard errors, confidence
+//!   intervals, pass rate, pass@k, epoch reducers and per-subscore means; as a value (serde)
+//!   and as a terminal table (`Display`).
+//! - [`metrics`] holds the formulas, as pure functions over slices, following Inspect AI.
+//! - [`Evaluation`] (feature `eval`) runs a grading function over samples with bounded
+//!   concurrency, resumes an interrupted run, shards a run across machines, and stops cleanly
+//!   on Ctrl-C; [`merge`] joins the shards' files.
+
+pub mod line;
+pub mod metrics;
+#[cfg(feature = "eval")]
+mod run;
+pub mod summary;
+
+pub use line::{ErrorKind, LINE_VERSION, Line, LineError};
+#[cfg(feature = "eval")]
+pub use run::{EvalError, Evaluation, MergeReport, RunReport, Sample, Shard, merge};
+pub use summary::{Reducer, Summary, SummaryBuilder, SummaryOptions, summarize_files};

@@ -1,0 +1,705 @@
+//! Running an evaluation: [`Evaluation`], and joining shards with [`merge`].
+
+use std::collections::{HashMap, HashSet};
+use std::fmt::Display;
+use std::fs::{File, OpenOptions};
+use std::future::Future;
+use std::io::Write as _;
+use std::panic::AssertUnwindSafe;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures_util::future::Either;
+use futures_util::stream::FuturesUnordered;
+use futures_util::{FutureExt as _, StreamExt as _};
+
+use super::line::{Entry, ErrorKind, Line, LinesError, read_lines};
+use crate::limit::Limiter;
+use crate::score::EvaluationResult;
+
+/// Something an evaluation grades: anything with an id, unique within the evaluation.
+///
+/// The id is what a resumed run recognizes a sample by, and what decides its shard.
+///
+/// ```
+/// use grader_core::eval::Sample;
+///
+/// struct Question { id: u32, text: String, answer: String }
+///
+/// impl Sample for Question {
+///     fn id(&self) -> String {
+///         format!("q{}", self.id)
+///     }
+/// }
+///
+/// // Pairs of (id, anything) are samples too.
+/// assert_eq!(("q1", "What is 2 + 2?").id(), "q1");
+/// ```
+pub trait Sample {
+    /// The sample's id.
+    fn id(&self) -> String;
+}
+
+impl<K: Display, T> Sample for (K, T) {
+    fn id(&self) -> String {
+        self.0.to_string()
+    }
+}
+
+/// Which part of a run this process does: shard `index` of `count` (`index` from 0).
+///
+/// A sample belongs to the shard `fnv1a64(id) % count`, so every job that is given the same
+/// samples (in any order) and its own index grades a disjoint part, and together they grade
+/// all. Parsed from `"i/n"`, as from a Kubernetes indexed Job's completion index or a Slurm
+/// array task id.
+///
+/// ```
+/// use grader_core::eval::Shard;
+///
+/// let shard: Shard = "1/3".parse()?;
+/// assert_eq!(shard, Shard::new(1, 3)?);
+/// let owners: Vec<u32> = (0..3).map(|i| Shard::new(i, 3).unwrap())
+///     .filter(|s| s.contains("q17")).map(|s| s.index()).collect();
+/// assert_eq!(owners.len(), 1);
+/// # Ok::<(), grader_core::eval::EvalError>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    index: u32,
+    count: u32,
+}
+
+impl Shard {
+    /// The whole run, unsharded.
+    pub const ALL: Shard = Shard { index: 0, count: 1 };
+
+    /// Shard `index` of `count`.
+    ///
+    /// # Errors
+    /// [`EvalError::InvalidShard`] unless `index < count`.
+    pub fn new(index: u32, count: u32) -> Result<Self, EvalError> {
+        if index < count {
+            Ok(Shard { index, count })
+        } else {
+            Err(EvalError::InvalidShard {
+                shard: format!("{index}/{count}"),
+            })
+        }
+    }
+
+    /// This shard's index, from 0.
+    #[must_use]
+    pub fn index(self) -> u32 {
+        self.index
+    }
+
+    /// How many shards there are.
+    #[must_use]
+    pub fn count(self) -> u32 {
+        self.count
+    }
+
+    /// Whether the sample with this id is in this shard.
+    #[must_use]
+    pub fn contains(self, id: &str) -> bool {
+        if self.count == 1 {
+            return true;
+        }
+        // FNV-1a, 64 bits: stable across platforms, versions and processes.
+        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+        for byte in id.bytes() {
+            hash ^= u64::from(byte);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+        hash % u64::from(self.count) == u64::from(self.index)
+    }
+}
+
+impl FromStr for Shard {
+    type Err = EvalError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let invalid = || EvalError::InvalidShard {
+            shard: text.to_owned(),
+        };
+        let (index, count) = text.split_once('/').ok_or_else(invalid)?;
+        let index = index.trim().parse().map_err(|_| invalid())?;
+        let count = count.trim().parse().map_err(|_| invalid())?;
+        Shard::new(index, count).map_err(|_| invalid())
+    }
+}
+
+/// An evaluation could not run (or merge) at all. A sample's failure is not one of these: it
+/// is written on the sample's line and the run goes on.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EvalError {
+    /// Reading or writing a results file failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A results file holds a line that is not an evaluation line (other than a torn last
+    /// line, which is redone).
+    #[error(transparent)]
+    Lines(#[from] LinesError),
+    /// A shard that is not `i/n` with `i < n`.
+    #[error("shard `{shard}` is not `i/n` with 0 <= i < n")]
+    InvalidShard {
+        /// The rejected shard.
+        shard: String,
+    },
+    /// A line could not be written as JSON.
+    #[error("sample `{id}`: cannot write its line: {source}")]
+    Serialize {
+        /// The sample.
+        id: String,
+        /// Why.
+        source: serde_json::Error,
+    },
+}
+
+/// What a run did.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct RunReport {
+    /// The results file.
+    pub output: PathBuf,
+    /// Lines written by this run.
+    pub written: usize,
+    /// Of those, lines recording a failure or a panic.
+    pub errored: usize,
+    /// (sample, epoch) pairs skipped because the file already had them.
+    pub resumed: usize,
+    /// Samples skipped because they belong to another shard.
+    pub other_shards: usize,
+    /// Whether the file ended in a torn line, which was removed and redone.
+    pub torn_line: bool,
+    /// Whether the run stopped on Ctrl-C before finishing; running it again resumes.
+    pub interrupted: bool,
+    /// How long the run took.
+    pub elapsed: Duration,
+}
+
+/// Grades samples with a user's grading function, `k` epochs each, with bounded concurrency,
+/// appending one [`Line`](super::Line) per (sample, epoch) to a JSONL file as each finishes.
+///
+/// - **Streaming.** Each line is written on a file opened for appending as soon as its grading
+///   ends (lines of gradings that end together share one `write` call), so a crash loses at
+///   most the gradings in flight.
+/// - **Resume.** Running again with the same file skips every (sample, epoch) it already holds;
+///   a last line torn by a crash is cut off and redone. A failed grading is a line too, so it
+///   is not retried.
+/// - **Failures.** A grading function's `Err` or panic becomes that line's `error`; the run
+///   goes on.
+/// - **Shards.** [`shard`](Self::shard) makes this run do one deterministic part; [`merge`]
+///   joins the parts' files.
+/// - **Ctrl-C** (on by default): stops starting samples, drops the gradings in flight (a
+///   `BashGrader`'s commands are killed), keeps every finished line, and prints how to resume.
+///   Nothing is spawned: the gradings run inside the awaiting task, so dropping the run's
+///   future cancels them the same way.
+///
+/// ```
+/// use grader_core::eval::{Evaluation, Summary, SummaryOptions};
+/// use grader_core::text::exact_match;
+/// use grader_core::{Grade, SubScore};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let dir = std::env::temp_dir().join(format!("grader-eval-doc-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir)?;
+/// let output = dir.join("results.jsonl");
+/// # let _ = std::fs::remove_file(&output);
+/// let samples = vec![("q1", ("Paris", "paris")), ("q2", ("Lyon", "Paris"))];
+/// let report = Evaluation::new(&output)
+///     .epochs(2)
+///     .concurrency(8)
+///     .run(samples, |sample, _epoch| async move {
+///         let (answer, reference) = sample.1;
+///         let exact = SubScore::new("exact", exact_match(answer, reference))?;
+///         Ok::<_, Box<dyn std::error::Error>>(Grade::from_subscores([exact])?)
+///     })
+///     .await?;
+/// assert_eq!(report.written, 4);
+/// let summary = Evaluation::summarize(&output, SummaryOptions::default())?;
+/// assert_eq!(summary.reward.mean, 0.5);
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # }).unwrap();
+/// ```
+#[derive(Debug, Clone)]
+#[must_use = "an Evaluation does nothing until `run` is awaited"]
+pub struct Evaluation {
+    limiter: Option<Limiter>,
+    output: PathBuf,
+    epochs: u32,
+    concurrency: usize,
+    shard: Shard,
+    interrupts: bool,
+    progress: bool,
+}
+
+impl Evaluation {
+    /// An evaluation writing to (or resuming) `output`: one epoch, 16 gradings at once, the
+    /// whole run, Ctrl-C handled, a progress bar when stderr is a terminal (feature
+    /// `progress`).
+    pub fn new(output: impl Into<PathBuf>) -> Self {
+        Evaluation {
+            limiter: None,
+            output: output.into(),
+            epochs: 1,
+            concurrency: 16,
+            shard: Shard::ALL,
+            interrupts: true,
+            progress: true,
+        }
+    }
+
+    /// Grades every sample `epochs` times (at least once).
+    pub fn epochs(mut self, epochs: u32) -> Self {
+        self.epochs = epochs.max(1);
+        self
+    }
+
+    /// Runs at most `concurrency` gradings at once (at least one).
+    pub fn concurrency(mut self, concurrency: usize) -> Self {
+        self.concurrency = concurrency.max(1);
+        self
+    }
+
+    /// Runs every sample's grading future inside `limiter`'s scope (see [`Limiter::scope`]),
+    /// so that the commands, judge calls and other limited work of all the samples in flight
+    /// share its slots. (What the grading function does before returning its future runs
+    /// outside.) Without one, a run inherits whatever limiter is in force where it is awaited.
+    ///
+    /// ```
+    /// use grader_core::eval::Evaluation;
+    /// use grader_core::limit::{Limiter, Resource};
+    ///
+    /// // 64 samples in flight, but at most 8 commands and 16 judge calls at once among them.
+    /// let limiter = Limiter::new().limit(Resource::Commands, 8).limit(Resource::Judge, 16);
+    /// let evaluation = Evaluation::new("results.jsonl").concurrency(64).limiter(&limiter);
+    /// # drop(evaluation);
+    /// ```
+    pub fn limiter(mut self, limiter: &Limiter) -> Self {
+        self.limiter = Some(limiter.clone());
+        self
+    }
+
+    /// Does only this shard of the run.
+    pub fn shard(mut self, shard: Shard) -> Self {
+        self.shard = shard;
+        self
+    }
+
+    /// Whether Ctrl-C (SIGINT) stops the run cleanly (the default). Note that once a run has
+    /// listened for it, SIGINT no longer ends the process by default for its lifetime.
+    pub fn handle_interrupts(mut self, enabled: bool) -> Self {
+        self.interrupts = enabled;
+        self
+    }
+
+    /// Whether to draw a progress bar on stderr when it is a terminal (the default; only with
+    /// the `progress` feature).
+    pub fn progress(mut self, enabled: bool) -> Self {
+        self.progress = enabled;
+        self
+    }
+
+    /// The summary of a results file (or of any evaluation file), streamed line by line.
+    ///
+    /// # Errors
+    /// When the file cannot be read or holds a line that is not an evaluation line. A torn
+    /// last line is left out.
+    pub fn summarize(
+        path: &Path,
+        options: super::SummaryOptions,
+    ) -> Result<super::Summary, EvalError> {
+        Ok(super::summary::summarize_files(&[path], options)?)
+    }
+
+    /// Grades `samples` (skipping what the file already holds and other shards' samples) with
+    /// `grade`, which is called with the sample and the epoch (from 1) and returns a future of
+    /// the result. A [`Gather`](crate::Gather) is such a future.
+    ///
+    /// # Errors
+    /// [`EvalError`] when the results file cannot be read or written, or holds something that
+    /// is not an evaluation line. A sample's failure is not an error of the run.
+    pub async fn run<I, S, F, Fut, E>(
+        &self,
+        samples: I,
+        mut grade: F,
+    ) -> Result<RunReport, EvalError>
+    where
+        I: IntoIterator<Item = S>,
+        S: Sample,
+        F: FnMut(Arc<S>, u32) -> Fut,
+        Fut: Future<Output = Result<EvaluationResult, E>>,
+        E: Display,
+    {
+        let started = Instant::now();
+        let path = self.output.clone();
+        let io = |source| EvalError::Io {
+            path: path.clone(),
+            source,
+        };
+        let (done, torn_line) = resume(&path)?;
+        let mut file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(io)?;
+
+        let resumed_before: usize = done.values().map(Vec::len).sum();
+        let mut resumed = 0;
+        let mut other_shards = 0;
+        let samples = samples.into_iter();
+        let exact_len = match samples.size_hint() {
+            (low, Some(high)) if low == high && self.shard == Shard::ALL => Some(low),
+            _ => None,
+        };
+        let epochs = self.epochs;
+        let shard = self.shard;
+        let mut queue = samples.flat_map(|sample| {
+            let id = sample.id();
+            let pending: Vec<u32> = if shard.contains(&id) {
+                (1..=epochs)
+                    .filter(|epoch| done.get(&id).is_none_or(|epochs| !epochs.contains(epoch)))
+                    .collect()
+            } else {
+                other_shards += 1;
+                Vec::new()
+            };
+            resumed += epochs as usize - pending.len();
+            let sample = Arc::new(sample);
+            let id: Arc<str> = id.into();
+            pending
+                .into_iter()
+                .map(move |epoch| (Arc::clone(&sample), Arc::clone(&id), epoch))
+        });
+
+        let mut progress = Progress::new(
+            self.progress,
+            exact_len.map(|n| (n * epochs as usize).saturating_sub(resumed_before) as u64),
+        );
+        let mut interrupt = std::pin::pin!(async {
+            if self.interrupts {
+                if tokio::signal::ctrl_c().await.is_err() {
+                    std::future::pending::<()>().await;
+                }
+            } else {
+                std::future::pending::<()>().await;
+            }
+        });
+
+        let mut running = FuturesUnordered::new();
+        let mut buffer = Vec::new();
+        let mut written = 0;
+        let mut errored = 0;
+        let mut interrupted = false;
+        let mut exhausted = false;
+        loop {
+            while !exhausted && running.len() < self.concurrency {
+                match queue.next() {
+                    Some((sample, id, epoch)) => {
+                        let line = grade_one(&mut grade, sample, id, epoch);
+                        running.push(match &self.limiter {
+                            Some(limiter) => Either::Left(limiter.scope(line)),
+                            None => Either::Right(line),
+                        });
+                    }
+                    None => exhausted = true,
+                }
+            }
+            if running.is_empty() {
+                break;
+            }
+            let line = tokio::select! {
+                biased;
+                () = &mut interrupt => {
+                    interrupted = true;
+                    break;
+                }
+                Some(line) = running.next() => line,
+            };
+            // Lines that finished together are written together, in one `write`, before any
+            // other grading is polled: a crash still loses only what was in flight.
+            buffer.clear();
+            let mut next = Some(line);
+            while let Some(line) = next {
+                append_line(&mut buffer, &line)?;
+                written += 1;
+                if line.error.is_some() {
+                    errored += 1;
+                }
+                progress.record(&line);
+                next = running.next().now_or_never().flatten();
+            }
+            file.write_all(&buffer).map_err(io)?;
+        }
+        // Dropping the gradings in flight cancels them (and kills their commands).
+        let in_flight = running.len();
+        drop(running);
+        drop(queue);
+        file.flush().map_err(io)?;
+        progress.finish();
+        if interrupted {
+            eprintln!(
+                "interrupted: {written} lines written to {}, {in_flight} gradings in flight \
+                 cancelled. Run the same evaluation with the same output file to resume.",
+                path.display()
+            );
+        }
+        Ok(RunReport {
+            output: path.clone(),
+            written,
+            errored,
+            resumed,
+            other_shards,
+            torn_line,
+            interrupted,
+            elapsed: started.elapsed(),
+        })
+    }
+}
+
+/// Appends `line` and a newline to `buffer`.
+fn append_line(buffer: &mut Vec<u8>, line: &Line) -> Result<(), EvalError> {
+    serde_json::to_writer(&mut *buffer, line).map_err(|source| EvalError::Serialize {
+        id: line.id.clone(),
+        source,
+    })?;
+    buffer.push(b'\n');
+    Ok(())
+}
+
+/// Calls the grading function for one (sample, epoch) and makes its line, turning an error or
+/// a panic (in the call or in the future) into the line's error.
+fn grade_one<S, F, Fut, E>(
+    grade: &mut F,
+    sample: Arc<S>,
+    id: Arc<str>,
+    epoch: u32,
+) -> impl Future<Output = Line> + use<S, F, Fut, E>
+where
+    F: FnMut(Arc<S>, u32) -> Fut,
+    Fut: Future<Output = Result<EvaluationResult, E>>,
+    E: Display,
+{
+    let started = Instant::now();
+    let call = std::panic::catch_unwind(AssertUnwindSafe(|| grade(sample, epoch)));
+    async move {
+        let outcome = match call {
+            Ok(future) => AssertUnwindSafe(future).catch_unwind().await,
+            Err(panic) => Err(panic),
+        };
+        let secs = started.elapsed().as_secs_f64();
+        match outcome {
+            Ok(Ok(result)) => Line::graded(&*id, epoch, result, secs),
+            Ok(Err(error)) => Line::failed(&*id, epoch, ErrorKind::Failed, error.to_string(), secs),
+            Err(panic) => Line::failed(
+                &*id,
+                epoch,
+                ErrorKind::Panicked,
+                panic_message(&panic),
+                secs,
+            ),
+        }
+    }
+}
+
+fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    if let Some(text) = panic.downcast_ref::<&str>() {
+        (*text).to_owned()
+    } else if let Some(text) = panic.downcast_ref::<String>() {
+        text.clone()
+    } else {
+        "a panic with a non-string payload".to_owned()
+    }
+}
+
+/// Reads what an existing results file already holds, cutting off a torn last line. Returns
+/// the epochs done of each sample id and whether a torn line was removed.
+fn resume(path: &Path) -> Result<(HashMap<String, Vec<u32>>, bool), EvalError> {
+    let mut done: HashMap<String, Vec<u32>> = HashMap::new();
+    if !path.exists() {
+        return Ok((done, false));
+    }
+    let mut torn = None;
+    for entry in read_lines(path)? {
+        match entry? {
+            Entry::Line(line) => {
+                let Line { id, epoch, .. } = *line;
+                done.entry(id).or_default().push(epoch);
+            }
+            Entry::Torn { offset } => torn = Some(offset),
+        }
+    }
+    if let Some(offset) = torn {
+        let io = |source| EvalError::Io {
+            path: path.to_owned(),
+            source,
+        };
+        let file = OpenOptions::new().write(true).open(path).map_err(io)?;
+        file.set_len(offset).map_err(io)?;
+        file.sync_all().map_err(io)?;
+    }
+    Ok((done, torn.is_some()))
+}
+
+/// What [`merge`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct MergeReport {
+    /// Lines written.
+    pub written: usize,
+    /// Lines left out because an earlier input already had that (sample, epoch).
+    pub duplicates: usize,
+    /// Inputs that ended in a torn line (left out).
+    pub torn: Vec<PathBuf>,
+}
+
+/// Joins the results files of several shards (or runs) into `output`, streaming: every line
+/// of every input in input order, each (sample, epoch) once (the first seen wins). A torn
+/// last line of an input is left out and reported.
+///
+/// The merged file is itself a results file: an [`Evaluation`] can resume from it, and its
+/// [`Summary`](super::Summary) equals the summary of the inputs read together.
+///
+/// # Errors
+/// When an input cannot be read or holds a line that is not an evaluation line, or the output
+/// cannot be written. `output` must not be one of the inputs.
+pub fn merge(inputs: &[PathBuf], output: &Path) -> Result<MergeReport, EvalError> {
+    let io = |source| EvalError::Io {
+        path: output.to_owned(),
+        source,
+    };
+    let mut writer = std::io::BufWriter::new(File::create(output).map_err(io)?);
+    let mut seen = HashSet::new();
+    let mut report = MergeReport {
+        written: 0,
+        duplicates: 0,
+        torn: Vec::new(),
+    };
+    for input in inputs {
+        for entry in read_lines(input)? {
+            match entry? {
+                Entry::Line(line) => {
+                    if !seen.insert((line.id.clone(), line.epoch)) {
+                        report.duplicates += 1;
+                        continue;
+                    }
+                    let bytes = line.to_json_line().map_err(|source| EvalError::Serialize {
+                        id: line.id.clone(),
+                        source,
+                    })?;
+                    writer.write_all(&bytes).map_err(io)?;
+                    report.written += 1;
+                }
+                Entry::Torn { .. } => report.torn.push(input.clone()),
+            }
+        }
+    }
+    writer.flush().map_err(io)?;
+    Ok(report)
+}
+
+impl Drop for Progress {
+    /// A run dropped mid-way (cancelled) clears its bar too.
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+/// The progress bar, or nothing.
+struct Progress {
+    #[cfg(feature = "progress")]
+    bar: Option<indicatif::ProgressBar>,
+    #[cfg(feature = "progress")]
+    stats: (u64, u64, crate::eval::metrics::RunningMean),
+}
+
+impl Progress {
+    #[cfg_attr(not(feature = "progress"), allow(unused_variables))]
+    fn new(enabled: bool, total: Option<u64>) -> Self {
+        #[cfg(feature = "progress")]
+        {
+            use std::io::IsTerminal as _;
+            let bar = (enabled && std::io::stderr().is_terminal()).then(|| {
+                let bar = total.map_or_else(
+                    indicatif::ProgressBar::no_length,
+                    indicatif::ProgressBar::new,
+                );
+                let style = indicatif::ProgressStyle::with_template(
+                    "{bar:30} {pos}/{len} {msg} {per_sec} eta {eta}",
+                )
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+                bar.set_style(style);
+                bar
+            });
+            Progress {
+                bar,
+                stats: (0, 0, crate::eval::metrics::RunningMean::default()),
+            }
+        }
+        #[cfg(not(feature = "progress"))]
+        Progress {}
+    }
+
+    #[cfg_attr(
+        not(feature = "progress"),
+        allow(unused_variables, clippy::unused_self)
+    )]
+    fn record(&mut self, line: &Line) {
+        #[cfg(feature = "progress")]
+        if let Some(bar) = &self.bar {
+            self.stats.0 += 1;
+            match line.reward() {
+                Some(reward) => self.stats.2.push(reward),
+                None => self.stats.1 += 1,
+            }
+            bar.set_message(format!(
+                "errors {} mean {:.4}",
+                self.stats.1,
+                self.stats.2.mean()
+            ));
+            bar.inc(1);
+        }
+    }
+
+    #[cfg_attr(not(feature = "progress"), allow(clippy::unused_self))]
+    fn finish(&mut self) {
+        #[cfg(feature = "progress")]
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_parse_strictly_and_split_every_id_into_exactly_one() {
+        assert_eq!("2/5".parse::<Shard>().ok(), Shard::new(2, 5).ok());
+        for bad in ["5/5", "1", "a/3", "1/0", "-1/3", "1/3/4"] {
+            assert!(bad.parse::<Shard>().is_err(), "{bad}");
+        }
+        let shards: Vec<Shard> = (0..4).filter_map(|i| Shard::new(i, 4).ok()).collect();
+        let mut sizes = [0_usize; 4];
+        for i in 0..4000 {
+            let id = format!("sample-{i}");
+            let owners: Vec<&Shard> = shards.iter().filter(|s| s.contains(&id)).collect();
+            assert_eq!(owners.len(), 1, "{id}");
+            sizes[owners[0].index() as usize] += 1;
+        }
+        // A fair split: each shard gets roughly a quarter.
+        assert!(sizes.iter().all(|n| (800..1200).contains(n)), "{sizes:?}");
+        assert!(Shard::ALL.contains("anything"));
+    }
+}

@@ -1,0 +1,641 @@
+//! The summary of an evaluation: [`Summary`], computed from [`Line`]s streamed from one file or
+//! several (shards) with [`SummaryBuilder`].
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use super::line::{ErrorKind, Line};
+use super::metrics::{self, Interval};
+use crate::grade::neumaier_sum;
+
+/// How one sample's scored epochs become one value (Inspect AI's epoch reducers).
+///
+/// Written as a string: `mean`, `median`, `mode`, `max`, `majority`, `at_least_K`, `pass_at_K`
+/// (`K` a count; the threshold is the summary's).
+///
+/// ```
+/// use grader_core::eval::Reducer;
+///
+/// let reducer: Reducer = "pass_at_2".parse()?;
+/// assert_eq!(reducer, Reducer::PassAt(2));
+/// assert_eq!(reducer.to_string(), "pass_at_2");
+/// assert_eq!(reducer.reduce(&[1.0, 0.0, 0.0], 1.0), Some(2.0 / 3.0));
+/// # Ok::<(), grader_core::eval::summary::UnknownReducer>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(into = "String", try_from = "String")]
+#[non_exhaustive]
+pub enum Reducer {
+    /// [`metrics::mean`].
+    Mean,
+    /// [`metrics::median`].
+    Median,
+    /// [`metrics::mode`].
+    Mode,
+    /// [`metrics::max`].
+    Max,
+    /// [`metrics::majority`]: undefined when no value has a strict majority. In a summary the
+    /// votes are the scored epochs; Inspect AI also counts unscored ones in the total.
+    Majority,
+    /// [`metrics::at_least`] with this `k`.
+    AtLeast(usize),
+    /// [`metrics::pass_at`] with this `k`: undefined for fewer than `k` scored epochs.
+    PassAt(usize),
+}
+
+impl Reducer {
+    /// Reduces one sample's scored epochs; `None` when the reducer is undefined for them.
+    #[must_use]
+    pub fn reduce(self, values: &[f64], threshold: f64) -> Option<f64> {
+        if values.is_empty() {
+            return None;
+        }
+        match self {
+            Reducer::Mean => Some(metrics::mean(values)),
+            Reducer::Median => metrics::median(values),
+            Reducer::Mode => metrics::mode(values),
+            Reducer::Max => metrics::max(values),
+            Reducer::Majority => metrics::majority(values),
+            Reducer::AtLeast(k) => metrics::at_least(values, k, threshold),
+            Reducer::PassAt(k) => metrics::pass_at(values, k, threshold),
+        }
+    }
+}
+
+impl fmt::Display for Reducer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Reducer::Mean => f.write_str("mean"),
+            Reducer::Median => f.write_str("median"),
+            Reducer::Mode => f.write_str("mode"),
+            Reducer::Max => f.write_str("max"),
+            Reducer::Majority => f.write_str("majority"),
+            Reducer::AtLeast(k) => write!(f, "at_least_{k}"),
+            Reducer::PassAt(k) => write!(f, "pass_at_{k}"),
+        }
+    }
+}
+
+/// A string that names no [`Reducer`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unknown reducer `{0}` (expected mean, median, mode, max, majority, at_least_K or pass_at_K)"
+)]
+pub struct UnknownReducer(pub String);
+
+impl FromStr for Reducer {
+    type Err = UnknownReducer;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let count = |rest: &str| rest.parse::<usize>().ok().filter(|k| *k > 0);
+        match text {
+            "mean" => Ok(Reducer::Mean),
+            "median" => Ok(Reducer::Median),
+            "mode" => Ok(Reducer::Mode),
+            "max" => Ok(Reducer::Max),
+            "majority" => Ok(Reducer::Majority),
+            _ => {
+                if let Some(k) = text.strip_prefix("at_least_").and_then(count) {
+                    Ok(Reducer::AtLeast(k))
+                } else if let Some(k) = text.strip_prefix("pass_at_").and_then(count) {
+                    Ok(Reducer::PassAt(k))
+                } else {
+                    Err(UnknownReducer(text.to_owned()))
+                }
+            }
+        }
+    }
+}
+
+impl From<Reducer> for String {
+    fn from(reducer: Reducer) -> String {
+        reducer.to_string()
+    }
+}
+
+impl TryFrom<String> for Reducer {
+    type Error = UnknownReducer;
+
+    fn try_from(text: String) -> Result<Self, Self::Error> {
+        text.parse()
+    }
+}
+
+/// What a [`Summary`] computes, and how.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct SummaryOptions {
+    /// A reward at or above it passes (pass rate, pass@k, `at_least`). 1.0 by default.
+    pub threshold: f64,
+    /// The confidence intervals' level. 0.95 by default.
+    pub level: f64,
+    /// Bootstrap resamples. 1 000 by default, as Inspect AI.
+    pub resamples: usize,
+    /// The bootstrap's seed. 0 by default.
+    pub seed: u64,
+    /// How each sample's epochs become the one value the headline metrics are computed over.
+    /// [`Reducer::Mean`] by default, as Inspect AI.
+    pub reducer: Reducer,
+    /// The reducers reported beside it. Mean, median, mode, max and majority by default;
+    /// pass@k is always reported for every `k` up to the number of epochs.
+    pub reducers: Vec<Reducer>,
+}
+
+impl Default for SummaryOptions {
+    fn default() -> Self {
+        SummaryOptions {
+            threshold: 1.0,
+            level: 0.95,
+            resamples: 1000,
+            seed: 0,
+            reducer: Reducer::Mean,
+            reducers: vec![
+                Reducer::Mean,
+                Reducer::Median,
+                Reducer::Mode,
+                Reducer::Max,
+                Reducer::Majority,
+            ],
+        }
+    }
+}
+
+impl SummaryOptions {
+    /// The same options with another pass threshold.
+    #[must_use]
+    pub fn threshold(mut self, threshold: f64) -> Self {
+        self.threshold = threshold;
+        self
+    }
+
+    /// The same options with another bootstrap seed.
+    #[must_use]
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// The same options with another headline reducer.
+    #[must_use]
+    pub fn reducer(mut self, reducer: Reducer) -> Self {
+        self.reducer = reducer;
+        self
+    }
+}
+
+/// The headline statistics of the per-sample values.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RewardStats {
+    /// How many samples the statistics are over (samples with a defined reduced value).
+    pub n: usize,
+    /// [`metrics::mean`].
+    pub mean: f64,
+    /// [`metrics::std`].
+    pub std: f64,
+    /// [`metrics::stderr`].
+    pub stderr: f64,
+    /// [`metrics::bootstrap_stderr`].
+    pub bootstrap_stderr: f64,
+    /// [`metrics::ci_bootstrap`] at the options' level and seed.
+    pub ci_bootstrap: Interval,
+    /// [`metrics::ci_t`] at the options' level.
+    pub ci_t: Interval,
+    /// [`metrics::ci_wilson`], only when every value is 0 or 1.
+    pub ci_wilson: Option<Interval>,
+    /// [`metrics::pass_rate`] at the options' threshold.
+    pub pass_rate: f64,
+}
+
+/// One reducer's result over the samples.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReducerStat {
+    /// The reducer.
+    pub reducer: Reducer,
+    /// Samples for which it is defined.
+    pub samples: usize,
+    /// The mean over those samples of the reduced values (0.0 when there are none).
+    pub mean: f64,
+}
+
+/// One top-level subscore's statistics over the scored lines.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SubscoreStat {
+    /// Scored lines that have a subscore of this name.
+    pub count: usize,
+    /// The mean of its value over those lines.
+    pub mean: f64,
+}
+
+/// What an evaluation came to: counts kept apart (scored, errored, duplicated) and the
+/// statistics of the scored results. Errored lines are counted, never averaged in as 0.
+///
+/// The headline metrics are over samples: each sample's scored epochs are first reduced to one
+/// value by [`SummaryOptions::reducer`] (the mean by default, as Inspect AI), and a sample with
+/// no scored epoch is left out and counted in `errored_samples`. Samples are taken in the order
+/// of their ids, so a summary does not depend on the order lines were written in, nor on how
+/// they were split between files.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Summary {
+    /// The options the summary was computed with.
+    pub options: SummaryOptions,
+    /// Distinct sample ids seen.
+    pub samples: usize,
+    /// The largest number of epochs seen for one sample.
+    pub epochs: u32,
+    /// Distinct (sample, epoch) lines seen.
+    pub lines: usize,
+    /// Lines with a usable reward.
+    pub scored: usize,
+    /// Lines without one (a failure, a panic, or a result with `isError`).
+    pub errored: usize,
+    /// Errored lines by kind: `failed`, `panicked`, `is_error` (a result marked `isError`).
+    pub errors: BTreeMap<String, usize>,
+    /// Samples with no scored epoch at all.
+    pub errored_samples: usize,
+    /// Lines for a (sample, epoch) already seen; the first one counts, these are ignored.
+    pub duplicates: usize,
+    /// Statistics of the per-sample values.
+    pub reward: RewardStats,
+    /// pass@k averaged over the samples with at least `k` scored epochs, for `k` from 1 to
+    /// [`epochs`](Self::epochs).
+    pub pass_at_k: Vec<ReducerStat>,
+    /// Each reducer of [`SummaryOptions::reducers`] averaged over the samples.
+    pub reducers: Vec<ReducerStat>,
+    /// Each top-level subscore's mean value over the scored lines, by name.
+    pub subscores: BTreeMap<String, SubscoreStat>,
+    /// Total grading time of the lines, in seconds (a sum over concurrent gradings).
+    pub grading_secs: f64,
+}
+
+impl Summary {
+    /// The summary of `lines` (from one file, several, or memory).
+    ///
+    /// ```
+    /// use grader_core::EvaluationResult;
+    /// use grader_core::eval::{ErrorKind, Line, Summary, SummaryOptions};
+    ///
+    /// let lines = [
+    ///     Line::graded("a", 1, EvaluationResult::from_reward(1.0)?, 0.1),
+    ///     Line::graded("b", 1, EvaluationResult::from_reward(0.0)?, 0.1),
+    ///     Line::failed("c", 1, ErrorKind::Failed, "judge unreachable", 0.1),
+    /// ];
+    /// let summary = Summary::from_lines(lines, SummaryOptions::default());
+    /// assert_eq!((summary.scored, summary.errored), (2, 1));
+    /// assert_eq!(summary.reward.mean, 0.5); // the error is not a 0
+    /// println!("{summary}");
+    /// # Ok::<(), grader_core::RewardError>(())
+    /// ```
+    pub fn from_lines(lines: impl IntoIterator<Item = Line>, options: SummaryOptions) -> Self {
+        let mut builder = SummaryBuilder::new(options);
+        for line in lines {
+            builder.push(line);
+        }
+        builder.finish()
+    }
+}
+
+/// The summary of one or more evaluation files (the shards of a run, say) read together,
+/// streamed line by line. A torn last line of a file is left out.
+///
+/// ```no_run
+/// use grader_core::eval::{SummaryOptions, summarize_files};
+///
+/// let summary = summarize_files(&["part-0.jsonl", "part-1.jsonl"], SummaryOptions::default())?;
+/// println!("{summary}");
+/// # Ok::<(), grader_core::eval::line::LinesError>(())
+/// ```
+///
+/// # Errors
+/// When a file cannot be read or holds a complete line that is not an evaluation line.
+pub fn summarize_files<P: AsRef<std::path::Path>>(
+    paths: &[P],
+    options: SummaryOptions,
+) -> Result<Summary, super::line::LinesError> {
+    let mut builder = SummaryBuilder::new(options);
+    for path in paths {
+        for entry in super::line::read_lines(path.as_ref())? {
+            if let super::line::Entry::Line(line) = entry? {
+                builder.push(*line);
+            }
+        }
+    }
+    Ok(builder.finish())
+}
+
+#[derive(Debug, Default)]
+struct SampleEpochs {
+    /// (epoch, reward or None when errored), in arrival order.
+    epochs: Vec<(u32, Option<f64>)>,
+}
+
+/// Builds a [`Summary`] from lines pushed one at a time, keeping only each line's reward (not
+/// its result), so that files larger than memory can be summarized.
+#[derive(Debug)]
+pub struct SummaryBuilder {
+    options: SummaryOptions,
+    samples: BTreeMap<String, SampleEpochs>,
+    lines: usize,
+    duplicates: usize,
+    errors: BTreeMap<String, usize>,
+    subscores: BTreeMap<String, (usize, Vec<f64>)>,
+    durations: Vec<f64>,
+}
+
+impl SummaryBuilder {
+    /// An empty builder.
+    #[must_use]
+    pub fn new(options: SummaryOptions) -> Self {
+        SummaryBuilder {
+            options,
+            samples: BTreeMap::new(),
+            lines: 0,
+            duplicates: 0,
+            errors: BTreeMap::new(),
+            subscores: BTreeMap::new(),
+            durations: Vec::new(),
+        }
+    }
+
+    /// Adds a line. A second line for the same (sample, epoch) is counted as a duplicate and
+    /// otherwise ignored.
+    pub fn push(&mut self, line: Line) {
+        let entry = self.samples.entry(line.id.clone()).or_default();
+        if entry.epochs.iter().any(|(epoch, _)| *epoch == line.epoch) {
+            self.duplicates += 1;
+            return;
+        }
+        self.lines += 1;
+        self.durations.push(line.duration_secs);
+        let reward = line.reward();
+        entry.epochs.push((line.epoch, reward));
+        if reward.is_none() {
+            let kind = match &line.error {
+                Some(error) => match error.kind {
+                    ErrorKind::Failed => "failed",
+                    ErrorKind::Panicked => "panicked",
+                },
+                None => "is_error",
+            };
+            *self.errors.entry(kind.to_owned()).or_default() += 1;
+            return;
+        }
+        if let Some(subscores) = line.result.as_ref().and_then(|r| r.subscores.as_ref()) {
+            for sub in subscores {
+                let stat = self.subscores.entry(sub.name().to_owned()).or_default();
+                stat.0 += 1;
+                stat.1.push(sub.value());
+            }
+        }
+    }
+
+    /// The summary of every line pushed.
+    #[must_use]
+    pub fn finish(self) -> Summary {
+        let options = self.options;
+        let mut per_sample: Vec<Vec<f64>> = Vec::with_capacity(self.samples.len());
+        let mut epochs = 0_u32;
+        let mut scored = 0;
+        let mut errored_samples = 0;
+        for sample in self.samples.values() {
+            let mut epoch_rewards = sample.epochs.clone();
+            epoch_rewards.sort_by_key(|(epoch, _)| *epoch);
+            epochs = epochs.max(u32::try_from(epoch_rewards.len()).unwrap_or(u32::MAX));
+            let values: Vec<f64> = epoch_rewards.iter().filter_map(|(_, r)| *r).collect();
+            scored += values.len();
+            if values.is_empty() {
+                errored_samples += 1;
+            }
+            per_sample.push(values);
+        }
+        let reduce_all = |reducer: Reducer| -> Vec<f64> {
+            per_sample
+                .iter()
+                .filter_map(|values| reducer.reduce(values, options.threshold))
+                .collect()
+        };
+        let stat = |reducer: Reducer| {
+            let values = reduce_all(reducer);
+            ReducerStat {
+                reducer,
+                samples: values.len(),
+                mean: metrics::mean(&values),
+            }
+        };
+        let headline = reduce_all(options.reducer);
+        let binary = headline.iter().all(|v| *v == 0.0 || *v == 1.0);
+        // The options' level was checked by nobody; an invalid one gives NaN bounds rather
+        // than a panic or a made-up interval.
+        let nan = Interval {
+            lower: f64::NAN,
+            upper: f64::NAN,
+        };
+        let reward = RewardStats {
+            n: headline.len(),
+            mean: metrics::mean(&headline),
+            std: metrics::std(&headline),
+            stderr: metrics::stderr(&headline),
+            bootstrap_stderr: metrics::bootstrap_stderr(&headline, options.resamples, options.seed),
+            ci_bootstrap: metrics::ci_bootstrap(
+                &headline,
+                options.level,
+                options.resamples,
+                options.seed,
+            )
+            .unwrap_or(nan),
+            ci_t: metrics::ci_t(&headline, options.level).unwrap_or(nan),
+            ci_wilson: if binary {
+                metrics::ci_wilson(&headline, options.level).ok()
+            } else {
+                None
+            },
+            pass_rate: metrics::pass_rate(&headline, options.threshold),
+        };
+        let pass_at_k = (1..=epochs as usize)
+            .map(|k| stat(Reducer::PassAt(k)))
+            .collect();
+        let reducers = options.reducers.iter().map(|r| stat(*r)).collect();
+        let subscores = self
+            .subscores
+            .into_iter()
+            .map(|(name, (count, values))| {
+                let mean = metrics::mean(&values);
+                (name, SubscoreStat { count, mean })
+            })
+            .collect();
+        let errored = self.lines - scored;
+        Summary {
+            samples: self.samples.len(),
+            epochs,
+            lines: self.lines,
+            scored,
+            errored,
+            errors: self.errors,
+            errored_samples,
+            duplicates: self.duplicates,
+            reward,
+            pass_at_k,
+            reducers,
+            subscores,
+            grading_secs: neumaier_sum(self.durations),
+            options,
+        }
+    }
+}
+
+impl fmt::Display for Summary {
+    /// A terminal table: counts, then the headline metrics, pass@k, reducers and subscores.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let options = &self.options;
+        let percent = options.level * 100.0;
+        let interval = |i: &Interval| format!("[{:.4}, {:.4}]", i.lower, i.upper);
+        let mut rows: Vec<(String, String)> = vec![
+            (
+                "samples".into(),
+                format!(
+                    "{} ({} with no score), {} epoch{}",
+                    self.samples,
+                    self.errored_samples,
+                    self.epochs,
+                    if self.epochs == 1 { "" } else { "s" }
+                ),
+            ),
+            (
+                "results".into(),
+                format!(
+                    "{} scored, {} errored{}{}",
+                    self.scored,
+                    self.errored,
+                    if self.errors.is_empty() {
+                        String::new()
+                    } else {
+                        let kinds: Vec<String> = self
+                            .errors
+                            .iter()
+                            .map(|(k, n)| format!("{k} {n}"))
+                            .collect();
+                        format!(" ({})", kinds.join(", "))
+                    },
+                    if self.duplicates > 0 {
+                        format!(", {} duplicates ignored", self.duplicates)
+                    } else {
+                        String::new()
+                    }
+                ),
+            ),
+            (
+                format!(
+                    "reward ({} of epochs, n={})",
+                    options.reducer, self.reward.n
+                ),
+                format!(
+                    "{:.4} ± {:.4} stderr (bootstrap {:.4}), std {:.4}",
+                    self.reward.mean,
+                    self.reward.stderr,
+                    self.reward.bootstrap_stderr,
+                    self.reward.std
+                ),
+            ),
+            (
+                format!("{percent}% CI"),
+                format!(
+                    "bootstrap {} t {}{}",
+                    interval(&self.reward.ci_bootstrap),
+                    interval(&self.reward.ci_t),
+                    self.reward
+                        .ci_wilson
+                        .as_ref()
+                        .map(|i| format!(" Wilson {}", interval(i)))
+                        .unwrap_or_default()
+                ),
+            ),
+            (
+                format!("pass rate (≥ {})", options.threshold),
+                format!("{:.4}", self.reward.pass_rate),
+            ),
+        ];
+        for stat in self.pass_at_k.iter().chain(&self.reducers) {
+            rows.push((
+                stat.reducer.to_string(),
+                format!("{:.4} (n={})", stat.mean, stat.samples),
+            ));
+        }
+        for (name, stat) in &self.subscores {
+            rows.push((
+                format!("  {name}"),
+                format!("{:.4} (n={})", stat.mean, stat.count),
+            ));
+        }
+        let width = rows
+            .iter()
+            .map(|(k, _)| k.chars().count())
+            .max()
+            .unwrap_or(0);
+        for (key, value) in rows {
+            let pad = width - key.chars().count();
+            writeln!(f, "{key}{:pad$}  {value}", "")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::EvaluationResult;
+
+    fn graded(id: &str, epoch: u32, reward: f64) -> Line {
+        let result = EvaluationResult::from_reward(reward).expect("a finite reward");
+        Line::graded(id, epoch, result, 0.0)
+    }
+
+    #[test]
+    fn errors_are_counted_not_averaged_and_duplicates_ignored() {
+        let summary = Summary::from_lines(
+            [
+                graded("a", 1, 1.0),
+                graded("a", 2, 0.0),
+                graded("a", 2, 1.0),
+                Line::failed("b", 1, ErrorKind::Panicked, "boom", 0.0),
+                graded("c", 1, 1.0),
+                Line::failed("c", 2, ErrorKind::Failed, "no", 0.0),
+            ],
+            SummaryOptions::default(),
+        );
+        assert_eq!(summary.samples, 3);
+        assert_eq!(summary.lines, 5);
+        assert_eq!(summary.duplicates, 1);
+        assert_eq!((summary.scored, summary.errored), (3, 2));
+        assert_eq!(summary.errored_samples, 1);
+        // a: mean(1, 0) = 0.5; c: mean(1) = 1.0; b has no score.
+        assert_eq!(summary.reward.n, 2);
+        assert_eq!(summary.reward.mean, 0.75);
+        assert_eq!(summary.pass_at_k[0].mean, 0.75);
+        assert_eq!(summary.pass_at_k[1].samples, 1);
+        assert_eq!(summary.errors["panicked"], 1);
+        assert!(summary.to_string().contains("3 scored, 2 errored"));
+    }
+
+    #[test]
+    fn reducer_names_round_trip() {
+        for name in [
+            "mean",
+            "median",
+            "mode",
+            "max",
+            "majority",
+            "at_least_3",
+            "pass_at_1",
+        ] {
+            assert_eq!(
+                name.parse::<Reducer>().expect("a reducer name").to_string(),
+                name
+            );
+        }
+        assert!("pass_at_0".parse::<Reducer>().is_err());
+        assert!("avg".parse::<Reducer>().is_err());
+    }
+}

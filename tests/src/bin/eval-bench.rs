@@ -1,0 +1,94 @@
+//! The Rust side of the end-to-end evaluation benchmark (`benches/eval/run.py`):
+//! `eval-bench OUTPUT SAMPLES` grades `SAMPLES` question-answer pairs (the same ones the
+//! Python side makes) with four text graders into a fresh JSONL file, one epoch each, and
+//! prints the number of lines written, the wall seconds and the CPU seconds of the run (from
+//! `/proc/self/schedstat`, Linux) as JSON.
+
+use std::time::Instant;
+
+use grader_core::eval::Evaluation;
+use grader_core::text::{ContainsAny, ExactMatch, F1Score, NumericMatch};
+use grader_core::{EvaluationResult, Grade};
+
+/// The `i`th sample, exactly as `benches/eval/run.py` makes it.
+fn sample(i: usize) -> (String, String, f64) {
+    let number = (i * 13 % 97) as f64;
+    let reference = format!("There are {number} marbles in the jar");
+    let answer = match i % 5 {
+        0 | 1 => reference.clone(),
+        2 => format!("I counted {number} marbles."),
+        3 => format!("about {} marbles", number + 1.0),
+        _ => "I cannot tell from the picture".to_owned(),
+    };
+    (answer, reference, number)
+}
+
+fn grade(answer: &str, reference: &str, number: f64) -> Result<EvaluationResult, String> {
+    let subscores = [
+        ExactMatch {
+            answer,
+            expected: reference,
+            normalize_text: true,
+        }
+        .grade(0.4)
+        .now(),
+        NumericMatch {
+            answer,
+            expected: number,
+            tolerance: 0.0,
+        }
+        .grade(0.3)
+        .now(),
+        ContainsAny {
+            answer,
+            substrings: &["marble", "marbles"],
+            case_sensitive: false,
+        }
+        .grade(0.1)
+        .now(),
+        F1Score { answer, reference }.grade(0.2).now(),
+    ];
+    let subscores: Result<Vec<_>, _> = subscores.into_iter().collect();
+    Grade::from_subscores(subscores.map_err(|e| e.to_string())?).map_err(|e| e.to_string())
+}
+
+/// The CPU time this process has run for, where Linux reports it.
+fn cpu_seconds() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/self/schedstat").ok()?;
+    let nanos: f64 = text.split_whitespace().next()?.parse().ok()?;
+    Some(nanos / 1e9)
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [output, samples] = &args[..] else {
+        return Err("usage: eval-bench OUTPUT SAMPLES".into());
+    };
+    let samples: usize = samples.parse()?;
+    if std::path::Path::new(output).exists() {
+        std::fs::remove_file(output)?;
+    }
+    let cpu_started = cpu_seconds();
+    let started = Instant::now();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let report = runtime.block_on(
+        Evaluation::new(output)
+            .progress(false)
+            .handle_interrupts(false)
+            .run((0..samples).map(|i| (i, i)), |item, _epoch| {
+                let (answer, reference, number) = sample(item.1);
+                std::future::ready(grade(&answer, &reference, number))
+            }),
+    )?;
+    println!(
+        "{}",
+        serde_json::json!({
+            "lines": report.written,
+            "seconds": started.elapsed().as_secs_f64(),
+            "cpu_seconds": cpu_seconds().zip(cpu_started).map(|(end, start)| end - start),
+        })
+    );
+    Ok(())
+}

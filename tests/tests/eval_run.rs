@@ -1,0 +1,398 @@
+//! The evaluation runner with real processes and files: a run killed with SIGKILL and resumed,
+//! a torn last line, shards merged, failures and panics recorded, and Ctrl-C on a run of
+//! `sleep` commands.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use grader_core::eval::line::{Entry, read_lines};
+use grader_core::eval::{
+    ErrorKind, EvalError, Evaluation, Line, Shard, Summary, SummaryOptions, merge, summarize_files,
+};
+use grader_core::limit::{Limiter, Resource};
+use grader_core::{BashGrader, EvaluationResult, Gather, Grade, SubScore};
+
+const PROBE: &str = env!("CARGO_BIN_EXE_eval-probe");
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("eval-run")
+        .join(name);
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).expect("clear the scratch folder");
+    }
+    std::fs::create_dir_all(&dir).expect("make the scratch folder");
+    dir
+}
+
+fn lines(path: &Path) -> Vec<Line> {
+    read_lines(path)
+        .expect("open the results")
+        .map(|entry| match entry.expect("a valid line") {
+            Entry::Line(line) => *line,
+            Entry::Torn { offset } => panic!("{}: torn line at {offset}", path.display()),
+        })
+        .collect()
+}
+
+/// Each (id, epoch) with the exact bytes of its line from `"error"` on (the error and the
+/// result, everything but the timing); fails on a repeated pair or a torn line.
+fn by_pair(path: &Path) -> BTreeMap<(String, u32), String> {
+    let text = std::fs::read_to_string(path).expect("read the results");
+    assert!(
+        text.is_empty() || text.ends_with('\n'),
+        "{}: torn",
+        path.display()
+    );
+    let mut map = BTreeMap::new();
+    for raw in text.lines() {
+        let line: Line = serde_json::from_str(raw).expect("a valid line");
+        let outcome = &raw[raw.find(",\"error\":").expect("an error field")..];
+        let previous = map.insert((line.id.clone(), line.epoch), outcome.to_owned());
+        assert!(previous.is_none(), "{} epoch {} twice", line.id, line.epoch);
+    }
+    map
+}
+
+fn probe(output: &Path, mode: &str, samples: usize, epochs: u32, concurrency: usize) -> Command {
+    let mut command = Command::new(PROBE);
+    command
+        .arg(output)
+        .arg(mode)
+        .arg(samples.to_string())
+        .arg(epochs.to_string())
+        .arg(concurrency.to_string())
+        .env("RUST_BACKTRACE", "0")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    command
+}
+
+fn finish(child: Child) -> (i32, String) {
+    let output = child.wait_with_output().expect("wait for the probe");
+    let code = output.status.code().unwrap_or(-1);
+    (code, String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+fn count_lines(path: &Path) -> usize {
+    std::fs::read(path)
+        .map(|bytes| bytes.iter().filter(|b| **b == b'\n').count())
+        .unwrap_or(0)
+}
+
+/// Waits (polling, without a deadline that decides the test) until `ready` holds or the child
+/// has exited.
+fn wait_until(child: &mut Child, mut ready: impl FnMut() -> bool) {
+    while !ready() {
+        if child.try_wait().expect("poll the probe").is_some() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn a_run_killed_with_sigkill_resumes_to_every_pair_exactly_once() {
+    let dir = scratch("sigkill");
+    let (samples, epochs) = (300, 2);
+    let reference = dir.join("reference.jsonl");
+    let (code, _) = finish(
+        probe(&reference, "text", samples, epochs, 8)
+            .spawn()
+            .expect("start the reference run"),
+    );
+    assert_eq!(code, 0);
+    let expected = by_pair(&reference);
+    assert_eq!(expected.len(), samples * epochs as usize);
+
+    let output = dir.join("killed.jsonl");
+    let mut child = probe(&output, "text", samples, epochs, 8)
+        .env("EVAL_PROBE_DELAY_MS", "5")
+        .spawn()
+        .expect("start the run to kill");
+    wait_until(&mut child, || count_lines(&output) >= 100);
+    child.kill().expect("SIGKILL the run");
+    let (code, _) = finish(child);
+    assert_eq!(code, -1, "the run was killed by a signal, not finished");
+    let written = count_lines(&output);
+    assert!(
+        written >= 100 && written < expected.len(),
+        "{written} lines"
+    );
+
+    // A crash in the middle of a write leaves a torn last line: make one.
+    let torn = r#"{"v":1,"id":"q299","epoch":2,"duration_secs":0.1,"error":null,"res"#;
+    let mut bytes = std::fs::read(&output).expect("read");
+    bytes.extend_from_slice(torn.as_bytes());
+    std::fs::write(&output, bytes).expect("write the torn line");
+
+    let (code, report) = finish(
+        probe(&output, "text", samples, epochs, 8)
+            .spawn()
+            .expect("start the resumed run"),
+    );
+    assert_eq!(code, 0);
+    assert!(report.contains("torn_line: true"), "{report}");
+    assert!(report.contains(&format!("resumed: {written}")), "{report}");
+    let resumed = by_pair(&output);
+    assert_eq!(resumed, expected, "every pair once, with the same results");
+}
+
+fn qa_result(i: usize) -> Result<EvaluationResult, String> {
+    let exact = SubScore::new("exact", if i.is_multiple_of(3) { 1.0 } else { 0.0 })
+        .and_then(|s| s.with_weight(0.7))
+        .map_err(|e| e.to_string())?;
+    let partial = SubScore::new("partial", (i % 5) as f64 / 4.0)
+        .and_then(|s| s.with_weight(0.3))
+        .map_err(|e| e.to_string())?;
+    Grade::from_subscores([exact, partial]).map_err(|e| e.to_string())
+}
+
+async fn run_qa(output: &Path, shard: Shard) -> Result<grader_core::eval::RunReport, EvalError> {
+    let samples = (0..200).map(|i| (format!("s{i}"), i));
+    Evaluation::new(output)
+        .epochs(3)
+        .concurrency(5)
+        .shard(shard)
+        .handle_interrupts(false)
+        .run(samples, |sample, epoch| async move {
+            if sample.1 == 7 && epoch == 2 {
+                return Err("no answer".to_owned());
+            }
+            qa_result(sample.1 + epoch as usize)
+        })
+        .await
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime")
+}
+
+fn summary_without_time(path: &Path) -> Summary {
+    let mut summary =
+        Evaluation::summarize(path, SummaryOptions::default()).expect("summarize the results");
+    summary.grading_secs = 0.0;
+    summary
+}
+
+#[test]
+fn three_shards_merged_equal_one_unsharded_run() {
+    let dir = scratch("shards");
+    let runtime = runtime();
+    let whole = dir.join("whole.jsonl");
+    runtime
+        .block_on(run_qa(&whole, Shard::ALL))
+        .expect("the unsharded run");
+
+    let mut parts = Vec::new();
+    let mut counts = Vec::new();
+    for index in 0..3 {
+        let part = dir.join(format!("part-{index}.jsonl"));
+        let shard: Shard = format!("{index}/3").parse().expect("a shard");
+        let report = runtime
+            .block_on(run_qa(&part, shard))
+            .expect("a shard's run");
+        counts.push(report.written);
+        assert_eq!(report.written / 3 + report.other_shards, 200);
+        parts.push(part);
+    }
+    assert!(
+        counts.iter().all(|c| *c > 0),
+        "every shard has work: {counts:?}"
+    );
+    let merged = dir.join("merged.jsonl");
+    let report = merge(&parts, &merged).expect("merge");
+    assert_eq!(report.written, 600);
+    assert_eq!(report.duplicates, 0);
+
+    assert_eq!(by_pair(&merged), by_pair(&whole));
+    assert_eq!(summary_without_time(&merged), summary_without_time(&whole));
+    // The parts summarized together, without merging, say the same.
+    let mut together = summarize_files(&parts, SummaryOptions::default()).expect("summarize");
+    together.grading_secs = 0.0;
+    assert_eq!(together, summary_without_time(&whole));
+
+    // Merging a part again adds nothing: duplicates are counted and left out.
+    let again = dir.join("again.jsonl");
+    let report = merge(&[merged.clone(), parts[1].clone()], &again).expect("merge again");
+    assert_eq!((report.written, report.duplicates), (600, counts[1]));
+}
+
+#[test]
+fn failures_and_panics_are_recorded_on_their_line_and_the_run_goes_on() {
+    let dir = scratch("failures");
+    let output = dir.join("results.jsonl");
+    let report = runtime()
+        .block_on(
+            Evaluation::new(&output)
+                .concurrency(3)
+                .handle_interrupts(false)
+                .run((0..20).map(|i| (i, i)), |sample, _epoch| {
+                    // A panic in the call itself, before any future exists.
+                    assert!(sample.1 != 4, "panicked while building the grading");
+                    async move {
+                        match sample.1 {
+                            5 => panic!("panicked while grading"),
+                            6 => Err("the judge said no".to_owned()),
+                            i => qa_result(i),
+                        }
+                    }
+                }),
+        )
+        .expect("the run");
+    assert_eq!((report.written, report.errored), (20, 3));
+    let all = lines(&output);
+    let line = |id: &str| all.iter().find(|l| l.id == id).expect("a line for the id");
+    let error = |id: &str| line(id).error.clone().expect("an error");
+    assert_eq!(error("4").kind, ErrorKind::Panicked);
+    assert_eq!(error("4").message, "panicked while building the grading");
+    assert_eq!(error("5").kind, ErrorKind::Panicked);
+    assert_eq!(error("6").kind, ErrorKind::Failed);
+    assert_eq!(error("6").message, "the judge said no");
+    let summary = summary_without_time(&output);
+    assert_eq!((summary.scored, summary.errored), (17, 3));
+    assert_eq!(summary.errors["panicked"], 2);
+}
+
+#[test]
+fn a_torn_line_in_the_middle_is_an_error_not_a_silent_skip() {
+    let dir = scratch("corrupt");
+    let output = dir.join("results.jsonl");
+    std::fs::write(&output, "{\"v\":1,\"id\":\"a\"\n{}\n").expect("write");
+    let error = runtime()
+        .block_on(
+            Evaluation::new(&output)
+                .handle_interrupts(false)
+                .run([("a", ())], |_, _| async { qa_result(0) }),
+        )
+        .expect_err("a corrupt file");
+    assert!(
+        error.to_string().contains(":1: not an evaluation line"),
+        "{error}"
+    );
+}
+
+fn group_alive(pgid: &str) -> bool {
+    Command::new("kill")
+        .args(["-0", "--", &format!("-{pgid}")])
+        .stderr(Stdio::null())
+        .status()
+        .expect("run kill")
+        .success()
+}
+
+#[test]
+fn ctrl_c_leaves_no_process_and_a_resumable_file() {
+    let dir = scratch("sigint");
+    let output = dir.join("results.jsonl");
+    let pids = dir.join("pids");
+    let (samples, fast, concurrency) = (12, 4, 4);
+    let mut child = probe(&output, "sleep", samples, 1, concurrency)
+        .env("EVAL_PROBE_PIDS", &pids)
+        .env("EVAL_PROBE_SLEEP", "30")
+        .env("EVAL_PROBE_FAST", fast.to_string())
+        .spawn()
+        .expect("start the run");
+    // The fast samples are written, and every slot holds a running `sleep`.
+    wait_until(&mut child, || {
+        count_lines(&output) == fast
+            && std::fs::read_to_string(&pids).is_ok_and(|t| t.lines().count() == concurrency)
+    });
+    let running = std::fs::read_to_string(&pids).expect("the pids");
+    for pgid in running.lines() {
+        assert!(
+            group_alive(pgid),
+            "process group {pgid} is running before Ctrl-C"
+        );
+    }
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("send SIGINT");
+    assert!(status.success());
+    let (code, report) = finish(child);
+    assert_eq!(code, 130, "{report}");
+    assert!(report.contains("interrupted: true"), "{report}");
+    let groups = std::fs::read_to_string(&pids).expect("the pids");
+    for pgid in groups.lines() {
+        assert!(!group_alive(pgid), "process group {pgid} still running");
+    }
+    assert_eq!(lines(&output).len(), fast);
+
+    // Resuming grades the rest, each once.
+    let (code, report) = finish(
+        probe(&output, "sleep", samples, 1, concurrency)
+            .env("EVAL_PROBE_PIDS", &pids)
+            .env("EVAL_PROBE_SLEEP", "0")
+            .spawn()
+            .expect("resume"),
+    );
+    assert_eq!(code, 0, "{report}");
+    let pairs: HashSet<(String, u32)> = lines(&output)
+        .into_iter()
+        .map(|l| (l.id, l.epoch))
+        .collect();
+    assert_eq!(pairs.len(), samples);
+    assert_eq!(lines(&output).len(), samples);
+}
+
+#[test]
+fn a_limiter_bounds_the_commands_of_all_samples_in_flight() {
+    let dir = scratch("limiter");
+    let output = dir.join("results.jsonl");
+    let log = dir.join("log");
+    let limiter = Limiter::new().limit(Resource::Commands, 2);
+    let report = runtime()
+        .block_on(
+            Evaluation::new(&output)
+                .concurrency(12)
+                .limiter(&limiter)
+                .handle_interrupts(false)
+                .run((0..12).map(|i| (i, ())), |_, _| {
+                    // Each command waits (a few seconds at most) for a second one to have
+                    // started, so two slots are seen in use whatever the timing.
+                    let command = format!(
+                        "echo start >> '{0}'; for i in $(seq 500); do \
+                         [ $(grep -c start '{0}') -ge 2 ] && break; sleep 0.01; done; \
+                         echo end >> '{0}'",
+                        log.display()
+                    );
+                    Gather::new().add(BashGrader::new(command).grade(1.0)).run()
+                }),
+        )
+        .expect("the run");
+    assert_eq!((report.written, report.errored), (12, 0));
+    let events = std::fs::read_to_string(&log).expect("the log");
+    let (mut running, mut most) = (0_i32, 0);
+    for event in events.lines() {
+        running += if event == "start" { 1 } else { -1 };
+        most = most.max(running);
+    }
+    assert_eq!(events.lines().count(), 24);
+    assert_eq!(
+        most, 2,
+        "at most two commands at once, and the two slots used"
+    );
+}
+
+#[test]
+fn merge_leaves_out_and_reports_a_torn_last_line() {
+    let dir = scratch("merge-torn");
+    let whole = dir.join("a.jsonl");
+    runtime()
+        .block_on(run_qa(&whole, Shard::ALL))
+        .expect("a run");
+    let mut bytes = std::fs::read(&whole).expect("read");
+    bytes.extend_from_slice(br#"{"v":1,"id":"s0","ep"#);
+    std::fs::write(&whole, bytes).expect("write");
+    let merged = dir.join("merged.jsonl");
+    let report = merge(std::slice::from_ref(&whole), &merged).expect("merge");
+    assert_eq!(report.written, 600);
+    assert_eq!(report.torn, [whole]);
+    assert_eq!(lines(&merged).len(), 600);
+}

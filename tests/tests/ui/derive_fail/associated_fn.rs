@@ -1,0 +1,15 @@
+use grader_core::Grader;
+
+#[derive(Grader)]
+#[grader(score = check)]
+struct Exact {
+    answer: String,
+}
+
+impl Exact {
+    fn check() -> bool {
+        true
+    }
+}
+
+fn main() {}

@@ -1,0 +1,8 @@
+use grader_core::grader;
+
+#[grader(type = "ExactMatchGrader")]
+fn exact_match(answer: &str) -> bool {
+    answer == "42"
+}
+
+fn main() {}
