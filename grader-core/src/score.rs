@@ -1018,6 +1018,9 @@ struct WireEvaluationResult {
     /// The breakdown of the reward.
     #[schemars(default)]
     subscores: Option<Vec<SubScore>>,
+    /// Fields this type does not know are allowed, and kept.
+    #[schemars(flatten)]
+    extra: Info,
 }
 
 #[cfg(feature = "schema")]

@@ -46,6 +46,11 @@ fn end_the_grading_process(mode: &str, end: impl FnOnce(u32)) -> Vec<(u32, Strin
             break;
         }
         if let Ok(Some(status)) = child.try_wait() {
+            // In `exit` mode it ends by itself once it has seen its sleeps, possibly before this
+            // loop saw them.
+            if mode == "exit" && status.success() {
+                break;
+            }
             panic!("the grading process ended early: {status}");
         }
         assert!(
