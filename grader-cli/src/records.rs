@@ -49,7 +49,7 @@ pub fn is_evaluation_line(bytes: &[u8]) -> bool {
 /// ```
 /// let record = grader_cli::records::parse(br#"{"reward": 0.5, "sample_id": "q1"}"#)?;
 /// assert_eq!(record.sample.as_deref(), Some("q1"));
-/// assert_eq!(record.result.map(|r| r.reward), Some(0.5));
+/// assert_eq!(record.result.map(|r| r.reward()), Some(0.5));
 ///
 /// let line = br#"{"v":1,"id":"q2","epoch":3,"duration_secs":0.1,"error":null,"result":{"reward":1.0}}"#;
 /// let record = grader_cli::records::parse(line)?;
