@@ -297,8 +297,12 @@ impl<'a, G: Grader> Spec<'a, G> {
             parameters: Box::new(parameters),
             failure,
         };
-        let name = self
-            .resolved_name()
+        // The name is needed once from here on: take an override rather than copy it.
+        let name = match self.name.take() {
+            Some(name) => Ok(name),
+            None => catch(|| self.grader.name().into_owned()),
+        };
+        let name = name
             .map_err(|failure| fail(std::any::type_name::<G>().to_owned(), Info::new(), failure))?;
         let mut parameters = match catch(|| self.grader.parameters()) {
             Ok(parameters) => parameters,
@@ -490,7 +494,7 @@ impl<'a, G: Grader + Send + 'a> Spec<'a, G> {
         let attempts_run = async move {
             let mut grader = Some(grader);
             let mut attempts = 0;
-            let started = Instant::now();
+            let started = timed.then(Instant::now);
             let outcome = loop {
                 attempts += 1;
                 let last = attempts > retries;
@@ -504,17 +508,10 @@ impl<'a, G: Grader + Send + 'a> Spec<'a, G> {
                     outcome => break outcome,
                 }
             };
-            (outcome, attempts, started.elapsed())
+            (outcome, attempts, started.map(|started| started.elapsed()))
         };
         let (outcome, attempts, elapsed) = Scoped::new(inner, attempts_run).await;
-        finish(
-            name,
-            weight,
-            parameters,
-            outcome,
-            attempts,
-            timed.then_some(elapsed),
-        )
+        finish(name, weight, parameters, outcome, attempts, elapsed)
     }
 }
 

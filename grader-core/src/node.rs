@@ -324,7 +324,12 @@ pub(crate) async fn run_all(nodes: Vec<Node<'_>>, limit: Option<usize>) -> Vec<F
                         crate::grading::catch(|| condition(&earlier))
                     }
                 };
-                let (name, weight, required) = names[index].clone();
+                let (weight, required) = (names[index].1, names[index].2);
+                let name = if matches!(go, Ok(true)) {
+                    String::new() // taken when it finishes
+                } else {
+                    std::mem::take(&mut names[index].0)
+                };
                 let outcome = match go {
                     Ok(true) => {
                         running.push(async move { (index, run.await) });
@@ -361,7 +366,9 @@ pub(crate) async fn run_all(nodes: Vec<Node<'_>>, limit: Option<usize>) -> Vec<F
         }
         match running.next().await {
             Some((index, outcome)) => {
-                let (name, _, required) = names[index].clone();
+                // Each item finishes once, so its name can be taken.
+                let name = std::mem::take(&mut names[index].0);
+                let required = names[index].2;
                 finished[index] = Some(Finished {
                     name,
                     required,
