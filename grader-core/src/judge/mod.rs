@@ -1160,16 +1160,25 @@ async fn run(judge: LlmJudge) -> Result<SubScore, JudgeError> {
         .collect();
     let mut votes: Vec<Vec<Option<Result<Vote, JudgeError>>>> =
         vec![vec![None; models.len()]; criteria.len()];
-    let fail_fast = !settings.lenient && models.len() == 1;
+    // Strict with one model: the first failure is the judge's error, once every call has
+    // ended, as the reference lets its other calls finish (so both send the same requests).
+    let strict = !settings.lenient && models.len() == 1;
+    let mut first_failure = None;
     while let Some((chunk, m, outcomes)) = calls.next().await {
         for (&i, outcome) in chunk.iter().zip(outcomes) {
-            if fail_fast && let Err(error) = &outcome {
-                return Err(error.clone());
+            if strict
+                && first_failure.is_none()
+                && let Err(error) = &outcome
+            {
+                first_failure = Some(error.clone());
             }
             votes[i][m] = Some(outcome);
         }
     }
     drop(calls);
+    if let Some(error) = first_failure {
+        return Err(error);
+    }
 
     let mut children = Vec::with_capacity(criteria.len());
     let mut errors = Vec::new();
