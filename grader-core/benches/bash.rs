@@ -5,12 +5,16 @@
 //!   included (an empty directory, so the login profile of the machine does not dominate).
 //!   A third run interleaves the two call by call and prints the ratio of their sums, which a
 //!   change in the machine's load between two runs does not skew.
-//! - `bash_timeouts`: 600 graders at once whose command leaves a grandchild that ignores
-//!   SIGTERM, each with a 1 s timeout and the default 1 s grace, against the floor of
-//!   timeout + grace, and against 600 graders of `true` (what starting them costs here). The
-//!   CPU time this process used per batch is printed beside each.
+//! - `bash_timeouts`: 600 graders at once in one `Gather` whose command leaves a grandchild
+//!   that ignores SIGTERM, each with a 1 s timeout and a 1 s grace, with and without the login
+//!   shell, each run right after its floor: the same 600 commands started by a plain loop and
+//!   killed exactly on time (see `plain_loop`). Starting 600 shells takes a 2-core machine
+//!   more than a second by itself, so the floor is well above timeout + grace. Also 600
+//!   graders of `true` (what starting them costs here). The CPU time this process used per
+//!   batch is printed beside each.
 #![allow(missing_docs)]
 
+use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -102,8 +106,102 @@ fn cpu_time() -> Duration {
     Duration::from_millis(ticks * 10)
 }
 
+/// How many graders run at once in `bash_timeouts`.
+const GRADERS: usize = 600;
+/// What each of them runs: a grandchild that ignores SIGTERM, and a shell waiting for it.
+const STUBBORN: &str = "(trap '' TERM; exec sleep 300) & sleep 300";
+const TIMEOUT: Duration = Duration::from_secs(1);
+const GRACE: Duration = Duration::from_secs(1);
+
+/// The floor for `bash_timeouts`: the same `GRADERS` commands started one after the other
+/// with `std::process::Command` (same shell, flags, environment, pipes and process group),
+/// each group sent SIGTERM at its own start + `TIMEOUT` and SIGKILL at + `TIMEOUT` + `GRACE`,
+/// then reaped: no output read, no process outside the group looked for. No implementation
+/// that starts every command's clock when the command starts can finish sooner.
+fn plain_loop(login: bool, home: &std::path::Path) -> Duration {
+    use rustix::process::{Pid, Signal, kill_process_group};
+    let start = Instant::now();
+    let mut children = Vec::with_capacity(GRADERS);
+    for _ in 0..GRADERS {
+        let mut command = Command::new("/bin/bash");
+        if login {
+            command.arg("-lc");
+        } else {
+            command.args(["--noprofile", "--norc", "-c"]);
+        }
+        let child = command
+            .arg(STUBBORN)
+            .env("HOME", home)
+            .env("GRADER_BENCH_TAG", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .expect("bash runs");
+        children.push((Instant::now(), child));
+    }
+    let group = |child: &std::process::Child| {
+        Pid::from_raw(i32::try_from(child.id()).expect("a pid")).expect("a pid")
+    };
+    for (signal, after) in [(Signal::TERM, TIMEOUT), (Signal::KILL, TIMEOUT + GRACE)] {
+        for (started, child) in &children {
+            if let Some(wait) = (*started + after).checked_duration_since(Instant::now()) {
+                std::thread::sleep(wait);
+            }
+            let _ = kill_process_group(group(child), signal);
+        }
+    }
+    for (_, child) in &mut children {
+        let _ = child.wait();
+    }
+    start.elapsed()
+}
+
+/// `GRADERS` `BashGrader`s of `command` in one `Gather`: the wall time, and a line on stderr
+/// with the CPU time this process used.
+fn graders(
+    runtime: &tokio::runtime::Runtime,
+    command: &str,
+    login: bool,
+    home: &std::path::Path,
+) -> Duration {
+    let cpu = cpu_time();
+    let start = Instant::now();
+    let result = runtime.block_on(async {
+        let mut gather = Gather::new();
+        for _ in 0..GRADERS {
+            gather = gather.add(
+                BashGrader::new(command)
+                    .env("HOME", home)
+                    .login_shell(login)
+                    .timeout(TIMEOUT)
+                    .kill_grace(GRACE)
+                    .grade(1.0),
+            );
+        }
+        gather.await
+    });
+    let elapsed = start.elapsed();
+    let result = result.expect("every grader runs");
+    let timed_out = result
+        .subscores
+        .iter()
+        .flatten()
+        .filter(|sub| {
+            sub.info()
+                .is_some_and(|info| info.contains_key("timed_out"))
+        })
+        .count();
+    eprintln!(
+        "{GRADERS} graders of {command:?} (login shell: {login}): wall {elapsed:.2?}, \
+         cpu {:.2?}, {timed_out} timed out",
+        cpu_time() - cpu
+    );
+    elapsed
+}
+
 fn bash_timeouts(c: &mut Criterion) {
-    const GRADERS: usize = 600;
     let home = std::env::temp_dir().join(format!("grader-bench-home-t-{}", std::process::id()));
     std::fs::create_dir_all(&home).expect("a temporary HOME");
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -114,56 +212,39 @@ fn bash_timeouts(c: &mut Criterion) {
 
     let mut group = c.benchmark_group("bash_timeouts");
     group.sample_size(10);
-    group.measurement_time(Duration::from_secs(30));
+    group.measurement_time(Duration::from_secs(60));
     group.warm_up_time(Duration::from_millis(1));
-    group.bench_function("floor_timeout_plus_grace", |b| {
-        b.iter(|| std::thread::sleep(Duration::from_secs(2)));
+    // What starting 600 commands costs on this machine, to read the others against.
+    group.bench_function("600_graders_of_true", |b| {
+        b.iter_custom(|iters| {
+            (0..iters)
+                .map(|_| graders(&runtime, "true", true, &home))
+                .sum()
+        });
     });
-    for (name, command) in [
-        // What starting 600 commands costs on this machine, to read the next one against.
-        ("600_graders_of_true", "true"),
-        (
-            "600_graders_sigterm_ignored",
-            "(trap '' TERM; exec sleep 300) & sleep 300",
-        ),
-    ] {
-        group.bench_function(name, |b| {
+    for (name, login) in [("login_shell", true), ("no_login_shell", false)] {
+        // The floor and the graders one after the other in each iteration, so that both see
+        // the same load; the graders' time is measured, and each pair printed.
+        group.bench_function(format!("600_graders_sigterm_ignored_{name}"), |b| {
             b.iter_custom(|iters| {
-                let mut wall = Duration::ZERO;
+                let (mut floor_total, mut graders_total) = (Duration::ZERO, Duration::ZERO);
                 for _ in 0..iters {
-                    let cpu = cpu_time();
-                    let start = Instant::now();
-                    let result = runtime.block_on(async {
-                        let mut gather = Gather::new();
-                        for _ in 0..GRADERS {
-                            gather = gather.add(
-                                BashGrader::new(command)
-                                    .env("HOME", &home)
-                                    .timeout(Duration::from_secs(1))
-                                    .grade(1.0),
-                            );
-                        }
-                        gather.await
-                    });
-                    let elapsed = start.elapsed();
-                    wall += elapsed;
-                    let result = result.expect("every grader runs");
-                    let timed_out = result
-                        .subscores
-                        .iter()
-                        .flatten()
-                        .filter(|sub| {
-                            sub.info()
-                                .is_some_and(|info| info.contains_key("timed_out"))
-                        })
-                        .count();
+                    let floor = plain_loop(login, &home);
+                    let ours = graders(&runtime, STUBBORN, login, &home);
                     eprintln!(
-                        "{GRADERS} graders of {command:?}: wall {elapsed:.2?}, cpu {:.2?}, \
-                     {timed_out} timed out",
-                        cpu_time() - cpu
+                        "  plain loop {floor:.2?}, graders {ours:.2?}: {:+.0?} ms, ratio {:.3}",
+                        ours.as_secs_f64().mul_add(1e3, -floor.as_secs_f64() * 1e3),
+                        ours.as_secs_f64() / floor.as_secs_f64()
                     );
+                    floor_total += floor;
+                    graders_total += ours;
                 }
-                wall
+                eprintln!(
+                    "  over {iters}: plain loop {floor_total:.2?}, graders {graders_total:.2?}, \
+                     ratio {:.3}",
+                    graders_total.as_secs_f64() / floor_total.as_secs_f64()
+                );
+                graders_total
             });
         });
     }

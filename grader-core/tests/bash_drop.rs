@@ -101,3 +101,48 @@ async fn dropping_a_gather_kills_every_group() {
     }
     assert_eq!(survivors_after(&mark, Duration::from_secs(2)), vec![]);
 }
+
+/// Commands start on tokio's blocking pool; a grading dropped while its command is starting
+/// (the blocking task still running) stops it once it has started.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gradings_dropped_while_their_commands_start_leave_nothing() {
+    let mark = marker();
+    let mut seen_running = 0;
+    for wait_ms in [0, 1, 2, 5, 10, 20, 50, 100] {
+        let mut gather = Gather::new();
+        for _ in 0..20 {
+            gather = gather.add(bash(&format!("sleep 30.{mark}")).grade(1.0));
+        }
+        let mut gather = Box::pin(gather);
+        tokio::select! {
+            _ = &mut gather => panic!("30 s commands finished in {wait_ms} ms"),
+            () = tokio::time::sleep(Duration::from_millis(wait_ms)) => {}
+        }
+        seen_running += live_processes(&mark).len();
+        drop(gather);
+    }
+    // Some were running when dropped, and others, surely, still starting.
+    assert!(seen_running > 0, "no command had started");
+    assert_eq!(survivors_after(&mark, Duration::from_secs(3)), vec![]);
+}
+
+/// The same when the runtime itself shuts down while commands start.
+#[test]
+fn a_runtime_shut_down_while_commands_start_leaves_nothing() {
+    let mark = marker();
+    for wait_ms in [0, 2, 10, 50] {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let mut gather = Gather::new();
+        for _ in 0..20 {
+            gather = gather.add(bash(&format!("sleep 30.{mark}")).grade(1.0));
+        }
+        runtime.spawn(gather);
+        std::thread::sleep(Duration::from_millis(wait_ms));
+        drop(runtime);
+    }
+    assert_eq!(survivors_after(&mark, Duration::from_secs(3)), vec![]);
+}

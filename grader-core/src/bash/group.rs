@@ -21,7 +21,7 @@ pub(super) struct CommandGuard {
     pub(super) group: Option<Pid>,
     /// The pids the command's processes can have.
     pub(super) window: Option<Window>,
-    tag: u64,
+    pub(super) tag: u64,
     armed: bool,
 }
 
@@ -36,6 +36,9 @@ impl CommandGuard {
         let window = group
             .zip(before)
             .and_then(|(pid, before)| Some(Window::new(pid.as_raw_pid().try_into().ok()?, before)));
+        if let Some(leader) = leader(group) {
+            sweep::add_leader(leader);
+        }
         CommandGuard {
             child,
             group,
@@ -51,8 +54,17 @@ impl CommandGuard {
     }
 }
 
+/// The pid of the command's bash, which leads `group`.
+fn leader(group: Option<Pid>) -> Option<u32> {
+    group.and_then(|group| u32::try_from(group.as_raw_pid()).ok())
+}
+
 impl Drop for CommandGuard {
     fn drop(&mut self) {
+        if let Some(leader) = leader(self.group) {
+            // Its bash is reaped (or, below, killed): its descendants are the sweeper's again.
+            sweep::remove_leader(leader);
+        }
         if !self.armed {
             return;
         }

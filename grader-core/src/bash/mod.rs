@@ -37,6 +37,19 @@ const ENV: &str = "/usr/bin/env";
 /// How long output is still read after the command's group is stopped, for a process that
 /// left the group and keeps the pipes open.
 const DRAIN_WAIT: Duration = Duration::from_millis(100);
+/// How many commands may be starting at once, each on a thread of tokio's blocking pool.
+const SPAWNERS: usize = 4;
+
+/// What starting a command gave.
+enum Started {
+    /// The command runs, since `started`.
+    Running {
+        guard: CommandGuard,
+        started: Instant,
+    },
+    /// There is no shell to run it with.
+    NoShell,
+}
 
 /// How long a command may run unless [`BashGrader::timeout`] says otherwise: 600 s, as the
 /// reference's current default.
@@ -170,11 +183,21 @@ pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(1);
 ///   waiting command started, as long as the kernel's counters (`/proc/stat`,
 ///   `/proc/loadavg`) show that the pid counter cannot have come round since (otherwise every
 ///   process), and of those only the environments of processes whose parents (from
-///   `/proc/<pid>/stat`) show they can descend from a command: reading another process's
-///   environment waits for its memory map lock, which a busy compiler can hold for
-///   milliseconds. A round takes at most half a core (it rests as long as it ran). Zombies do not
+///   `/proc/<pid>/stat`) show they can descend from a command being stopped (not from the
+///   bash of another command still running, whose descendants carry that command's tag):
+///   reading another process's environment waits for its memory map lock, which a busy
+///   compiler or a process in the middle of `exec` can hold for milliseconds. A round takes
+///   at most half a core (it rests as long as it ran). A grade is answered once a round finds
+///   nothing of its tag and no new pid was handed out while it looked (a process that forked
+///   and exited during the round left its child among those), or, on a machine that starts
+///   processes all the time, once rounds have found nothing of it for 200 ms. Zombies do not
 ///   count: bash's orphans are reaped by init, and under an init that does not reap (some
 ///   containers) they stay as zombies, which run nothing and hold no pipe.
+/// - **Started off the executor.** Starting a process takes the calling thread milliseconds
+///   (more when the commands already started compete for the cores), so commands start on
+///   tokio's blocking pool, at most 4 at a time, with the checks of the working directory
+///   and the shell: 600 commands in one [`Gather`](crate::Gather) do not hold up the timers of
+///   those already running, and each is stopped at its own timeout.
 /// - **The common case costs a few reads.** When bash exits by itself, its process group is
 ///   empty and few pids were handed out since it started, the grade checks those pids itself
 ///   and does not involve the sweeper.
@@ -327,11 +350,128 @@ impl BashGrader {
     async fn run(self, shell: &Path) -> Result<Score, Failure> {
         check_runtime()?;
         self.check_env()?;
+        let (this, started) = self.start_off_executor(shell).await?;
+        let (mut guard, started) = match started {
+            Started::Running { guard, started } => (guard, started),
+            Started::NoShell => return Ok(shell_not_found(shell)),
+        };
+        let stdout = guard.child.stdout.take();
+        let stderr = guard.child.stderr.take();
+        let mut out = Capture::new(this.output_limit);
+        let mut err = Capture::new(this.output_limit);
+
+        let exit = {
+            let mut pumps = pin!(async {
+                tokio::join!(out.fill(stdout), err.fill(stderr));
+            });
+            let mut drained = false;
+
+            // Until bash exits or the time is up, reading both pipes all along.
+            let deadline = started.checked_add(this.timeout);
+            let exit = if this.timeout.is_zero() {
+                None
+            } else {
+                loop {
+                    tokio::select! {
+                        biased;
+                        status = guard.child.wait() => break Some(status.map_err(wait_failure)?),
+                        () = sleep_until(deadline) => break None,
+                        () = &mut pumps, if !drained => drained = true,
+                    }
+                }
+            };
+
+            // Stop whatever the command started, in the group or out of it: SIGTERM, then
+            // SIGKILL after the grace. The sweeper answers once none of it is alive.
+            let mut reaped = exit.is_some();
+            // Bash exited and left nothing: usually told from a few files, without the sweeper.
+            let mut stopped = reaped && sweep::nothing_left(guard.tag, guard.group, guard.window);
+            let mut stopping = pin!(sweep::stop(
+                guard.tag,
+                guard.group,
+                guard.window,
+                this.kill_grace
+            ));
+            while !(stopped && reaped) {
+                tokio::select! {
+                    biased;
+                    _ = guard.child.wait(), if !reaped => reaped = true,
+                    () = &mut stopping, if !stopped => {
+                        stopped = true;
+                        if !reaped {
+                            // Only if the sweeper could not run: bash is tagged too.
+                            let _ = guard.child.start_kill();
+                        }
+                    }
+                    () = &mut pumps, if !drained => drained = true,
+                }
+            }
+            guard.disarm();
+
+            // Everything buffered in the pipes, unless a process out of reach keeps them open.
+            if !drained {
+                let _ = tokio::time::timeout(DRAIN_WAIT, &mut pumps).await;
+            }
+            exit
+        };
+
+        let (stdout, stdout_dropped) = out.finish();
+        let (stderr, stderr_dropped) = err.finish();
+        let code = exit.map(exit_code);
+        let mut info = Info::new();
+        info.insert("exit_code".into(), code.map_or(Value::Null, Value::from));
+        info.insert("stdout".into(), stdout.into());
+        info.insert("stderr".into(), stderr.into());
+        if code.is_none() {
+            info.insert("timed_out".into(), true.into());
+            info.insert("timeout".into(), seconds(this.timeout));
+        }
+        let value = if code == Some(0) { 1.0 } else { 0.0 };
+        if stdout_dropped > 0 {
+            info.insert("stdout_dropped_bytes".into(), stdout_dropped.into());
+        }
+        if stderr_dropped > 0 {
+            info.insert("stderr_dropped_bytes".into(), stderr_dropped.into());
+        }
+        Ok(Score::new(value).with_info(info))
+    }
+
+    /// Starts the command on a thread of tokio's blocking pool, at most [`SPAWNERS`] at once,
+    /// with the checks that touch the filesystem before it.
+    ///
+    /// Starting a process takes milliseconds (the kernel's `vfork` and `exec`, longer when the
+    /// processes already started compete for the cores), during which the calling thread
+    /// can do nothing else. On an executor thread, 600 commands in one
+    /// [`Gather`](crate::Gather) would start one after the other while no timer of the
+    /// running ones could fire. If the grading is dropped while the command starts, the
+    /// guard, dropped with the blocking task's output, stops it.
+    async fn start_off_executor(self, shell: &Path) -> Result<(Self, Started), Failure> {
+        static SPAWNING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(SPAWNERS);
+        let _permit = SPAWNING.acquire().await.map_err(|_| {
+            Failure::Runtime("the semaphore for starting commands was closed".to_owned())
+        })?;
+        let shell = shell.to_owned();
+        let task = tokio::task::spawn_blocking(move || {
+            let started = self.start(&shell);
+            started.map(|started| (self, started))
+        });
+        match task.await {
+            Ok(started) => started,
+            Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
+            Err(_) => Err(Failure::Runtime(
+                "the tokio runtime shut down before the command could start".to_owned(),
+            )),
+        }
+    }
+
+    /// Checks the working directory and the shell, then starts the command: the part of a
+    /// grade that blocks.
+    fn start(&self, shell: &Path) -> Result<Started, Failure> {
         if let Some(dir) = &self.cwd {
             check_directory(dir)?;
         }
         if !shell.exists() {
-            return Ok(shell_not_found(shell));
+            return Ok(Started::NoShell);
         }
         sweep::start().map_err(|source| Failure::Io {
             context: "starting the thread that stops commands' processes".to_owned(),
@@ -374,99 +514,26 @@ impl BashGrader {
 
         let before = sweep::Counters::read();
         let started = Instant::now();
-        let child = match command.spawn() {
-            Ok(child) => child,
+        match command.spawn() {
+            Ok(child) => Ok(Started::Running {
+                guard: CommandGuard::new(child, tag.id, before),
+                started,
+            }),
             Err(error) => {
+                // tokio starts the process before it registers its pipes and its pidfd with
+                // the runtime, and leaves the process running when that fails (the runtime is
+                // shutting down): stop whatever carries the tag.
+                sweep::kill_now(tag.id, None, before.map(sweep::Window::after));
                 if !shell.exists() {
-                    return Ok(shell_not_found(shell));
+                    return Ok(Started::NoShell);
                 }
                 if let Some(dir) = &self.cwd {
                     // It was fine when checked; it is gone or closed now.
                     check_directory(dir)?;
                 }
-                return Err(spawn_failure(shell, error));
+                Err(spawn_failure(shell, error))
             }
-        };
-        let mut guard = CommandGuard::new(child, tag.id, before);
-        let stdout = guard.child.stdout.take();
-        let stderr = guard.child.stderr.take();
-        let mut out = Capture::new(self.output_limit);
-        let mut err = Capture::new(self.output_limit);
-
-        let exit = {
-            let mut pumps = pin!(async {
-                tokio::join!(out.fill(stdout), err.fill(stderr));
-            });
-            let mut drained = false;
-
-            // Until bash exits or the time is up, reading both pipes all along.
-            let deadline = started.checked_add(self.timeout);
-            let exit = if self.timeout.is_zero() {
-                None
-            } else {
-                loop {
-                    tokio::select! {
-                        biased;
-                        status = guard.child.wait() => break Some(status.map_err(wait_failure)?),
-                        () = sleep_until(deadline) => break None,
-                        () = &mut pumps, if !drained => drained = true,
-                    }
-                }
-            };
-
-            // Stop whatever the command started, in the group or out of it: SIGTERM, then
-            // SIGKILL after the grace. The sweeper answers once none of it is alive.
-            let mut reaped = exit.is_some();
-            // Bash exited and left nothing: usually told from a few files, without the sweeper.
-            let mut stopped = reaped && sweep::nothing_left(tag.id, guard.group, guard.window);
-            let mut stopping = pin!(sweep::stop(
-                tag.id,
-                guard.group,
-                guard.window,
-                self.kill_grace
-            ));
-            while !(stopped && reaped) {
-                tokio::select! {
-                    biased;
-                    _ = guard.child.wait(), if !reaped => reaped = true,
-                    () = &mut stopping, if !stopped => {
-                        stopped = true;
-                        if !reaped {
-                            // Only if the sweeper could not run: bash is tagged too.
-                            let _ = guard.child.start_kill();
-                        }
-                    }
-                    () = &mut pumps, if !drained => drained = true,
-                }
-            }
-            guard.disarm();
-
-            // Everything buffered in the pipes, unless a process out of reach keeps them open.
-            if !drained {
-                let _ = tokio::time::timeout(DRAIN_WAIT, &mut pumps).await;
-            }
-            exit
-        };
-
-        let (stdout, stdout_dropped) = out.finish();
-        let (stderr, stderr_dropped) = err.finish();
-        let code = exit.map(exit_code);
-        let mut info = Info::new();
-        info.insert("exit_code".into(), code.map_or(Value::Null, Value::from));
-        info.insert("stdout".into(), stdout.into());
-        info.insert("stderr".into(), stderr.into());
-        if code.is_none() {
-            info.insert("timed_out".into(), true.into());
-            info.insert("timeout".into(), seconds(self.timeout));
         }
-        let value = if code == Some(0) { 1.0 } else { 0.0 };
-        if stdout_dropped > 0 {
-            info.insert("stdout_dropped_bytes".into(), stdout_dropped.into());
-        }
-        if stderr_dropped > 0 {
-            info.insert("stderr_dropped_bytes".into(), stderr_dropped.into());
-        }
-        Ok(Score::new(value).with_info(info))
     }
 
     /// Fails on an environment variable that cannot be set as given.

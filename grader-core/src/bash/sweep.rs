@@ -19,9 +19,9 @@ use std::ffi::OsString;
 use std::fs::File;
 use std::io::Read;
 use std::os::fd::OwnedFd;
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use rustix::io::Errno;
@@ -32,6 +32,9 @@ use tokio::sync::oneshot;
 const ROUND_MIN: Duration = Duration::from_millis(1);
 /// The longest pause between two rounds while a request waits.
 const ROUND_MAX: Duration = Duration::from_millis(20);
+/// How long rounds that find nothing of a tag, but during which new pids kept being handed
+/// out, go on before the sweeper answers anyway.
+const UNSETTLED_MAX: Duration = Duration::from_millis(200);
 /// How long after SIGKILL the sweeper keeps looking for processes of a tag before answering
 /// anyway (a process stuck in the kernel, or a fork bomb outpacing the rounds).
 const KILL_SETTLE: Duration = Duration::from_secs(1);
@@ -70,6 +73,51 @@ pub(super) fn tag_name() -> &'static str {
             .map_or(0, |d| d.as_nanos());
         format!("GRADER_BASH_{}_{nanos}", std::process::id())
     })
+}
+
+/// The first process (bash) of every command of this process that is running or being
+/// stopped, with how many commands have it (a pid is reused only once its bash is reaped, and
+/// a command leaves this list just after). A round of the sweeper does not read the
+/// environment of a process that descends from the bash of a command it is not stopping:
+/// that process carries the other command's tag.
+static LEADERS: Mutex<Option<HashMap<u32, usize>>> = Mutex::new(None);
+
+fn leaders() -> std::sync::MutexGuard<'static, Option<HashMap<u32, usize>>> {
+    LEADERS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Records `pid` as the bash of a running command.
+pub(super) fn add_leader(pid: u32) {
+    *leaders()
+        .get_or_insert_with(HashMap::new)
+        .entry(pid)
+        .or_default() += 1;
+}
+
+/// Forgets `pid` as the bash of a command (once it is reaped or given up).
+pub(super) fn remove_leader(pid: u32) {
+    if let Some(leaders) = leaders().as_mut()
+        && let Some(count) = leaders.get_mut(&pid)
+    {
+        *count -= 1;
+        if *count == 0 {
+            leaders.remove(&pid);
+        }
+    }
+}
+
+/// The bash of every running command but those in `stopping`.
+fn other_leaders(stopping: impl IntoIterator<Item = u32>) -> HashSet<u32> {
+    let mut others: HashSet<u32> = leaders()
+        .as_ref()
+        .map(|leaders| leaders.keys().copied().collect())
+        .unwrap_or_default();
+    for pid in stopping {
+        others.remove(&pid);
+    }
+    others
 }
 
 /// A grader's request to stop everything of its tag.
@@ -171,6 +219,16 @@ impl Window {
     /// it started.
     pub(super) fn new(first: u32, before: Counters) -> Window {
         Window { first, before }
+    }
+
+    /// The window of a command whose first pid is not known: every pid handed out after the
+    /// counters `before` were read.
+    pub(super) fn after(before: Counters) -> Window {
+        let next = (u64::from(before.last_pid) + 1) % u64::from(before.pid_max.max(1));
+        Window {
+            first: u32::try_from(next).unwrap_or(0),
+            before,
+        }
     }
 
     /// Whether the window still tells, with `now` the counters now.
@@ -284,6 +342,8 @@ struct Job {
     killed_at: Option<Instant>,
     /// The processes already sent SIGTERM.
     termed: HashSet<i32>,
+    /// Since when the rounds found nothing of the tag without coming to rest.
+    empty_since: Option<Instant>,
     /// The pause before the next round.
     pause: Duration,
     next_round: Instant,
@@ -352,6 +412,7 @@ impl Sweeper {
                 .unwrap_or(now + Duration::from_secs(365 * 24 * 3600)),
             killed_at: None,
             termed: HashSet::new(),
+            empty_since: None,
             pause: ROUND_MIN,
             next_round: now,
             request,
@@ -361,9 +422,10 @@ impl Sweeper {
     /// One look at every process for all the jobs, and what follows for each.
     fn round(&mut self) {
         let wanted: HashSet<u64> = self.jobs.iter().map(|job| job.request.tag).collect();
+        let others = other_leaders(self.jobs.iter().filter_map(|job| leader(job.request.group)));
         let before = Counters::read();
         let range = before.and_then(|before| self.range(&before));
-        let (mut found, settled) = self.reader.scan_settled(&wanted, range, before);
+        let (mut found, settled) = self.reader.scan_settled(&wanted, &others, range, before);
         let now = Instant::now();
         self.jobs.retain_mut(|job| {
             let alive = found.remove(&job.request.tag).unwrap_or_default();
@@ -378,10 +440,24 @@ impl Sweeper {
                 return false;
             }
             if alive.is_empty() {
-                // Not settled: look again at once.
+                // Not settled: look again at once, for a while. On a machine that starts
+                // processes all the time the counter may never rest during a round; rounds
+                // that keep finding nothing of the tag for `UNSETTLED_MAX` then answer.
+                let since = *job.empty_since.get_or_insert(now);
+                if now.duration_since(since) >= UNSETTLED_MAX {
+                    tracing::debug!(
+                        "nothing of a command found for {UNSETTLED_MAX:?}, though the pid counter \
+                         never rested during a round"
+                    );
+                    if let Some(done) = job.request.done.take() {
+                        let _ = done.send(());
+                    }
+                    return false;
+                }
                 job.next_round = now;
                 return true;
             }
+            job.empty_since = None;
             if now >= job.kill_at {
                 let killed_at = *job.killed_at.get_or_insert(now);
                 if let Some(group) = job.request.group {
@@ -435,6 +511,11 @@ impl Sweeper {
     }
 }
 
+/// The pid of a command's bash, from its process group.
+fn leader(group: Option<Pid>) -> Option<u32> {
+    group.and_then(|group| u32::try_from(group.as_raw_pid()).ok())
+}
+
 /// How many times [`Reader::scan_settled`] looks at newly handed-out pids before giving up
 /// until the next round.
 const SETTLE_LOOKS: usize = 8;
@@ -468,8 +549,9 @@ pub(super) fn nothing_left(tag: u64, group: Option<Pid>, window: Option<Window>)
         len: reach + 1,
         pid_max: now.pid_max,
     };
+    let others = other_leaders(leader(group));
     let (found, settled) =
-        Reader::new().scan_settled(&HashSet::from([tag]), Some(range), Some(now));
+        Reader::new().scan_settled(&HashSet::from([tag]), &others, Some(range), Some(now));
     settled && found.is_empty()
 }
 
@@ -495,10 +577,11 @@ impl Reader {
     fn scan_settled(
         &mut self,
         wanted: &HashSet<u64>,
+        others: &HashSet<u32>,
         range: Option<Range>,
         before: Option<Counters>,
     ) -> (HashMap<u64, Vec<Tagged>>, bool) {
-        let mut found = self.scan(wanted, range, range);
+        let mut found = self.scan(wanted, others, range, range);
         let Some(mut last) = before.map(|before| before.last_pid) else {
             return (found, true);
         };
@@ -525,7 +608,7 @@ impl Reader {
                 len: range.len + since.len,
                 pid_max: now.pid_max,
             });
-            for (tag, processes) in self.scan(wanted, Some(since), domain) {
+            for (tag, processes) in self.scan(wanted, others, Some(since), domain) {
                 found.entry(tag).or_default().extend(processes);
             }
             last = now.last_pid;
@@ -543,16 +626,19 @@ impl Reader {
     /// processes, so its parent is bash, a process of the domain that can descend from a
     /// command in turn, or, once its parent died, the process that adopted it: init or a
     /// subreaper, which is this process or one of its ancestors. Its parent is read from
-    /// `/proc/<pid>/stat`, which takes no such lock.
+    /// `/proc/<pid>/stat`, which takes no such lock. A process that descends from the bash of
+    /// a command in `others` (running, not being stopped) carries that command's tag, and is
+    /// passed over too.
     fn scan(
         &mut self,
         wanted: &HashSet<u64>,
+        others: &HashSet<u32>,
         look: Option<Range>,
         domain: Option<Range>,
     ) -> HashMap<u64, Vec<Tagged>> {
         let mut found: HashMap<u64, Vec<Tagged>> = HashMap::new();
         let me = std::process::id();
-        let mut lineage = domain.map(Lineage::new);
+        let mut lineage = domain.map(|domain| Lineage::new(domain, others));
         for pid in candidates(look) {
             if pid == me
                 || lineage
@@ -597,8 +683,12 @@ impl Reader {
 
 /// Which processes of a domain can descend from a command, by their parents (see
 /// [`Reader::scan`]).
-struct Lineage {
+struct Lineage<'a> {
     domain: Range,
+    /// This process's id.
+    me: u32,
+    /// The bash of every running command that is not being stopped.
+    others: &'a HashSet<u32>,
     /// This process, its ancestors and init: who adopts an orphan.
     adopters: &'static HashSet<u32>,
     /// What is known: whether each pid can descend from a command (`false` for a zombie or a
@@ -606,8 +696,8 @@ struct Lineage {
     known: HashMap<u32, bool>,
 }
 
-impl Lineage {
-    fn new(domain: Range) -> Self {
+impl<'a> Lineage<'a> {
+    fn new(domain: Range, others: &'a HashSet<u32>) -> Self {
         // Found once: when this process's parent dies, the one that adopts it is one of its
         // former ancestors, so the set stays whole.
         static ADOPTERS: OnceLock<HashSet<u32>> = OnceLock::new();
@@ -624,6 +714,8 @@ impl Lineage {
         });
         Lineage {
             domain,
+            me: std::process::id(),
+            others,
             adopters,
             known: HashMap::new(),
         }
@@ -645,6 +737,11 @@ impl Lineage {
                 // since: look at the environment.
                 None | Some((_, true)) => break true,
                 Some((parent, false)) => {
+                    if parent == self.me && self.others.contains(&current) {
+                        // The bash of a command that is not being stopped, or one of its
+                        // descendants: they carry its tag.
+                        break false;
+                    }
                     if self.adopters.contains(&parent) {
                         break true;
                     }
@@ -868,11 +965,20 @@ mod lineage_tests {
             },
             pid_max: now.pid_max,
         };
-        let mut lineage = Lineage::new(domain);
+        let others = HashSet::new();
+        let mut lineage = Lineage::new(domain, &others);
         let verdicts = (
             lineage.may_descend(inside.id()),
             lineage.may_descend(inside_sleep),
             lineage.may_descend(outsider_sleep),
+        );
+        // While `inside` is the bash of a command that is not being stopped, what descends
+        // from it carries that command's tag and is passed over.
+        let others = HashSet::from([inside.id()]);
+        let mut lineage = Lineage::new(domain, &others);
+        let passed_over = (
+            lineage.may_descend(inside.id()),
+            lineage.may_descend(inside_sleep),
         );
         for child in [&mut outsider, &mut inside] {
             let _ = child.kill();
@@ -882,6 +988,7 @@ mod lineage_tests {
             let _ = Command::new("kill").arg(pid.to_string()).status();
         }
         assert_eq!(verdicts, (true, true, false));
+        assert_eq!(passed_over, (false, false));
     }
 }
 
@@ -907,7 +1014,7 @@ mod scan_tests {
         let start = Instant::now();
         // Until sleep has been exec'd (before that the environment is this process's).
         let (everywhere, windowed) = loop {
-            let everywhere = Reader::new().scan(&wanted, None, None);
+            let everywhere = Reader::new().scan(&wanted, &HashSet::new(), None, None);
             let now = Counters::read().expect("counters");
             let range = Range {
                 first: pid,
@@ -915,7 +1022,7 @@ mod scan_tests {
                 len: window.reach(&now) + 1,
                 pid_max: now.pid_max,
             };
-            let windowed = Reader::new().scan(&wanted, Some(range), Some(range));
+            let windowed = Reader::new().scan(&wanted, &HashSet::new(), Some(range), Some(range));
             if everywhere.contains_key(&id) || start.elapsed() > Duration::from_secs(10) {
                 break (everywhere, windowed);
             }
@@ -932,6 +1039,10 @@ mod scan_tests {
         assert_eq!(pids(&everywhere), expected);
         assert_eq!(pids(&windowed), expected);
         // Once reaped, nothing is found.
-        assert!(Reader::new().scan(&wanted, None, None).is_empty());
+        assert!(
+            Reader::new()
+                .scan(&wanted, &HashSet::new(), None, None)
+                .is_empty()
+        );
     }
 }
