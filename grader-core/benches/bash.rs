@@ -16,7 +16,7 @@
 
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use grader_core::{BashGrader, Gather};
@@ -160,6 +160,11 @@ fn plain_loop(login: bool, home: &std::path::Path) -> Duration {
 
 /// `GRADERS` `BashGrader`s of `command` in one `Gather`: the wall time, and a line on stderr
 /// with the CPU time this process used.
+///
+/// Each command first prints `$EPOCHREALTIME` (bash's clock, no process started), and each
+/// grading is timed from the gather's start, so the line also gives how long after its
+/// command began each grade returned: the time out and grace, and what stopping added, for
+/// the command started last as for the first.
 fn graders(
     runtime: &tokio::runtime::Runtime,
     command: &str,
@@ -168,16 +173,19 @@ fn graders(
 ) -> Duration {
     let cpu = cpu_time();
     let start = Instant::now();
+    let wall_start = SystemTime::now();
+    let timed_command = format!("echo $EPOCHREALTIME; {command}");
     let result = runtime.block_on(async {
         let mut gather = Gather::new();
         for _ in 0..GRADERS {
             gather = gather.add(
-                BashGrader::new(command)
+                BashGrader::new(timed_command.as_str())
                     .env("HOME", home)
                     .login_shell(login)
                     .timeout(TIMEOUT)
                     .kill_grace(GRACE)
-                    .grade(1.0),
+                    .grade(1.0)
+                    .timed(),
             );
         }
         gather.await
@@ -193,10 +201,30 @@ fn graders(
                 .is_some_and(|info| info.contains_key("timed_out"))
         })
         .count();
+    let since_epoch = wall_start
+        .duration_since(UNIX_EPOCH)
+        .expect("a clock after 1970")
+        .as_secs_f64();
+    let mut after_start: Vec<f64> = result
+        .subscores
+        .iter()
+        .flatten()
+        .filter_map(|sub| {
+            let info = sub.info()?;
+            let began: f64 = info["stdout"].as_str()?.lines().next()?.parse().ok()?;
+            Some(since_epoch + info["elapsed_seconds"].as_f64()? - began)
+        })
+        .collect();
+    after_start.sort_by(f64::total_cmp);
+    let at = |q: f64| after_start[((after_start.len() - 1) as f64 * q) as usize];
     eprintln!(
         "{GRADERS} graders of {command:?} (login shell: {login}): wall {elapsed:.2?}, \
-         cpu {:.2?}, {timed_out} timed out",
-        cpu_time() - cpu
+         cpu {:.2?}, {timed_out} timed out; returned after their commands began: median \
+         {:.3} s, 99% {:.3} s, max {:.3} s",
+        cpu_time() - cpu,
+        at(0.5),
+        at(0.99),
+        at(1.0),
     );
     elapsed
 }

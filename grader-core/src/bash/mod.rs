@@ -40,16 +40,9 @@ const DRAIN_WAIT: Duration = Duration::from_millis(100);
 /// How many commands may be starting at once, each on a thread of tokio's blocking pool.
 const SPAWNERS: usize = 4;
 
-/// What starting a command gave.
-enum Started {
-    /// The command runs, since `started`.
-    Running {
-        guard: CommandGuard,
-        started: Instant,
-    },
-    /// There is no shell to run it with.
-    NoShell,
-}
+/// A command that started: its guard, and when it started. `None` in its place means there
+/// was no shell to run it with.
+type Started = (CommandGuard, Instant);
 
 /// How long a command may run unless [`BashGrader::timeout`] says otherwise: 600 s, as the
 /// reference's current default.
@@ -351,9 +344,8 @@ impl BashGrader {
         check_runtime()?;
         self.check_env()?;
         let (this, started) = self.start_off_executor(shell).await?;
-        let (mut guard, started) = match started {
-            Started::Running { guard, started } => (guard, started),
-            Started::NoShell => return Ok(shell_not_found(shell)),
+        let Some((mut guard, started)) = started else {
+            return Ok(shell_not_found(shell));
         };
         let stdout = guard.child.stdout.take();
         let stderr = guard.child.stderr.take();
@@ -445,7 +437,7 @@ impl BashGrader {
     /// [`Gather`](crate::Gather) would start one after the other while no timer of the
     /// running ones could fire. If the grading is dropped while the command starts, the
     /// guard, dropped with the blocking task's output, stops it.
-    async fn start_off_executor(self, shell: &Path) -> Result<(Self, Started), Failure> {
+    async fn start_off_executor(self, shell: &Path) -> Result<(Self, Option<Started>), Failure> {
         static SPAWNING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(SPAWNERS);
         let _permit = SPAWNING.acquire().await.map_err(|_| {
             Failure::Runtime("the semaphore for starting commands was closed".to_owned())
@@ -466,12 +458,12 @@ impl BashGrader {
 
     /// Checks the working directory and the shell, then starts the command: the part of a
     /// grade that blocks.
-    fn start(&self, shell: &Path) -> Result<Started, Failure> {
+    fn start(&self, shell: &Path) -> Result<Option<Started>, Failure> {
         if let Some(dir) = &self.cwd {
             check_directory(dir)?;
         }
         if !shell.exists() {
-            return Ok(Started::NoShell);
+            return Ok(None);
         }
         sweep::start().map_err(|source| Failure::Io {
             context: "starting the thread that stops commands' processes".to_owned(),
@@ -515,17 +507,14 @@ impl BashGrader {
         let before = sweep::Counters::read();
         let started = Instant::now();
         match command.spawn() {
-            Ok(child) => Ok(Started::Running {
-                guard: CommandGuard::new(child, tag.id, before),
-                started,
-            }),
+            Ok(child) => Ok(Some((CommandGuard::new(child, tag.id, before), started))),
             Err(error) => {
                 // tokio starts the process before it registers its pipes and its pidfd with
                 // the runtime, and leaves the process running when that fails (the runtime is
                 // shutting down): stop whatever carries the tag.
                 sweep::kill_now(tag.id, None, before.map(sweep::Window::after));
                 if !shell.exists() {
-                    return Ok(Started::NoShell);
+                    return Ok(None);
                 }
                 if let Some(dir) = &self.cwd {
                     // It was fine when checked; it is gone or closed now.

@@ -365,8 +365,11 @@ impl Sweeper {
     }
 
     fn run(mut self) {
-        // No round starts before this: a pause at least as long as the last round took, so
-        // that with thousands of processes on the machine the sweeper uses at most half a core.
+        // No round starts before this: a pause at least as long as the processor time the
+        // last round used, so that with thousands of processes on the machine the sweeper uses
+        // at most half a core. Processor time, not time passed: when the cores are crowded
+        // (hundreds of commands starting), a round waits far longer for its turn than it
+        // works, and resting that long too would keep graders waiting for nothing.
         let mut rest_until = Instant::now();
         loop {
             if self.jobs.is_empty() {
@@ -391,8 +394,13 @@ impl Sweeper {
                 self.add(request);
             }
             let began = Instant::now();
+            let cpu = thread_cpu_time();
             self.round();
-            rest_until = Instant::now() + began.elapsed();
+            let used = match (cpu, thread_cpu_time()) {
+                (Some(before), Some(after)) => after.saturating_sub(before),
+                _ => began.elapsed(),
+            };
+            rest_until = Instant::now() + used;
         }
     }
 
@@ -516,6 +524,22 @@ fn leader(group: Option<Pid>) -> Option<u32> {
     group.and_then(|group| u32::try_from(group.as_raw_pid()).ok())
 }
 
+/// The processor time this thread has used, where the system tells.
+fn thread_cpu_time() -> Option<Duration> {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        let now = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+        Some(Duration::new(
+            u64::try_from(now.tv_sec).ok()?,
+            u32::try_from(now.tv_nsec).ok()?,
+        ))
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    {
+        None
+    }
+}
+
 /// How many times [`Reader::scan_settled`] looks at newly handed-out pids before giving up
 /// until the next round.
 const SETTLE_LOOKS: usize = 8;
@@ -560,6 +584,65 @@ struct Reader {
     /// `GRADER_BASH_<token>=`, as it starts an entry of `/proc/<pid>/environ`.
     prefix: Vec<u8>,
     environ: Vec<u8>,
+    memo: Memo,
+}
+
+/// What earlier rounds learned of each process, kept while no pid can have been handed out
+/// twice since the memo began (the reasoning of [`Window`]): a pid then names one process, so
+/// a process is read once however many rounds see it, instead of once per round.
+#[derive(Default)]
+struct Memo {
+    /// The counters when the memo began; `None` while it is not kept.
+    since: Option<Counters>,
+    known: HashMap<u32, Known>,
+}
+
+/// What is known of a process for as long as it lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Known {
+    /// Its environment carried this tag: inherited, it stays, even if the process later runs
+    /// a program with another environment (it is still stopped with its command).
+    Tag(u64),
+    /// Its environment, read while it was alive, carried no tag.
+    Untagged,
+    /// It descends from the bash of this command, which was not being stopped when it was
+    /// seen, and carries that command's tag.
+    Other(u32),
+}
+
+impl Memo {
+    /// Keeps the memo if no pid can have been reused since it began, as `now` tells; starts
+    /// over otherwise.
+    fn refresh(&mut self, now: Option<Counters>) {
+        let holds = self
+            .since
+            .zip(now)
+            .is_some_and(|(since, now)| Window::new(0, since).holds(&now));
+        if !holds {
+            self.known.clear();
+            self.since = now;
+        }
+    }
+
+    fn get(&self, pid: u32) -> Option<Known> {
+        self.since.and(self.known.get(&pid).copied())
+    }
+
+    fn put(&mut self, pid: u32, known: Known) {
+        if self.since.is_some() {
+            self.known.insert(pid, known);
+        }
+    }
+}
+
+/// What a process's environment says.
+enum Environ {
+    Tag(u64),
+    /// Readable, not empty, and without a tag.
+    Untagged,
+    /// Empty or unreadable: a zombie, a process gone, one in the middle of `exec`, one this user
+    /// may not read.
+    Unknown,
 }
 
 impl Reader {
@@ -567,6 +650,7 @@ impl Reader {
         Reader {
             prefix: format!("{}=", tag_name()).into_bytes(),
             environ: Vec::with_capacity(16 * 1024),
+            memo: Memo::default(),
         }
     }
 
@@ -581,7 +665,8 @@ impl Reader {
         range: Option<Range>,
         before: Option<Counters>,
     ) -> (HashMap<u64, Vec<Tagged>>, bool) {
-        let mut found = self.scan(wanted, others, range, range);
+        self.memo.refresh(before);
+        let mut found = self.scan(wanted, others, range, range, true);
         let Some(mut last) = before.map(|before| before.last_pid) else {
             return (found, true);
         };
@@ -608,7 +693,7 @@ impl Reader {
                 len: range.len + since.len,
                 pid_max: now.pid_max,
             });
-            for (tag, processes) in self.scan(wanted, others, Some(since), domain) {
+            for (tag, processes) in self.scan(wanted, others, Some(since), domain, false) {
                 found.entry(tag).or_default().extend(processes);
             }
             last = now.last_pid;
@@ -635,27 +720,64 @@ impl Reader {
         others: &HashSet<u32>,
         look: Option<Range>,
         domain: Option<Range>,
+        prune: bool,
     ) -> HashMap<u64, Vec<Tagged>> {
         let mut found: HashMap<u64, Vec<Tagged>> = HashMap::new();
         let me = std::process::id();
         let mut lineage = domain.map(|domain| Lineage::new(domain, others));
-        for pid in candidates(look) {
-            if pid == me
-                || lineage
-                    .as_mut()
-                    .is_some_and(|lineage| !lineage.may_descend(pid))
-            {
+        let pids = candidates(look);
+        for &pid in &pids {
+            if pid == me {
                 continue;
             }
-            let Some(tag) = self.tag_of(pid).filter(|tag| wanted.contains(tag)) else {
-                continue;
+            let tag = match self.memo.get(pid) {
+                Some(Known::Tag(tag)) => tag,
+                Some(Known::Untagged) => continue,
+                Some(Known::Other(leader)) if others.contains(&leader) => continue,
+                Some(Known::Other(_)) | None => {
+                    match lineage
+                        .as_mut()
+                        .map_or(Descent::Read, |lineage| lineage.descent(pid))
+                    {
+                        Descent::No => continue,
+                        Descent::Other(leader) => {
+                            self.memo.put(pid, Known::Other(leader));
+                            continue;
+                        }
+                        Descent::Read => match self.tag_of(pid) {
+                            Environ::Tag(tag) => {
+                                self.memo.put(pid, Known::Tag(tag));
+                                tag
+                            }
+                            Environ::Untagged => {
+                                // A child of this process may be a command between `vfork`
+                                // and `exec`, showing this process's environment for now.
+                                if parent_of(pid).is_some_and(|(parent, _)| parent != me) {
+                                    self.memo.put(pid, Known::Untagged);
+                                }
+                                continue;
+                            }
+                            Environ::Unknown => continue,
+                        },
+                    }
+                }
             };
+            if !wanted.contains(&tag) {
+                continue;
+            }
             let Some(raw) = i32::try_from(pid).ok().and_then(Pid::from_raw) else {
                 continue;
             };
-            // Hold the process by a pidfd, then make sure the pid still names a tagged one.
+            // Hold the process by a pidfd, then make sure it is alive (not a zombie) and that
+            // the pid still names it: while the memo is kept no pid is reused; otherwise read
+            // the tag again.
             let pidfd = open_pidfd(raw);
-            if pidfd.is_some() && self.tag_of(pid) != Some(tag) {
+            let alive = if self.memo.since.is_some() {
+                parent_of(pid).is_some_and(|(_, zombie)| !zombie)
+            } else {
+                pidfd.is_none() || matches!(self.tag_of(pid), Environ::Tag(again) if again == tag)
+            };
+            if !alive {
                 continue;
             }
             found.entry(tag).or_default().push(Tagged {
@@ -664,20 +786,28 @@ impl Reader {
                 pidfd,
             });
         }
+        if prune {
+            // What is not among the candidates is gone, or older than every command waiting.
+            let listed: HashSet<u32> = pids.into_iter().collect();
+            self.memo.known.retain(|pid, _| listed.contains(pid));
+        }
         found
     }
 
-    /// The tag in process `pid`'s environment, if it is alive (a zombie's environment reads
-    /// empty) and readable.
-    fn tag_of(&mut self, pid: u32) -> Option<u64> {
+    /// What process `pid`'s environment says of its tag.
+    fn tag_of(&mut self, pid: u32) -> Environ {
         self.environ.clear();
-        let mut file = File::open(format!("/proc/{pid}/environ")).ok()?;
-        file.read_to_end(&mut self.environ).ok()?;
+        let read = File::open(format!("/proc/{pid}/environ"))
+            .and_then(|mut file| file.read_to_end(&mut self.environ));
+        if read.is_err() || self.environ.is_empty() {
+            return Environ::Unknown;
+        }
         let prefix = self.prefix.as_slice();
         self.environ
             .split(|&byte| byte == 0)
             .find_map(|entry| entry.strip_prefix(prefix))
             .and_then(|value| std::str::from_utf8(value).ok()?.parse().ok())
+            .map_or(Environ::Untagged, Environ::Tag)
     }
 }
 
@@ -691,9 +821,20 @@ struct Lineage<'a> {
     others: &'a HashSet<u32>,
     /// This process, its ancestors and init: who adopts an orphan.
     adopters: &'static HashSet<u32>,
-    /// What is known: whether each pid can descend from a command (`false` for a zombie or a
-    /// process gone).
-    known: HashMap<u32, bool>,
+    /// What is known of each pid looked at.
+    known: HashMap<u32, Descent>,
+}
+
+/// What a process's parents say of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Descent {
+    /// It can descend from a command being stopped, or it was adopted: read its environment.
+    Read,
+    /// It descends from this bash, of a command that is not being stopped, and carries that
+    /// command's tag.
+    Other(u32),
+    /// It cannot carry a tag wanted: gone, a zombie, or started outside the commands.
+    No,
 }
 
 impl<'a> Lineage<'a> {
@@ -721,7 +862,7 @@ impl<'a> Lineage<'a> {
         }
     }
 
-    fn may_descend(&mut self, pid: u32) -> bool {
+    fn descent(&mut self, pid: u32) -> Descent {
         // Up the parents while the answer is unknown; then the answer for the whole path.
         let mut path = Vec::new();
         let mut current = pid;
@@ -732,22 +873,22 @@ impl<'a> Lineage<'a> {
             path.push(current);
             match parent_of(current) {
                 // The process itself is gone or a zombie: not alive.
-                None | Some((_, true)) if current == pid => break false,
+                None | Some((_, true)) if current == pid => break Descent::No,
                 // An ancestor died while being looked at, and its children have been adopted
                 // since: look at the environment.
-                None | Some((_, true)) => break true,
+                None | Some((_, true)) => break Descent::Read,
                 Some((parent, false)) => {
                     if parent == self.me && self.others.contains(&current) {
                         // The bash of a command that is not being stopped, or one of its
                         // descendants: they carry its tag.
-                        break false;
+                        break Descent::Other(current);
                     }
                     if self.adopters.contains(&parent) {
-                        break true;
+                        break Descent::Read;
                     }
                     if !self.domain.contains(parent) || path.len() > 4096 || path.contains(&parent)
                     {
-                        break false;
+                        break Descent::No;
                     }
                     current = parent;
                 }
@@ -968,18 +1109,15 @@ mod lineage_tests {
         let others = HashSet::new();
         let mut lineage = Lineage::new(domain, &others);
         let verdicts = (
-            lineage.may_descend(inside.id()),
-            lineage.may_descend(inside_sleep),
-            lineage.may_descend(outsider_sleep),
+            lineage.descent(inside.id()),
+            lineage.descent(inside_sleep),
+            lineage.descent(outsider_sleep),
         );
         // While `inside` is the bash of a command that is not being stopped, what descends
         // from it carries that command's tag and is passed over.
         let others = HashSet::from([inside.id()]);
         let mut lineage = Lineage::new(domain, &others);
-        let passed_over = (
-            lineage.may_descend(inside.id()),
-            lineage.may_descend(inside_sleep),
-        );
+        let passed_over = (lineage.descent(inside.id()), lineage.descent(inside_sleep));
         for child in [&mut outsider, &mut inside] {
             let _ = child.kill();
             let _ = child.wait();
@@ -987,8 +1125,9 @@ mod lineage_tests {
         for pid in [outsider_sleep, inside_sleep] {
             let _ = Command::new("kill").arg(pid.to_string()).status();
         }
-        assert_eq!(verdicts, (true, true, false));
-        assert_eq!(passed_over, (false, false));
+        assert_eq!(verdicts, (Descent::Read, Descent::Read, Descent::No));
+        let other = Descent::Other(inside.id());
+        assert_eq!(passed_over, (other, other));
     }
 }
 
@@ -1014,7 +1153,7 @@ mod scan_tests {
         let start = Instant::now();
         // Until sleep has been exec'd (before that the environment is this process's).
         let (everywhere, windowed) = loop {
-            let everywhere = Reader::new().scan(&wanted, &HashSet::new(), None, None);
+            let everywhere = Reader::new().scan(&wanted, &HashSet::new(), None, None, false);
             let now = Counters::read().expect("counters");
             let range = Range {
                 first: pid,
@@ -1022,7 +1161,8 @@ mod scan_tests {
                 len: window.reach(&now) + 1,
                 pid_max: now.pid_max,
             };
-            let windowed = Reader::new().scan(&wanted, &HashSet::new(), Some(range), Some(range));
+            let windowed =
+                Reader::new().scan(&wanted, &HashSet::new(), Some(range), Some(range), false);
             if everywhere.contains_key(&id) || start.elapsed() > Duration::from_secs(10) {
                 break (everywhere, windowed);
             }
@@ -1041,8 +1181,83 @@ mod scan_tests {
         // Once reaped, nothing is found.
         assert!(
             Reader::new()
-                .scan(&wanted, &HashSet::new(), None, None)
+                .scan(&wanted, &HashSet::new(), None, None, false)
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn a_process_seen_tagged_is_still_found_after_it_drops_the_tag() {
+        let id = (1 << 40) + 1;
+        // Tagged at first; then it runs `sleep` with an empty environment.
+        let mut child = Command::new("/bin/bash")
+            .args(["-c", "read -r _; exec env -i /bin/sleep 30"])
+            .env(tag_name(), id.to_string())
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .expect("bash runs");
+        let pid = child.id();
+        let wanted = HashSet::from([id]);
+        let mut memo_reader = Reader::new();
+        let start = Instant::now();
+        let seen_tagged = loop {
+            let (found, _) =
+                memo_reader.scan_settled(&wanted, &HashSet::new(), None, Counters::read());
+            if found.contains_key(&id) || start.elapsed() > Duration::from_secs(10) {
+                break found.contains_key(&id);
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        {
+            use std::io::Write;
+            let mut stdin = child.stdin.take().expect("stdin");
+            stdin.write_all(b"go\n").expect("written");
+        }
+        // Until `sleep` runs with its empty environment.
+        let start = Instant::now();
+        while std::fs::read(format!("/proc/{pid}/environ")).map_or(true, |env| !env.is_empty())
+            || std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                .map_or(true, |comm| comm.trim() != "sleep")
+        {
+            assert!(start.elapsed() < Duration::from_secs(10), "sleep never ran");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let (remembered, _) =
+            memo_reader.scan_settled(&wanted, &HashSet::new(), None, Counters::read());
+        let (fresh, _) =
+            Reader::new().scan_settled(&wanted, &HashSet::new(), None, Counters::read());
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(seen_tagged, "the tagged bash was never found");
+        assert!(
+            remembered.contains_key(&id),
+            "the memo forgot a process it had seen tagged"
+        );
+        assert!(
+            !fresh.contains_key(&id),
+            "a fresh look should not see the tag in an empty environment"
+        );
+    }
+
+    #[test]
+    fn the_memo_starts_over_once_pids_may_have_been_reused() {
+        let counters = |forks: u64| Counters {
+            forks,
+            tasks: 500,
+            last_pid: 1000,
+            pid_max: 32768,
+        };
+        let mut memo = Memo::default();
+        memo.refresh(Some(counters(10_000)));
+        memo.put(1234, Known::Tag(7));
+        memo.refresh(Some(counters(10_100)));
+        assert_eq!(memo.get(1234), Some(Known::Tag(7)));
+        // 2 × 16 200 new tasks + 500 alive reach 32 768 − 300: the counter may have come round.
+        memo.refresh(Some(counters(26_200)));
+        assert_eq!(memo.get(1234), None);
+        // No counters: nothing is kept.
+        memo.refresh(None);
+        memo.put(1234, Known::Tag(7));
+        assert_eq!(memo.get(1234), None);
     }
 }
