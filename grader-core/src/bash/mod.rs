@@ -179,8 +179,11 @@ pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(1);
 ///   `/proc/<pid>/stat`) show they can descend from a command being stopped (not from the
 ///   bash of another command still running, whose descendants carry that command's tag):
 ///   reading another process's environment waits for its memory map lock, which a busy
-///   compiler or a process in the middle of `exec` can hold for milliseconds. A round takes
-///   at most half a core (it rests as long as it ran). A grade is answered once a round finds
+///   compiler or a process in the middle of `exec` can hold for milliseconds. What a round
+///   learns of a process (its tag, or that it descends from another command) is kept for
+///   later rounds while the counters show no pid can have been handed out twice, so each
+///   process is read about once. A round takes at most half a core (it rests for as long as
+///   the processor time it used). A grade is answered once a round finds
 ///   nothing of its tag and no new pid was handed out while it looked (a process that forked
 ///   and exited during the round left its child among those), or, on a machine that starts
 ///   processes all the time, once rounds have found nothing of it for 200 ms. Zombies do not

@@ -8,10 +8,12 @@
 //! all the graders waiting, sends SIGTERM to what carries their tags, then SIGKILL after their
 //! grace, and answers each grader once nothing of its tag is alive. A round reads only the pids
 //! handed out since the oldest waiting command started (see [`Window`]) when the kernel's
-//! counters allow. The executor threads never list `/proc`: [`nothing_left`] reads at most a
+//! counters allow, and remembers what it learned of each process from round to round (see
+//! [`Memo`]). The executor threads never list `/proc`: [`nothing_left`] reads at most a
 //! few hundred pids' files, once per grade, when bash exited by itself.
 //!
-//! Signals go through pidfds opened after the tag was read and checked again, so a process
+//! Signals go through pidfds opened once the process is known to be the tagged one (its tag
+//! read again, or, while the memo is kept, no pid reused since it was read), so a process
 //! that exits and whose pid is reused by an unrelated process is never signalled.
 
 use std::collections::{HashMap, HashSet};
