@@ -10,8 +10,9 @@
 //!   shell, each run right after its floor: the same 600 commands started by a plain loop and
 //!   killed exactly on time (see `plain_loop`). Starting 600 shells takes a 2-core machine
 //!   more than a second by itself, so the floor is well above timeout + grace. Also 600
-//!   graders of `true` (what starting them costs here). The CPU time this process used per
-//!   batch is printed beside each.
+//!   graders of `true` (what starting them costs here), and 50 of the stubborn graders while
+//!   2 000 unrelated processes sleep. The CPU time this process used per batch is printed
+//!   beside each.
 #![allow(missing_docs)]
 
 use std::os::unix::process::CommandExt;
@@ -276,6 +277,46 @@ fn bash_timeouts(c: &mut Criterion) {
             });
         });
     }
+    // 50 such graders while 2 000 unrelated processes sleep: what the sweeper must pass over.
+    group.bench_function("50_graders_sigterm_ignored_beside_2000_processes", |b| {
+        let mut unrelated: Vec<_> = (0..2000)
+            .map(|_| {
+                Command::new("/bin/sleep")
+                    .arg("600")
+                    .stdin(Stdio::null())
+                    .spawn()
+                    .expect("sleep runs")
+            })
+            .collect();
+        b.iter_custom(|iters| {
+            (0..iters)
+                .map(|_| {
+                    let start = Instant::now();
+                    let result = runtime.block_on(async {
+                        let mut gather = Gather::new();
+                        for _ in 0..50 {
+                            gather = gather.add(
+                                BashGrader::new(STUBBORN)
+                                    .env("HOME", &home)
+                                    .timeout(TIMEOUT)
+                                    .kill_grace(GRACE)
+                                    .grade(1.0),
+                            );
+                        }
+                        gather.await
+                    });
+                    let elapsed = start.elapsed();
+                    assert_eq!(result.expect("every grader runs").reward(), 0.0);
+                    eprintln!("50 graders beside 2 000 processes: {elapsed:.2?}");
+                    elapsed
+                })
+                .sum()
+        });
+        for child in &mut unrelated {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    });
     group.finish();
     let _ = std::fs::remove_dir_all(&home);
 }
