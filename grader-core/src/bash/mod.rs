@@ -3,6 +3,7 @@
 
 mod capture;
 mod group;
+mod start;
 mod sweep;
 mod watch;
 
@@ -37,8 +38,6 @@ const ENV: &str = "/usr/bin/env";
 /// How long output is still read after the command's group is stopped, for a process that
 /// left the group and keeps the pipes open.
 const DRAIN_WAIT: Duration = Duration::from_millis(100);
-/// How many commands may be starting at once, each on a thread of tokio's blocking pool.
-const SPAWNERS: usize = 4;
 
 /// A command that started: its guard, and when it started. `None` in its place means there
 /// was no shell to run it with.
@@ -190,9 +189,10 @@ pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(1);
 ///   count: bash's orphans are reaped by init, and under an init that does not reap (some
 ///   containers) they stay as zombies, which run nothing and hold no pipe.
 /// - **Started off the executor.** Starting a process takes the calling thread milliseconds
-///   (more when the commands already started compete for the cores), so commands start on
-///   tokio's blocking pool, at most 4 at a time, with the checks of the working directory
-///   and the shell: 600 commands in one [`Gather`](crate::Gather) do not hold up the timers of
+///   (more when the commands already started compete for the cores), so commands start on 4
+///   threads shared by the whole process (not tokio's blocking pool, which a grade awaited
+///   from its last free thread would wait for), with the checks of the working directory and
+///   the shell: 600 commands in one [`Gather`](crate::Gather) do not hold up the timers of
 ///   those already running, and each is stopped at its own timeout.
 /// - **The common case costs a few reads.** When bash exits by itself, its process group is
 ///   empty and few pids were handed out since it started, the grade checks those pids itself
@@ -431,31 +431,22 @@ impl BashGrader {
         Ok(Score::new(value).with_info(info))
     }
 
-    /// Starts the command on a thread of tokio's blocking pool, at most [`SPAWNERS`] at once,
-    /// with the checks that touch the filesystem before it.
-    ///
-    /// Starting a process takes milliseconds (the kernel's `vfork` and `exec`, longer when the
-    /// processes already started compete for the cores), during which the calling thread
-    /// can do nothing else. On an executor thread, 600 commands in one
-    /// [`Gather`](crate::Gather) would start one after the other while no timer of the
-    /// running ones could fire. If the grading is dropped while the command starts, the
-    /// guard, dropped with the blocking task's output, stops it.
+    /// Starts the command on a [starter thread](start), with the checks that touch the
+    /// filesystem before it. If the grading is dropped while the command starts, the guard,
+    /// dropped on the starter thread, stops it.
     async fn start_off_executor(self, shell: &Path) -> Result<(Self, Option<Started>), Failure> {
-        static SPAWNING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(SPAWNERS);
-        let _permit = SPAWNING.acquire().await.map_err(|_| {
-            Failure::Runtime("the semaphore for starting commands was closed".to_owned())
-        })?;
         let shell = shell.to_owned();
-        let task = tokio::task::spawn_blocking(move || {
+        let job = move || {
             let started = self.start(&shell);
             started.map(|started| (self, started))
-        });
-        match task.await {
-            Ok(started) => started,
-            Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
-            Err(_) => Err(Failure::Runtime(
-                "the tokio runtime shut down before the command could start".to_owned(),
-            )),
+        };
+        match start::run(job).await {
+            Ok(Ok(started)) => started,
+            Ok(Err(panic)) => std::panic::resume_unwind(panic),
+            Err(source) => Err(Failure::Io {
+                context: "handing the command to the threads that start commands".to_owned(),
+                source,
+            }),
         }
     }
 

@@ -587,6 +587,9 @@ struct Reader {
     prefix: Vec<u8>,
     environ: Vec<u8>,
     memo: Memo,
+    /// Whether a scan met a live process whose environment read empty (in the middle of
+    /// `exec`): its tag is unknown, so the round cannot say that nothing is left.
+    unsure: bool,
 }
 
 /// What earlier rounds learned of each process, kept while no pid can have been handed out
@@ -596,6 +599,8 @@ struct Reader {
 struct Memo {
     /// The counters when the memo began; `None` while it is not kept.
     since: Option<Counters>,
+    /// The last pid handed out when the memo was last refreshed.
+    last: u32,
     known: HashMap<u32, Known>,
 }
 
@@ -615,15 +620,26 @@ enum Known {
 impl Memo {
     /// Keeps the memo if no pid can have been reused since it began, as `now` tells; starts
     /// over otherwise.
+    ///
+    /// A pid the counter passed since the last refresh may name a new process, even one that
+    /// the counter had not handed out since the memo began (a process older than the memo
+    /// whose pid was just ahead of the counter): what is known of it is forgotten.
     fn refresh(&mut self, now: Option<Counters>) {
         let holds = self
             .since
             .zip(now)
             .is_some_and(|(since, now)| Window::new(0, since).holds(&now));
-        if !holds {
+        let Some(now) = now.filter(|_| holds) else {
             self.known.clear();
             self.since = now;
+            self.last = now.map_or(0, |now| now.last_pid);
+            return;
+        };
+        let (last, current) = (self.last, now.last_pid);
+        if last != current {
+            self.known.retain(|&pid, _| !passed(last, current, pid));
         }
+        self.last = current;
     }
 
     fn get(&self, pid: u32) -> Option<Known> {
@@ -637,14 +653,25 @@ impl Memo {
     }
 }
 
+/// Whether the counter, going from `last` to `current` (round `pid_max`), handed out or
+/// passed over `pid`.
+fn passed(last: u32, current: u32, pid: u32) -> bool {
+    if last <= current {
+        last < pid && pid <= current
+    } else {
+        pid > last || pid <= current
+    }
+}
+
 /// What a process's environment says.
 enum Environ {
     Tag(u64),
     /// Readable, not empty, and without a tag.
     Untagged,
-    /// Empty or unreadable: a zombie, a process gone, one in the middle of `exec`, one this user
-    /// may not read.
-    Unknown,
+    /// Read, and empty: a zombie, a kernel thread, or a process in the middle of `exec`.
+    Empty,
+    /// Unreadable: a process gone, or one this user may not read.
+    Unreadable,
 }
 
 impl Reader {
@@ -653,6 +680,7 @@ impl Reader {
             prefix: format!("{}=", tag_name()).into_bytes(),
             environ: Vec::with_capacity(16 * 1024),
             memo: Memo::default(),
+            unsure: false,
         }
     }
 
@@ -668,6 +696,19 @@ impl Reader {
         before: Option<Counters>,
     ) -> (HashMap<u64, Vec<Tagged>>, bool) {
         self.memo.refresh(before);
+        self.unsure = false;
+        let (found, settled) = self.scan_settled_looks(wanted, others, range, before);
+        (found, settled && !self.unsure)
+    }
+
+    /// [`scan_settled`](Self::scan_settled) but for processes whose tag is unknown.
+    fn scan_settled_looks(
+        &mut self,
+        wanted: &HashSet<u64>,
+        others: &HashSet<u32>,
+        range: Option<Range>,
+        before: Option<Counters>,
+    ) -> (HashMap<u64, Vec<Tagged>>, bool) {
         let mut found = self.scan(wanted, others, range, range, true);
         let Some(mut last) = before.map(|before| before.last_pid) else {
             return (found, true);
@@ -722,7 +763,7 @@ impl Reader {
         others: &HashSet<u32>,
         look: Option<Range>,
         domain: Option<Range>,
-        prune: bool,
+        main: bool,
     ) -> HashMap<u64, Vec<Tagged>> {
         let mut found: HashMap<u64, Vec<Tagged>> = HashMap::new();
         let me = std::process::id();
@@ -732,7 +773,10 @@ impl Reader {
             if pid == me {
                 continue;
             }
-            let tag = match self.memo.get(pid) {
+            // The looks that follow a round's main scan are at pids handed out since the memo
+            // was refreshed, which may name new processes: looked at afresh.
+            let remembered = if main { self.memo.get(pid) } else { None };
+            let tag = match remembered {
                 Some(Known::Tag(tag)) => tag,
                 Some(Known::Untagged) => continue,
                 Some(Known::Other(leader)) if others.contains(&leader) => continue,
@@ -759,7 +803,18 @@ impl Reader {
                                 }
                                 continue;
                             }
-                            Environ::Unknown => continue,
+                            Environ::Empty => {
+                                // Alive, and not a kernel thread (whose parent is kthreadd,
+                                // pid 2): in the middle of `exec`.
+                                if pid != 2
+                                    && parent_of(pid)
+                                        .is_some_and(|(parent, zombie)| !zombie && parent != 2)
+                                {
+                                    self.unsure = true;
+                                }
+                                continue;
+                            }
+                            Environ::Unreadable => continue,
                         },
                     }
                 }
@@ -788,7 +843,7 @@ impl Reader {
                 pidfd,
             });
         }
-        if prune {
+        if main {
             // What is not among the candidates is gone, or older than every command waiting.
             let listed: HashSet<u32> = pids.into_iter().collect();
             self.memo.known.retain(|pid, _| listed.contains(pid));
@@ -801,8 +856,11 @@ impl Reader {
         self.environ.clear();
         let read = File::open(format!("/proc/{pid}/environ"))
             .and_then(|mut file| file.read_to_end(&mut self.environ));
-        if read.is_err() || self.environ.is_empty() {
-            return Environ::Unknown;
+        if read.is_err() {
+            return Environ::Unreadable;
+        }
+        if self.environ.is_empty() {
+            return Environ::Empty;
         }
         let prefix = self.prefix.as_slice();
         self.environ
@@ -1257,6 +1315,32 @@ mod scan_tests {
         // 2 × 16 200 new tasks + 500 alive reach 32 768 − 300: the counter may have come round.
         memo.refresh(Some(counters(26_200)));
         assert_eq!(memo.get(1234), None);
+        // Pids the counter passed since the last refresh are forgotten: one just ahead of it
+        // (a process older than the memo) may now name a new process; one behind it stays.
+        memo.put(1500, Known::Untagged);
+        memo.put(900, Known::Untagged);
+        memo.refresh(Some(Counters {
+            last_pid: 2000,
+            ..counters(26_300)
+        }));
+        assert_eq!(memo.get(1500), None);
+        assert_eq!(memo.get(900), Some(Known::Untagged));
+        // Round `pid_max` too.
+        memo.put(32_000, Known::Untagged);
+        memo.put(100, Known::Untagged);
+        memo.put(1800, Known::Untagged);
+        memo.refresh(Some(Counters {
+            last_pid: 31_900,
+            ..counters(26_400)
+        }));
+        memo.refresh(Some(Counters {
+            last_pid: 200,
+            ..counters(26_500)
+        }));
+        assert_eq!(
+            (memo.get(32_000), memo.get(100), memo.get(1800)),
+            (None, None, Some(Known::Untagged))
+        );
         // No counters: nothing is kept.
         memo.refresh(None);
         memo.put(1234, Known::Tag(7));
