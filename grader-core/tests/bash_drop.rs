@@ -126,23 +126,31 @@ async fn gradings_dropped_while_their_commands_start_leave_nothing() {
     assert_eq!(survivors_after(&mark, Duration::from_secs(3)), vec![]);
 }
 
-/// The same when the runtime itself shuts down while commands start.
+/// The same when the runtime itself shuts down while commands start, waiting for its tasks
+/// (dropped) or not (`shutdown_background`); the commands also leave their group.
 #[test]
 fn a_runtime_shut_down_while_commands_start_leaves_nothing() {
     let mark = marker();
-    for wait_ms in [0, 2, 10, 50] {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        let mut gather = Gather::new();
-        for _ in 0..20 {
-            gather = gather.add(bash(&format!("sleep 30.{mark}")).grade(1.0));
+    for background in [false, true] {
+        for wait_ms in [0, 1, 2, 5, 10, 20, 50] {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .unwrap();
+            let mut gather = Gather::new();
+            for _ in 0..12 {
+                let command = format!("setsid sleep 30.{mark} & sleep 30.{mark}");
+                gather = gather.add(bash(&command).grade(1.0));
+            }
+            runtime.spawn(gather);
+            std::thread::sleep(Duration::from_millis(wait_ms));
+            if background {
+                runtime.shutdown_background();
+            } else {
+                drop(runtime);
+            }
         }
-        runtime.spawn(gather);
-        std::thread::sleep(Duration::from_millis(wait_ms));
-        drop(runtime);
     }
-    assert_eq!(survivors_after(&mark, Duration::from_secs(3)), vec![]);
+    assert_eq!(survivors_after(&mark, Duration::from_secs(5)), vec![]);
 }

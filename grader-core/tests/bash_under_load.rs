@@ -1,5 +1,5 @@
 //! Escapes under load: beside long-running graders whose descendants the sweeper passes over,
-//! gradings cancelled or runtimes shut down while commands start, a process hopping from pid to
+//! gradings cancelled while commands start, a process hopping from pid to
 //! pid, and commands forking tens of thousands of times while escapes are graded (a process
 //! caught in the middle of `exec` reads an empty environment). Each test asserts that nothing
 //! of a command outlives its grade.
@@ -109,30 +109,6 @@ async fn cancelled_at_random_moments_during_start() {
     assert_eq!(alive, vec![]);
 }
 
-/// The runtime shut down in the background (no wait for blocking tasks) while commands start.
-#[test]
-fn runtime_shutdown_background_during_start() {
-    let mark = marker();
-    for wait_ms in [0u64, 1, 2, 3, 5, 8, 13, 20, 40] {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        let mut gather = Gather::new();
-        for _ in 0..12 {
-            gather = gather
-                .add(bash(&format!("setsid sleep 1000.{mark} & sleep 1000.{mark}")).grade(1.0));
-        }
-        runtime.spawn(gather);
-        std::thread::sleep(Duration::from_millis(wait_ms));
-        runtime.shutdown_background();
-    }
-    let alive = survivors_after(&mark, Duration::from_secs(5));
-    kill_all(&mark);
-    assert_eq!(alive, vec![]);
-}
-
 /// A process that hops from pid to pid (forks and exits) for a while, ignoring SIGTERM, then
 /// settles into `sleep`: rounds stay unsettled and may not see it for 200 ms.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -174,60 +150,11 @@ async fn a_hopping_process_is_not_given_up_after_200ms() {
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
-/// Lots of short-lived processes (pid reuse pressure, memo resets) while escapes are stopped.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn escapes_under_pid_pressure() {
-    let churn = marker();
-    let churner = tokio::spawn({
-        let c = churn.clone();
-        async move {
-            bash(&format!(
-                "for i in $(seq 40000); do /bin/true; done; sleep 0.{c}"
-            ))
-            .timeout(Duration::from_secs(60))
-            .grade(1.0)
-            .await
-        }
-    });
-    let mut failures = Vec::new();
-    let deadline = Instant::now() + Duration::from_secs(25);
-    let mut n = 0;
-    while Instant::now() < deadline && !churner.is_finished() {
-        n += 1;
-        let marks: Vec<String> = (0..4).map(|_| marker()).collect();
-        let mut gather = Gather::new();
-        for (k, mark) in marks.iter().enumerate() {
-            let cmd = match k {
-                0 => format!("setsid sleep 1000.{mark} & sleep 0.05; exit 0"),
-                1 => format!("(set -m; (sleep 1000.{mark} >/dev/null 2>&1 &) &); sleep 0.05"),
-                2 => format!("exec setsid sleep 1000.{mark}"),
-                _ => format!("setsid -f sleep 1000.{mark}; for i in $(seq 30); do /bin/true; done"),
-            };
-            gather = gather.add(bash(&cmd).timeout(Duration::from_millis(300)).grade(1.0));
-        }
-        let _ = gather.await;
-        for (k, mark) in marks.iter().enumerate() {
-            let alive = survivors_after(mark, Duration::from_millis(50));
-            if !alive.is_empty() {
-                let later = survivors_after(mark, Duration::from_secs(2));
-                failures.push(format!(
-                    "iteration {n}, command {k}: left {alive:?}; 2 s later {later:?}"
-                ));
-                kill_all(mark);
-            }
-        }
-    }
-    // Dropping the churner's grading stops it.
-    churner.abort();
-    let _ = survivors_after(&churn, Duration::from_secs(3));
-    kill_all(&churn);
-    assert!(failures.is_empty(), "{n} iterations: {failures:#?}");
-}
-
-/// `exec setsid sleep` (bash becomes setsid, which forks because bash leads its group) graded
-/// again and again while another command forks /bin/true as fast as it can.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn exec_setsid_under_fork_churn() {
+/// Grades 4 commands at a time, each made by `command` from its index and marker, again and
+/// again for 25 s while another command forks `/bin/true` as fast as it can (pid reuse
+/// pressure, memo resets, processes caught in the middle of `exec`). Returns how many rounds
+/// ran and a line for each command that left something running.
+async fn graded_under_churn(command: fn(usize, &str) -> String) -> (usize, Vec<String>) {
     let churn = marker();
     let churner = tokio::spawn({
         let c = churn.clone();
@@ -247,15 +174,15 @@ async fn exec_setsid_under_fork_churn() {
         n += 1;
         let marks: Vec<String> = (0..4).map(|_| marker()).collect();
         let mut gather = Gather::new();
-        for mark in &marks {
+        for (k, mark) in marks.iter().enumerate() {
             gather = gather.add(
-                bash(&format!("exec setsid sleep 1000.{mark}"))
+                bash(&command(k, mark))
                     .timeout(Duration::from_millis(300))
                     .grade(1.0),
             );
         }
         let _ = gather.await;
-        for mark in &marks {
+        for (k, mark) in marks.iter().enumerate() {
             let alive = survivors_after(mark, Duration::from_millis(50));
             if !alive.is_empty() {
                 let detail: Vec<String> = alive
@@ -272,15 +199,38 @@ async fn exec_setsid_under_fork_churn() {
                     .collect();
                 let later = survivors_after(mark, Duration::from_secs(2));
                 failures.push(format!(
-                    "iteration {n}: left {alive:?} {detail:?}; 2 s later {later:?}; last_pid {:?}",
-                    std::fs::read_to_string("/proc/loadavg").unwrap_or_default()
+                    "round {n}, command {k}: left {alive:?} {detail:?}; 2 s later {later:?}"
                 ));
                 kill_all(mark);
             }
         }
     }
+    // Dropping the churner's grading stops it.
     churner.abort();
     let _ = survivors_after(&churn, Duration::from_secs(3));
     kill_all(&churn);
-    assert!(failures.is_empty(), "{n} iterations: {failures:#?}");
+    (n, failures)
+}
+
+/// The escapes, graded while pids are handed out all the time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn escapes_under_pid_pressure() {
+    let (n, failures) = graded_under_churn(|k, mark| match k {
+        0 => format!("setsid sleep 1000.{mark} & sleep 0.05; exit 0"),
+        1 => format!("(set -m; (sleep 1000.{mark} >/dev/null 2>&1 &) &); sleep 0.05"),
+        2 => format!("exec setsid sleep 1000.{mark}"),
+        _ => format!("setsid -f sleep 1000.{mark}; for i in $(seq 30); do /bin/true; done"),
+    })
+    .await;
+    assert!(failures.is_empty(), "{n} rounds: {failures:#?}");
+}
+
+/// `exec setsid sleep` (bash becomes setsid, which forks because bash leads its group, and the
+/// child runs `sleep`): the child is often caught in the middle of `exec`, when its
+/// environment reads empty.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_setsid_under_fork_churn() {
+    let (n, failures) =
+        graded_under_churn(|_, mark| format!("exec setsid sleep 1000.{mark}")).await;
+    assert!(failures.is_empty(), "{n} rounds: {failures:#?}");
 }
