@@ -615,6 +615,8 @@ enum Known {
     /// It descends from the bash of this command, which was not being stopped when it was
     /// seen, and carries that command's tag.
     Other(u32),
+    /// It was a zombie, or gone: it cannot come back.
+    Dead,
 }
 
 impl Memo {
@@ -778,7 +780,7 @@ impl Reader {
             let remembered = if main { self.memo.get(pid) } else { None };
             let tag = match remembered {
                 Some(Known::Tag(tag)) => tag,
-                Some(Known::Untagged) => continue,
+                Some(Known::Untagged | Known::Dead) => continue,
                 Some(Known::Other(leader)) if others.contains(&leader) => continue,
                 Some(Known::Other(_)) | None => {
                     match lineage
@@ -786,6 +788,10 @@ impl Reader {
                         .map_or(Descent::Read, |lineage| lineage.descent(pid))
                     {
                         Descent::No => continue,
+                        Descent::Dead => {
+                            self.memo.put(pid, Known::Dead);
+                            continue;
+                        }
                         Descent::Other(leader) => {
                             self.memo.put(pid, Known::Other(leader));
                             continue;
@@ -852,10 +858,25 @@ impl Reader {
     }
 
     /// What process `pid`'s environment says of its tag.
+    ///
+    /// A process whose main thread exited has no memory map of its own to read: its other
+    /// threads' are read instead.
     fn tag_of(&mut self, pid: u32) -> Environ {
+        let whole = self.read_environ(&format!("/proc/{pid}/environ"));
+        match whole {
+            Environ::Unreadable | Environ::Empty => other_threads(pid)
+                .into_iter()
+                .map(|tid| self.read_environ(&format!("/proc/{pid}/task/{tid}/environ")))
+                .find(|read| matches!(read, Environ::Tag(_) | Environ::Untagged))
+                .unwrap_or(whole),
+            read => read,
+        }
+    }
+
+    /// What the environment file `path` says.
+    fn read_environ(&mut self, path: &str) -> Environ {
         self.environ.clear();
-        let read = File::open(format!("/proc/{pid}/environ"))
-            .and_then(|mut file| file.read_to_end(&mut self.environ));
+        let read = File::open(path).and_then(|mut file| file.read_to_end(&mut self.environ));
         if read.is_err() {
             return Environ::Unreadable;
         }
@@ -893,8 +914,10 @@ enum Descent {
     /// It descends from this bash, of a command that is not being stopped, and carries that
     /// command's tag.
     Other(u32),
-    /// It cannot carry a tag wanted: gone, a zombie, or started outside the commands.
+    /// It cannot carry a tag wanted: started outside the commands.
     No,
+    /// It is gone, or a zombie.
+    Dead,
 }
 
 impl<'a> Lineage<'a> {
@@ -933,7 +956,7 @@ impl<'a> Lineage<'a> {
             path.push(current);
             match parent_of(current) {
                 // The process itself is gone or a zombie: not alive.
-                None | Some((_, true)) if current == pid => break Descent::No,
+                None | Some((_, true)) if current == pid => break Descent::Dead,
                 // An ancestor died while being looked at, and its children have been adopted
                 // since: look at the environment.
                 None | Some((_, true)) => break Descent::Read,
@@ -954,22 +977,40 @@ impl<'a> Lineage<'a> {
                 }
             }
         };
-        for pid in path {
-            self.known.insert(pid, answer);
+        // A dead process says nothing of the others on its path (it was the first).
+        if answer != Descent::Dead {
+            for pid in path {
+                self.known.insert(pid, answer);
+            }
         }
         answer
     }
 }
 
 /// The parent of process `pid` and whether it is a zombie, from `/proc/<pid>/stat`.
+///
+/// A process whose main thread exited while other threads run shows as a zombie; it is
+/// alive, and counted so.
 fn parent_of(pid: u32) -> Option<(u32, bool)> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // `pid (comm) state ppid …`; comm may itself hold spaces and parentheses.
     let (_, fields) = stat.rsplit_once(')')?;
     let mut fields = fields.split_ascii_whitespace();
-    let zombie = matches!(fields.next()?, "Z" | "X");
+    let zombie = matches!(fields.next()?, "Z" | "X") && other_threads(pid).is_empty();
     let parent = fields.next()?.parse().ok()?;
     Some((parent, zombie))
+}
+
+/// The threads of process `pid` but its main one.
+fn other_threads(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .filter_map(|task| task.file_name().to_str()?.parse().ok())
+        .filter(|&tid| tid != pid)
+        .collect()
 }
 
 /// The pids to look at: those of a small `range` one by one, or those `/proc` lists (within
