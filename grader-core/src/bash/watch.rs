@@ -5,7 +5,8 @@
 //! It blocks reading a pipe whose write end only this process holds (close-on-exec, so no
 //! command inherits it). When this process ends, the kernel closes that end and the read
 //! returns: the watcher then finds every process whose environment carries this process's tag
-//! name (`grep` over `/proc/*/environ`), sends SIGTERM and SIGCONT, and after half a second
+//! name (`grep` over `/proc/*/task/*/environ`, so that a process whose main thread exited is
+//! found through its other threads), sends SIGTERM and SIGCONT, and after half a second
 //! SIGKILL to whatever is left, then exits. It runs in a process group of its own and ignores
 //! SIGINT, SIGQUIT, SIGHUP and SIGTERM, so a Ctrl-C in a terminal, a hang-up or a `timeout`
 //! that ends the grading process does not end the watcher first.
@@ -22,9 +23,10 @@ pattern="^$1="
 round=0
 while :; do
     pids=()
-    for file in $(grep -lsz -e "$pattern" /proc/[0-9]*/environ); do
+    # Each thread's environment: a process whose main thread exited can only be read there.
+    for file in $(grep -lsz -e "$pattern" /proc/[0-9]*/task/[0-9]*/environ); do
         pid=${file#/proc/}
-        pids+=("${pid%/environ}")
+        pids+=("${pid%%/*}")
     done
     (( ${#pids[@]} )) || exit 0
     if (( round < 10 )); then
