@@ -1,5 +1,6 @@
-//! Commands across their life: processes whose main thread exited, in and out of the group
-//! and with many pids handed out; unrelated processes with empty environments beside a grade
+//! Commands across their life: processes whose main thread exited (it shows as a zombie, and
+//! its own environment cannot be read), in and out of the group, with many pids handed out,
+//! and when the grading process exits; unrelated processes with empty environments beside a grade
 //! (rounds that cannot come to rest must not hold it); gradings dropped while queued behind
 //! the starter threads, across several runtimes; a working directory removed around the
 //! start; and the grading process exiting while its commands run or start. (A process that
@@ -420,4 +421,54 @@ fn process_exit_while_commands_start_leaves_nothing() {
     for wait in [1, 3, 8, 20] {
         exit_attack(wait);
     }
+}
+
+/// Set in the re-run test binary: the file the program writes its pid to.
+const ZOMBIE_PID_FILE_ENV: &str = "GRADER_BASH_LIFECYCLE_ZOMBIE_PID_FILE";
+
+/// The grading process of the next test, run as a copy of this test binary: starts the
+/// program whose main thread exits, out of the group, beside a long command, and exits once
+/// the program runs.
+#[test]
+fn zombie_exit_helper() {
+    let Ok(pid_file) = std::env::var(ZOMBIE_PID_FILE_ENV) else {
+        return; // not the re-run copy
+    };
+    let command = format!(
+        "for i in $(seq 400); do /bin/true; done; setsid {} {pid_file} 0 & sleep 60",
+        zombie_leader_program().display()
+    );
+    std::thread::spawn(move || bash(&command).grade_blocking(1.0));
+    let start = Instant::now();
+    while read_pid(std::path::Path::new(&pid_file)).is_none() {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the program never ran"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    std::process::exit(0);
+}
+
+/// The watcher, when the grading process exits, stops a process whose main thread exited.
+#[test]
+fn zombie_leader_out_of_the_group_is_stopped_when_the_grading_process_exits() {
+    let pid_file = scratch_dir("zombie-exit-pid");
+    let status = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "zombie_exit_helper", "--nocapture"])
+        .env(ZOMBIE_PID_FILE_ENV, &pid_file)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "the grading process failed: {status}");
+    let pid = read_pid(&pid_file).unwrap();
+    let start = Instant::now();
+    while any_thread_alive(pid) && start.elapsed() < Duration::from_secs(2) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let alive = any_thread_alive(pid);
+    kill9(pid);
+    let _ = std::fs::remove_file(&pid_file);
+    assert!(!alive, "process {pid} outlived the grading process");
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 use rustix::process::Pid;
 use tokio::process::Child;
 
-use super::sweep::{self, Window};
+use super::sweep::{self, Window, leader};
 
 /// How long [`CommandGuard`]'s `Drop` waits for bash to die after SIGKILL before leaving it to
 /// tokio's reaper.
@@ -52,11 +52,6 @@ impl CommandGuard {
     pub(super) fn disarm(&mut self) {
         self.armed = false;
     }
-}
-
-/// The pid of the command's bash, which leads `group`.
-fn leader(group: Option<Pid>) -> Option<u32> {
-    group.and_then(|group| u32::try_from(group.as_raw_pid()).ok())
 }
 
 impl Drop for CommandGuard {

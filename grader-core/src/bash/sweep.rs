@@ -521,8 +521,8 @@ impl Sweeper {
     }
 }
 
-/// The pid of a command's bash, from its process group.
-fn leader(group: Option<Pid>) -> Option<u32> {
+/// The pid of a command's bash, which leads its process group.
+pub(super) fn leader(group: Option<Pid>) -> Option<u32> {
     group.and_then(|group| u32::try_from(group.as_raw_pid()).ok())
 }
 
@@ -703,7 +703,8 @@ impl Reader {
         (found, settled && !self.unsure)
     }
 
-    /// [`scan_settled`](Self::scan_settled) but for processes whose tag is unknown.
+    /// The scan and its looks of [`scan_settled`](Self::scan_settled), which adds the memo's
+    /// refresh and whether a live process's tag could not be read.
     fn scan_settled_looks(
         &mut self,
         wanted: &HashSet<u64>,
