@@ -89,6 +89,8 @@ pub struct Recorded {
     pub headers: Vec<(String, String)>,
     /// The body as JSON (`null` when it was not JSON).
     pub body: Value,
+    /// The body's bytes as they arrived (lossily decoded as UTF-8).
+    pub raw: String,
 }
 
 impl Recorded {
@@ -311,6 +313,7 @@ async fn answer(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
+    let raw = String::from_utf8_lossy(&body).into_owned();
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let recorded = Recorded {
         path: uri.path().to_owned(),
@@ -324,6 +327,7 @@ async fn answer(
             })
             .collect(),
         body: body.clone(),
+        raw,
     };
     shared
         .requests

@@ -237,3 +237,276 @@ fn check_bootstrap(label: &str, values: &[f64], theirs: &Value) {
         );
     }
 }
+
+/// The functions Inspect AI has beside its headline metrics, on Inspect AI's own inputs:
+/// `value_to_float` (default and custom sentinels), `stderr(cluster=…)`, `ci(cluster=…)`, the
+/// `collect` and `majority` reducers with unscored epochs, and a bootstrap interval over values
+/// holding NaN.
+const MORE_SCRIPT: &str = r#"
+import json, logging, math, sys
+import numpy as np
+from inspect_ai.scorer import SampleScore, Score
+from inspect_ai.scorer._metric import value_to_float
+from inspect_ai.scorer._metrics import stderr, ci
+from inspect_ai.scorer._reducer.reducer import collect_score, majority_score
+
+warned = []
+class Catch(logging.Handler):
+    def emit(self, record):
+        warned.append(record.getMessage())
+logging.getLogger("inspect_ai").addHandler(Catch())
+logging.getLogger("inspect_ai").setLevel(logging.WARNING)
+
+def clean(x):
+    if isinstance(x, dict):
+        return {k: clean(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [clean(v) for v in x]
+    x = float(x)
+    return None if math.isnan(x) else x
+
+job = json.load(sys.stdin)
+out = {"convert": [], "clusters": [], "epochs": []}
+for case in job["convert"]:
+    to_float = value_to_float(**case["sentinels"])
+    row = []
+    for value in case["values"]:
+        warned.clear()
+        result = to_float(value)
+        row.append({"value": result, "warned": bool(warned)})
+    out["convert"].append(row)
+for case in job["clusters"]:
+    samples = [SampleScore(score=Score(value=v), sample_id=i, sample_metadata={"g": g})
+               for i, (g, v) in enumerate(case)]
+    out["clusters"].append({
+        "stderr": clean(stderr(cluster="g")(samples)),
+        "ci_t": clean(ci(level=0.9, cluster="g")(samples)),
+    })
+np.random.seed(7)
+for values in job["epochs"]:
+    scores = [Score(value=float("nan") if v is None else v) for v in values]
+    collected = collect_score()(scores).value
+    samples = [SampleScore(score=s, sample_id=i) for i, s in enumerate(scores)]
+    out["epochs"].append({
+        "collect": None if isinstance(collected, float) else collected,
+        "majority": clean(majority_score()(scores).value),
+        "ci_bootstrap": clean(ci(level=0.9, method="bootstrap", num_samples=500)(samples)),
+    })
+print(json.dumps(out))
+"#;
+
+fn convert_values() -> Vec<Value> {
+    let mut values: Vec<Value> = [
+        "C",
+        "I",
+        "P",
+        "N",
+        "c",
+        "yes",
+        "No",
+        "TRUE",
+        "false",
+        " 3.5 ",
+        "1_000",
+        "1__0",
+        "_1",
+        "1_",
+        "1._5",
+        "\u{663}\u{660}",
+        "\u{ff11}\u{ff12}",
+        "\u{2003}7\u{2003}",
+        "1e3",
+        "1E-2",
+        "1.",
+        ".5",
+        "+1",
+        "-0",
+        "1e",
+        "e5",
+        ".",
+        "",
+        " ",
+        "inf",
+        "-Infinity",
+        "nan",
+        "1e400",
+        "0x10",
+        "abc",
+        "½",
+        "²",
+        "1,000",
+        "A",
+        "F",
+        "B",
+        "-",
+    ]
+    .iter()
+    .map(|s| json!(s))
+    .collect();
+    values.extend([
+        json!(1),
+        json!(0),
+        json!(2.5),
+        json!(-1e300),
+        json!(true),
+        json!(false),
+        json!(null),
+        json!([1]),
+        json!({"a": 1}),
+        json!(9_007_199_254_740_993_u64),
+    ]);
+    values
+}
+
+fn cluster_cases() -> Vec<Vec<(Value, f64)>> {
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    let mut cases = vec![
+        vec![],
+        vec![(json!("a"), 1.0)],
+        vec![(json!("a"), 1.0), (json!("a"), 0.0)],
+        vec![(json!("a"), 1.0), (json!("b"), 0.0)],
+    ];
+    for (n, groups) in [(10, 3), (50, 7), (1000, 40), (1000, 1000)] {
+        cases.push(
+            (0..n)
+                .map(|_| {
+                    let group = rng.random_range(0..groups);
+                    let value = if rng.random_bool(0.5) {
+                        f64::from(u8::from(rng.random_bool(0.6)))
+                    } else {
+                        rng.random::<f64>() * 1.5 - 0.5
+                    };
+                    (json!(format!("g{group}")), value)
+                })
+                .collect(),
+        );
+    }
+    // Integer keys, as metadata often holds them.
+    cases.push((0..30).map(|i| (json!(i % 4), f64::from(i % 3))).collect());
+    cases
+}
+
+fn epoch_cases() -> Vec<Vec<Option<f64>>> {
+    vec![
+        vec![Some(1.0), Some(1.0), Some(0.0)],
+        vec![Some(1.0), Some(1.0), None, None],
+        vec![Some(1.0), Some(1.0), Some(1.0), None],
+        vec![None, None],
+        vec![Some(0.5), None, Some(0.25)],
+        vec![Some(0.0), Some(0.5), Some(1.0), Some(0.5), None],
+    ]
+}
+
+#[test]
+fn value_to_float_clusters_collect_and_nan_match_inspect_ai() {
+    use grader_core::eval::value::ValueToFloat;
+
+    let Some(python) = inspect_python(env!("CARGO_TARGET_TMPDIR")) else {
+        return;
+    };
+    let converters: Vec<(Value, ValueToFloat)> = vec![
+        (json!({}), ValueToFloat::new()),
+        (
+            json!({"correct": "A", "incorrect": "F", "partial": "B", "noanswer": "-"}),
+            ValueToFloat::new()
+                .correct("A")
+                .incorrect("F")
+                .partial("B")
+                .noanswer("-"),
+        ),
+        (
+            json!({"correct": 1, "incorrect": 0.0, "partial": 2.5}),
+            ValueToFloat::new().correct(1).incorrect(0.0).partial(2.5),
+        ),
+    ];
+    let values = convert_values();
+    let clusters = cluster_cases();
+    let epochs = epoch_cases();
+    let job = json!({
+        "convert": converters.iter().map(|(sentinels, _)| json!({"sentinels": sentinels, "values": values})).collect::<Vec<_>>(),
+        "clusters": clusters.iter().map(|case| case.iter().map(|(g, v)| json!([g, v])).collect::<Vec<_>>()).collect::<Vec<_>>(),
+        "epochs": epochs,
+    });
+    let output = run_script(&python, MORE_SCRIPT, &job.to_string());
+    let theirs: Value = serde_json::from_str(&output).expect("Inspect AI's JSON");
+
+    for ((sentinels, converter), row) in converters
+        .iter()
+        .zip(theirs["convert"].as_array().expect("rows"))
+    {
+        for (value, theirs) in values.iter().zip(row.as_array().expect("a row")) {
+            let label = format!("value_to_float({sentinels})({value})");
+            match converter.convert(value) {
+                Ok(ours) => {
+                    assert_eq!(
+                        theirs["warned"], false,
+                        "{label}: ours {ours}, Inspect AI warned"
+                    );
+                    close(&label, "value", ours, &theirs["value"]);
+                }
+                Err(error) => {
+                    assert_eq!(
+                        theirs["warned"], true,
+                        "{label}: ours failed ({error}), Inspect AI read {}",
+                        theirs["value"]
+                    );
+                    assert_eq!(error.value, *value);
+                }
+            }
+        }
+    }
+
+    for (case, theirs) in clusters
+        .iter()
+        .zip(theirs["clusters"].as_array().expect("clusters"))
+    {
+        let label = format!("{} values", case.len());
+        let keyed = || case.iter().map(|(g, v)| (g.to_string(), *v));
+        close(
+            &label,
+            "stderr(cluster)",
+            metrics::stderr_clustered(keyed()),
+            &theirs["stderr"],
+        );
+        let interval = metrics::ci_t_clustered(keyed(), 0.9).expect("a valid level");
+        close_interval(&label, "ci(cluster)", interval, &theirs["ci_t"]);
+    }
+
+    for (case, theirs) in epochs
+        .iter()
+        .zip(theirs["epochs"].as_array().expect("epochs"))
+    {
+        let label = format!("epochs {case:?}");
+        let values: Vec<f64> = case.iter().map(|v| v.unwrap_or(f64::NAN)).collect();
+        let collected = metrics::collect(&values);
+        assert_eq!(
+            collected.map(Value::from).unwrap_or(Value::Null),
+            theirs["collect"],
+            "{label}: collect"
+        );
+        close_option(
+            &label,
+            "majority",
+            metrics::majority(&values),
+            &theirs["majority"],
+        );
+        let interval = metrics::ci_bootstrap(&values, 0.9, 500, 7).expect("a valid level");
+        if values.iter().any(|v| v.is_nan()) {
+            // NaN in, NaN out: both bounds, as numpy's quantiles.
+            assert!(
+                interval.lower.is_nan() && interval.upper.is_nan(),
+                "{label}: {interval:?}"
+            );
+            assert!(
+                theirs["ci_bootstrap"]["lower"].is_null(),
+                "{label}: {theirs}"
+            );
+            assert!(
+                theirs["ci_bootstrap"]["upper"].is_null(),
+                "{label}: {theirs}"
+            );
+        } else {
+            assert!(interval.lower <= interval.upper, "{label}: {interval:?}");
+        }
+    }
+}

@@ -1,11 +1,10 @@
 //! The judge against the real reference: the test venv's `hud.graders.LLMJudgeGrader`
 //! (`hud==0.6.21`) and [`LlmJudge`] are pointed at the same scripted server (the reference
 //! through `HUD_GATEWAY_URL`) and given the same cases. They must send the same request bodies
-//! (prompts byte for byte, model, `max_tokens`), the same number of them (retries included),
+//! byte for byte (key order, spacing and escaping included), the same number of them (retries included),
 //! and come to the same values, children and errors. The verdict parser is also compared with
 //! the reference's `_parse_verdict` on hand-picked and random replies.
 
-use std::collections::BTreeMap;
 use std::future::IntoFuture as _;
 
 use grader_core::judge::verdict::{VerdictError, parse_verdict, py_str};
@@ -70,6 +69,13 @@ fn reply_for(criterion: &str, repeat: usize) -> Reply {
         "explanation list" => Reply::content(
             r#"{"criterion_status": "MET", "explanation": ["a", 1.5, {"k": null, "t": true}, "it's"]}"#,
         ),
+        "explanation nan" => Reply::content(r#"{"criterion_status": "MET", "explanation": NaN}"#),
+        "explanation huge" => {
+            Reply::content(r#"{"criterion_status": "UNMET", "explanation": 1e400}"#)
+        }
+        "explanation big int" => {
+            Reply::content(r#"{"criterion_status": "MET", "explanation": 12345678901234567890123}"#)
+        }
         "unicode spaces" => Reply::content("\u{a0}Verdict:\u{2003}MET\u{1f}"),
         "unicode not" => Reply::content("résumé NOT\u{2003}MET — ça"),
         "rate limited once" => match repeat {
@@ -156,6 +162,17 @@ fn cases() -> Vec<Case> {
         case(plain(&["not json"])),
         case(plain(&["null content"])),
         case(plain(&["json met", "no verdict"])),
+        case(plain(&[
+            "explanation nan",
+            "explanation huge",
+            "explanation big int",
+        ])),
+        Case {
+            // Escaping is part of the bytes: quotes, backslashes, controls, non-ASCII.
+            answer: "Caf\u{e9} \"na\u{ef}ve\" \\ / \t\u{1}\u{7f}\u{2028} \u{65e5}\u{672c} \u{1f600}",
+            question: "Qu'est-ce que c'est ?\r\n",
+            ..case(plain(&["json met"]))
+        },
     ]
 }
 
@@ -235,9 +252,9 @@ fn answer_of(index: usize, case: &Case) -> String {
     format!("{} [case {index}]", case.answer)
 }
 
-/// Request bodies per case (by the `[case N]` in the prompt), each list sorted, so that
-/// concurrent orders compare equal. Bodies compare as JSON values: key order and spacing are
-/// not part of the request.
+/// Request bodies per case (by the `[case N]` in the prompt), as the bytes that arrived, each
+/// list sorted so that concurrent orders compare equal. The bytes are the request: a cache or
+/// proxy keyed on the body sees key order and spacing.
 fn bodies_by_case(server: &ScriptedServer, cases: usize) -> Vec<Vec<String>> {
     let mut by_case = vec![Vec::new(); cases];
     for request in server.requests() {
@@ -245,13 +262,7 @@ fn bodies_by_case(server: &ScriptedServer, cases: usize) -> Vec<Vec<String>> {
         let index = (0..cases)
             .find(|i| prompt.contains(&format!(" [case {i}]\n</response>")))
             .expect("a case's request");
-        let mut sorted = BTreeMap::new();
-        if let Value::Object(map) = &request.body {
-            for (k, v) in map {
-                sorted.insert(k.clone(), v.clone());
-            }
-        }
-        by_case[index].push(serde_json::to_string(&sorted).unwrap_or_default());
+        by_case[index].push(request.raw);
     }
     for bodies in &mut by_case {
         bodies.sort();
@@ -390,11 +401,39 @@ fn hand_picked_replies() -> Vec<String> {
         "NOT\u{85}MET",
         "{\"criterion_status\": \"ＭＥＴ\"}",
         "{\"criterion_status\": \"MET\", \"explanation\": \"é\u{200b}\u{7f}\"}",
+        // What `json.loads` reads and `serde_json` does not, and what it refuses.
+        r#"{"criterion_status": "MET", "explanation": NaN}"#,
+        r#"{"criterion_status": "UNMET", "explanation": 1e400}"#,
+        r#"{"criterion_status": "MET", "explanation": -1E+400}"#,
+        r#"{"criterion_status": "MET", "explanation": 12345678901234567890123}"#,
+        r#"{"criterion_status": "MET", "explanation": -98765432109876543210987654321}"#,
+        r#"{"criterion_status": "MET", "explanation": -0}"#,
+        r#"{"criterion_status": "MET", "explanation": [Infinity, -Infinity, NaN, -0.0, 1E5, 1e-7, 0.1e1]}"#,
+        r#"{"criterion_status": "MET", "explanation": {"z": 1, "a": 2, "z": [3]}}"#,
+        r#"{"criterion_status": "MET", "criterion_status": "UNMET", "explanation": 1}"#,
+        r#"{"criterion_status": "MET", "explanation": "\ud83d\ude00 \u00e9 \/ \b\f"}"#,
+        "{\"criterion_status\": \"MET\", \"explanation\": \"raw\ttab\"}",
+        r#"{"criterion_status": "MET", "explanation": 1.}"#,
+        r#"{"criterion_status": "MET", "explanation": 01}"#,
+        r#"{"criterion_status": "MET", "explanation": 1e}"#,
+        r#"{"criterion_status": "MET", "explanation": .5}"#,
+        r#"{"criterion_status": "MET", "explanation": nan}"#,
+        r#"{"criterion_status": "MET", "explanation": [1,]}"#,
+        r#"{"criterion_status": "MET", "explanation": +1}"#,
+        r#"{"criterion_status": "MET", "explanation": "x"} trailing } NOT MET"#,
+        r#"{ "criterion_status" : "MET" , "explanation" : [ ] }"#,
     ]
     .iter()
     .map(|s| (*s).to_owned())
     .chain(std::iter::once("x".repeat(500) + " NOT MET"))
     .chain(std::iter::once("é".repeat(300) + " MET"))
+    // CPython reads integers of up to 4 300 digits from a string, and refuses longer ones.
+    .chain([4300, 4301].map(|digits| {
+        format!(
+            r#"{{"criterion_status": "MET", "explanation": {}}}"#,
+            "7".repeat(digits)
+        )
+    }))
     .collect()
 }
 

@@ -4,8 +4,13 @@
 //! Each function follows Inspect AI's definition where it has one (`inspect_ai/scorer/_metrics/`
 //! for the metrics, `inspect_ai/scorer/_reducer/reducer.py` for the reducers), including its
 //! answers for tiny inputs (the mean of nothing is 0.0, the standard error of one value is
-//! 0.0). Sums are compensated (Neumaier), so the order of the values changes a result by
-//! rounding at most; results agree with Inspect AI's numpy arithmetic within 1e-12.
+//! 0.0).
+//!
+//! Where it differs: sums are compensated (Neumaier, SPEC D6 and D16), where Inspect AI's
+//! numpy sums pairwise (`np.mean`, `np.var`, `np.std`) and its reducers use `statistics.mean`.
+//! A compensated sum is as exact as a double allows whatever the order of the values, so
+//! results can differ from Inspect AI's in the last bits (they agree within 1e-12, and the
+//! tests hold them to that); they never differ by more.
 //!
 //! ```
 //! use grader_core::eval::metrics;
@@ -97,6 +102,94 @@ pub fn stderr(values: &[f64]) -> f64 {
     std(values) / (values.len() as f64).sqrt()
 }
 
+/// The clustered standard error of the mean, for samples that come in groups (several
+/// questions about one document, several runs of one task): with `C` clusters, `n` values and
+/// `x̄` their mean, `√(Σ_c (Σ_{i∈c} (x_i − x̄))² · C / (C − 1)) / n`; 0.0 for fewer than two
+/// clusters.
+///
+/// Each item is a value with its cluster's key; keys compare with `Eq` (Inspect AI compares
+/// metadata values with Python's `==`, where `1`, `1.0` and `True` are one cluster).
+///
+/// Inspect AI: `stderr(cluster=...)` in `_metrics/std.py` (`_clustered_stderr`, with the finite
+/// cluster correction `C / (C − 1)`). A sample without the cluster key is an error there;
+/// here every value comes with its key.
+///
+/// ```
+/// use grader_core::eval::metrics;
+///
+/// // Two documents with two questions each.
+/// let scores = [("doc-a", 1.0), ("doc-a", 1.0), ("doc-b", 0.0), ("doc-b", 0.0)];
+/// let clustered = metrics::stderr_clustered(scores);
+/// assert!((clustered - 0.5).abs() < 1e-15);
+/// // Answers about one document agree: the clusters carry less evidence than four samples.
+/// assert!(clustered > metrics::stderr(&[1.0, 1.0, 0.0, 0.0]));
+/// ```
+#[must_use]
+pub fn stderr_clustered<K: Eq + std::hash::Hash>(
+    scores: impl IntoIterator<Item = (K, f64)>,
+) -> f64 {
+    let clusters = partition(scores);
+    clustered_stderr_of(&clusters)
+}
+
+/// Values grouped by key, groups in order of first appearance.
+fn partition<K: Eq + std::hash::Hash>(scores: impl IntoIterator<Item = (K, f64)>) -> Vec<Vec<f64>> {
+    let mut index: std::collections::HashMap<K, usize, foldhash::fast::RandomState> =
+        std::collections::HashMap::default();
+    let mut groups: Vec<Vec<f64>> = Vec::new();
+    for (key, value) in scores {
+        let at = *index.entry(key).or_insert_with(|| {
+            groups.push(Vec::new());
+            groups.len() - 1
+        });
+        groups[at].push(value);
+    }
+    groups
+}
+
+fn clustered_stderr_of(clusters: &[Vec<f64>]) -> f64 {
+    let count = clusters.len();
+    if count < 2 {
+        return 0.0;
+    }
+    let n: usize = clusters.iter().map(Vec::len).sum();
+    let center = neumaier_sum(clusters.iter().flatten().copied()) / n as f64;
+    let variance = neumaier_sum(clusters.iter().map(|cluster| {
+        let deviation = neumaier_sum(cluster.iter().map(|x| x - center));
+        deviation * deviation
+    }));
+    (variance * count as f64 / (count - 1) as f64).sqrt() / n as f64
+}
+
+/// The `level` Student-t confidence interval for the mean of clustered values: `x̄ ± t(1 − (1 −
+/// level)/2, C − 1) · stderr_clustered` with `C` clusters (at least 1 degree of freedom); the
+/// point `[x, x]` for one value and `[0, 0]` for none.
+///
+/// Inspect AI: `ci(level, method="t", cluster=...)` in `_metrics/std.py`.
+///
+/// # Errors
+/// [`MetricError::InvalidLevel`] unless `0 < level < 1`.
+pub fn ci_t_clustered<K: Eq + std::hash::Hash>(
+    scores: impl IntoIterator<Item = (K, f64)>,
+    level: f64,
+) -> Result<Interval, MetricError> {
+    check_level(level)?;
+    let clusters = partition(scores);
+    let values: Vec<f64> = clusters.iter().flatten().copied().collect();
+    if let Some(point) = degenerate(&values) {
+        return Ok(point);
+    }
+    let center = mean(&values);
+    let tail = (1.0 - level) / 2.0;
+    let df = clusters.len().saturating_sub(1).max(1);
+    let t = student_t_quantile(1.0 - tail, df as f64);
+    let se = clustered_stderr_of(&clusters);
+    Ok(Interval {
+        lower: center - t * se,
+        upper: center + t * se,
+    })
+}
+
 /// The bootstrap standard error of the mean: the population standard deviation (`ddof = 0`) of
 /// `resamples` means of `n` values drawn with replacement; 0.0 for no values.
 ///
@@ -157,7 +250,9 @@ pub fn ci_t(values: &[f64], level: f64) -> Result<Interval, MetricError> {
 /// none.
 ///
 /// Inspect AI: `ci(level, method="bootstrap")` in `_metrics/std.py` (unclustered). Seeded
-/// ChaCha8 as in [`bootstrap_stderr`], so it agrees with Inspect AI statistically.
+/// ChaCha8 as in [`bootstrap_stderr`], so it agrees with Inspect AI statistically. When a
+/// resampled mean is NaN (a NaN among the values), both bounds are NaN, as numpy's quantiles
+/// are.
 ///
 /// # Errors
 /// [`MetricError::InvalidLevel`] unless `0 < level < 1`.
@@ -172,6 +267,14 @@ pub fn ci_bootstrap(
         return Ok(point);
     }
     let mut means = bootstrap_means(values, resamples.max(1), seed);
+    if means.iter().any(|m| m.is_nan()) {
+        // numpy's quantiles of data holding NaN are NaN, both of them: an interval with one
+        // bound is neither.
+        return Ok(Interval {
+            lower: f64::NAN,
+            upper: f64::NAN,
+        });
+    }
     means.sort_by(f64::total_cmp);
     let tail = (1.0 - level) / 2.0;
     Ok(Interval {
@@ -315,14 +418,25 @@ pub fn mode(values: &[f64]) -> Option<f64> {
 }
 
 /// The value held by more than half of `values`; `None` when none is (or for no values).
+/// NaN values (unscored epochs) are never a winner but count in the total: they withhold a
+/// vote without lowering the bar, as in Inspect AI.
 ///
-/// Inspect AI: the `majority` reducer (strict majority, unscored otherwise).
+/// Inspect AI: the `majority` reducer (strict majority, unscored otherwise). A
+/// [`Summary`](super::Summary) passes only a sample's scored epochs here (see
+/// [`Reducer::Majority`](super::Reducer::Majority)).
+///
+/// ```
+/// use grader_core::eval::metrics;
+///
+/// assert_eq!(metrics::majority(&[1.0, 1.0, 0.0]), Some(1.0));
+/// assert_eq!(metrics::majority(&[1.0, 1.0, f64::NAN, f64::NAN]), None);
+/// ```
 #[must_use]
 pub fn majority(values: &[f64]) -> Option<f64> {
     let total = values.len();
     counts_in_order(values)
         .into_iter()
-        .find(|(_, count)| count * 2 > total)
+        .find(|(value, count)| !value.is_nan() && count * 2 > total)
         .map(|(value, _)| value)
 }
 
@@ -357,6 +471,24 @@ pub fn at_least(values: &[f64], k: usize, threshold: f64) -> Option<f64> {
 pub fn pass_at(values: &[f64], k: usize, threshold: f64) -> Option<f64> {
     let passed = values.iter().filter(|v| **v >= threshold).count();
     pass_at_k(values.len() as u64, passed as u64, k as u64)
+}
+
+/// Every scored epoch's value, in order, for reporting them side by side; `None` when no epoch
+/// is scored. Unscored epochs (NaN) are dropped.
+///
+/// Inspect AI: the `collect` reducer in `_reducer/reducer.py` (a list-valued score; unscored
+/// when nothing is left).
+///
+/// ```
+/// use grader_core::eval::metrics;
+///
+/// assert_eq!(metrics::collect(&[1.0, f64::NAN, 0.5]), Some(vec![1.0, 0.5]));
+/// assert_eq!(metrics::collect(&[f64::NAN]), None);
+/// ```
+#[must_use]
+pub fn collect(values: &[f64]) -> Option<Vec<f64>> {
+    let kept: Vec<f64> = values.iter().copied().filter(|v| !v.is_nan()).collect();
+    (!kept.is_empty()).then_some(kept)
 }
 
 /// A mean kept up to date one value at a time, with a compensated sum.

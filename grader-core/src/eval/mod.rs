@@ -7,7 +7,9 @@
 //!   scored and errored results apart and reports the mean, standard errors, confidence
 //!   intervals, pass rate, pass@k, epoch reducers and per-subscore means; as a value (serde)
 //!   and as a terminal table (`Display`).
-//! - [`metrics`] holds the formulas, as pure functions over slices, following Inspect AI.
+//! - [`metrics`] holds the formulas, as pure functions over slices, following Inspect AI;
+//!   [`value`] reads letter grades and other non-numeric score values as numbers, as Inspect
+//!   AI's `value_to_float` does.
 //! - [`Evaluation`] (feature `eval`) runs a grading function over samples with bounded
 //!   concurrency, resumes an interrupted run, shards a run across machines, and stops cleanly
 //!   on Ctrl-C; [`merge`] joins the shards' files.
@@ -17,6 +19,7 @@ pub mod metrics;
 #[cfg(feature = "eval")]
 mod run;
 pub mod summary;
+pub mod value;
 
 pub use line::{ErrorKind, LINE_VERSION, Line, LineError};
 #[cfg(feature = "eval")]

@@ -37,8 +37,13 @@ pub enum Reducer {
     Mode,
     /// [`metrics::max`].
     Max,
-    /// [`metrics::majority`]: undefined when no value has a strict majority. In a summary the
-    /// votes are the scored epochs; Inspect AI also counts unscored ones in the total.
+    /// [`metrics::majority`]: undefined when no value has a strict majority.
+    ///
+    /// Where it differs: in a summary the votes are the sample's scored epochs, and an
+    /// errored (unscored) epoch is left out of the total. Inspect AI's `majority` counts
+    /// unscored epochs in the total, so there `[1, 1, NaN, NaN]` has no majority (NaN) where
+    /// here it is 1: an epoch that failed to grade says nothing about the answer, and an
+    /// error is reported as an error (the summary counts them), never as a withheld vote.
     Majority,
     /// [`metrics::at_least`] with this `k`.
     AtLeast(usize),

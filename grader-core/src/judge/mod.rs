@@ -62,6 +62,7 @@
 
 pub mod cache;
 pub mod prompts;
+mod pyjson;
 pub mod transport;
 pub mod value;
 pub mod verdict;
@@ -516,6 +517,12 @@ impl JudgeConfig {
 /// Graded like every [`Grader`]; [`judge`](Self::judge) gives the reference's subscore without
 /// `_parameters`. The name is `LLMJudgeGrader`; `_parameters` records `answer`, `criteria`
 /// (texts, or `[text, weight]`), `question` and `model` (or `models` for a panel).
+///
+/// Where it differs: `_parameters` always holds all four inputs, defaults included (a
+/// `question` of `""`, the default model). The reference's `Grader.grade(**kwargs)` records
+/// the keyword arguments the caller passed, so a call without `question` or `model` records
+/// neither there. Both describe the same grading; ours says it whole, so two results compare
+/// without knowing the defaults of the version that made them.
 #[derive(Debug, Clone)]
 pub struct LlmJudge {
     answer: String,
@@ -793,11 +800,11 @@ impl Run<'_> {
         };
         let mut body = json!({
             "model": model,
-            "max_tokens": MAX_TOKENS,
             "messages": [
                 {"role": "system", "content": system},
                 {"role": "user", "content": user},
             ],
+            "max_tokens": MAX_TOKENS,
         });
         if let (Some(format), Value::Object(map)) = (format, &mut body) {
             map.insert("response_format".into(), format);

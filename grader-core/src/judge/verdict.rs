@@ -16,6 +16,8 @@
 
 use serde_json::Value;
 
+pub use super::pyjson::py_float;
+use super::pyjson::{self, LoadError, PyValue};
 use crate::text::pychar;
 
 /// How many characters of a reply an explanation or an error keeps (the reference's `[:200]`).
@@ -43,6 +45,13 @@ pub enum VerdictError {
     /// The reply is not a JSON object and has no `MET`, `UNMET` or `NOT MET` in it.
     #[error("judge reply has no MET/UNMET verdict: {reply:?}")]
     NoVerdict {
+        /// The reply's first 200 characters (after stripping).
+        reply: String,
+    },
+    /// The reply's JSON object nests deeper than 512 levels. The reference's `json.loads`
+    /// raises `RecursionError` near 1 000 levels, which its grader does not catch either.
+    #[error("judge reply nests JSON deeper than 512 levels: {reply:?}")]
+    TooDeep {
         /// The reply's first 200 characters (after stripping).
         reply: String,
     },
@@ -74,29 +83,41 @@ fn clean(content: &str) -> &str {
     pychar::strip(text)
 }
 
-/// The JSON object between the first `{` and the last `}`, if there is one and it parses.
-fn json_object(text: &str) -> Option<serde_json::Map<String, Value>> {
-    let start = text.find('{')?;
-    let end = text.rfind('}')?;
+/// The JSON object between the first `{` and the last `}`, read as Python's `json.loads` reads
+/// it: `Ok(None)` when there is no such span or it does not parse (Python's `ValueError`).
+fn json_object(text: &str) -> Result<Option<PyValue>, VerdictError> {
+    let (Some(start), Some(end)) = (text.find('{'), text.rfind('}')) else {
+        return Ok(None);
+    };
     if end <= start {
-        return None;
+        return Ok(None);
     }
-    match serde_json::from_str::<Value>(&text[start..=end]) {
-        Ok(Value::Object(map)) => Some(map),
-        _ => None,
+    match pyjson::loads(&text[start..=end]) {
+        Ok(object @ PyValue::Dict(_)) => Ok(Some(object)),
+        Ok(_) | Err(LoadError::Invalid) => Ok(None),
+        Err(LoadError::TooDeep) => Err(VerdictError::TooDeep {
+            reply: head(text, KEEP_CHARS).to_owned(),
+        }),
     }
 }
 
 /// `str(data.get(key)).upper() in ("MET", "UNMET")`.
-fn status_of(object: &serde_json::Map<String, Value>, key: &str) -> Option<bool> {
+fn status_of(object: &PyValue, key: &str) -> Option<bool> {
     match object.get(key) {
-        Some(Value::String(status)) => match status.to_uppercase().as_str() {
+        Some(PyValue::Str(status)) => match status.to_uppercase().as_str() {
             "MET" => Some(true),
             "UNMET" => Some(false),
             _ => None,
         },
         _ => None,
     }
+}
+
+/// `str(data.get("explanation", ""))`.
+fn explanation_of(object: &PyValue) -> String {
+    object
+        .get("explanation")
+        .map_or_else(String::new, PyValue::to_py_str)
 }
 
 /// Parses one reply as the reference's `_parse_verdict` does.
@@ -115,13 +136,13 @@ fn status_of(object: &serde_json::Map<String, Value>, key: &str) -> Option<bool>
 /// ```
 pub fn parse_verdict(content: &str) -> Result<Verdict, VerdictError> {
     let text = clean(content);
-    if let Some(object) = json_object(text) {
+    if let Some(object) = json_object(text)? {
         let Some(met) = status_of(&object, "criterion_status") else {
             return Err(VerdictError::BadStatus {
                 reply: head(text, KEEP_CHARS).to_owned(),
             });
         };
-        let reason = object.get("explanation").map_or_else(String::new, py_str);
+        let reason = explanation_of(&object);
         return Ok(Verdict { met, reason });
     }
     let chars: Vec<char> = text.chars().collect();
@@ -148,23 +169,23 @@ pub fn parse_batch(content: &str, count: usize) -> Vec<Result<Verdict, VerdictEr
         reply: head(text, KEEP_CHARS).to_owned(),
     };
     let mut found: Vec<Option<Result<Verdict, VerdictError>>> = vec![None; count];
-    if let Some(object) = json_object(text)
-        && let Some(Value::Array(items)) = object.get("verdicts")
-    {
-        for item in items {
-            let Value::Object(entry) = item else { continue };
-            let Some(id) = entry
-                .get("id")
-                .and_then(Value::as_u64)
-                .and_then(|id| usize::try_from(id).ok())
-                .filter(|id| (1..=count).contains(id))
-            else {
+    let object = match json_object(text) {
+        Ok(object) => object,
+        Err(error) => return vec![Err(error); count],
+    };
+    if let Some(PyValue::List(items)) = object.as_ref().and_then(|o| o.get("verdicts")) {
+        for entry in items {
+            let Some(id) = (match entry.get("id") {
+                Some(PyValue::Int(digits)) => digits.parse::<usize>().ok(),
+                _ => None,
+            })
+            .filter(|id| (1..=count).contains(id)) else {
                 continue;
             };
             let outcome = match status_of(entry, "criterion_status") {
                 Some(met) => Ok(Verdict {
                     met,
-                    reason: entry.get("explanation").map_or_else(String::new, py_str),
+                    reason: explanation_of(entry),
                 }),
                 None => Err(missing(id)),
             };
@@ -253,129 +274,10 @@ fn verdict_at(chars: &[char], at: usize) -> Option<(usize, bool)> {
 }
 
 /// Python's `str()` of a value `json.loads` made: a string as itself, `None`, `True`, `False`,
-/// numbers and containers as Python prints them.
+/// numbers and containers as Python prints them (an integer with all its digits).
 #[must_use]
 pub fn py_str(value: &Value) -> String {
-    match value {
-        Value::String(text) => text.clone(),
-        other => py_repr(other),
-    }
-}
-
-fn py_repr(value: &Value) -> String {
-    match value {
-        Value::Null => "None".to_owned(),
-        Value::Bool(true) => "True".to_owned(),
-        Value::Bool(false) => "False".to_owned(),
-        Value::Number(number) => {
-            if number.is_f64() {
-                number.as_f64().map_or_else(|| number.to_string(), py_float)
-            } else {
-                number.to_string()
-            }
-        }
-        Value::String(text) => py_str_repr(text),
-        Value::Array(items) => {
-            let items: Vec<String> = items.iter().map(py_repr).collect();
-            format!("[{}]", items.join(", "))
-        }
-        Value::Object(map) => {
-            let items: Vec<String> = map
-                .iter()
-                .map(|(key, value)| format!("{}: {}", py_str_repr(key), py_repr(value)))
-                .collect();
-            format!("{{{}}}", items.join(", "))
-        }
-    }
-}
-
-/// Python's `repr(float)`: the shortest digits that read back, in fixed notation for
-/// exponents from -4 to 15 and scientific (`1e+16`, `1.5e-05`) otherwise.
-#[must_use]
-pub fn py_float(x: f64) -> String {
-    if x.is_nan() {
-        return "nan".to_owned();
-    }
-    if x.is_infinite() {
-        return if x > 0.0 { "inf" } else { "-inf" }.to_owned();
-    }
-    let scientific = format!("{:e}", x.abs());
-    let (mantissa, exponent) = scientific
-        .split_once('e')
-        .unwrap_or((scientific.as_str(), "0"));
-    let exponent: i32 = exponent.parse().unwrap_or(0);
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    let sign = if x.is_sign_negative() { "-" } else { "" };
-    if !(-4..16).contains(&exponent) {
-        let (first, rest) = digits.split_at(1);
-        let fraction = if rest.is_empty() {
-            String::new()
-        } else {
-            format!(".{rest}")
-        };
-        let exp_sign = if exponent < 0 { '-' } else { '+' };
-        return format!("{sign}{first}{fraction}e{exp_sign}{:02}", exponent.abs());
-    }
-    let point = exponent + 1; // digits before the decimal point
-    if point <= 0 {
-        let zeros = "0".repeat(usize::try_from(-point).unwrap_or(0));
-        return format!("{sign}0.{zeros}{digits}");
-    }
-    let point = usize::try_from(point).unwrap_or(0);
-    if digits.len() <= point {
-        format!("{sign}{digits}{}.0", "0".repeat(point - digits.len()))
-    } else {
-        format!("{sign}{}.{}", &digits[..point], &digits[point..])
-    }
-}
-
-/// Python's `repr(str)`: single quotes unless the text has a `'` and no `"`; backslash escapes
-/// for the quote, backslashes, control characters and other unprintable characters.
-fn py_str_repr(text: &str) -> String {
-    let quote = if text.contains('\'') && !text.contains('"') {
-        '"'
-    } else {
-        '\''
-    };
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push(quote);
-    for c in text.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if u32::from(c) < 0x20 || (0x7f..0xa1).contains(&u32::from(c)) => {
-                out.push_str(&format!("\\x{:02x}", u32::from(c)));
-            }
-            c if !c.is_ascii() && !is_printable(c) => {
-                let code = u32::from(c);
-                if code <= 0xffff {
-                    out.push_str(&format!("\\u{code:04x}"));
-                } else {
-                    out.push_str(&format!("\\U{code:08x}"));
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push(quote);
-    out
-}
-
-/// Python's `str.isprintable()` for a non-ASCII character, approximately: not a separator
-/// other than the space, not a format or control character. (Unassigned code points, which
-/// Python also escapes, are kept.)
-fn is_printable(c: char) -> bool {
-    !(c.is_control()
-        || (c.is_whitespace() && c != ' ')
-        || matches!(u32::from(c), 0xad | 0x600..=0x605 | 0x61c | 0x6dd | 0x70f | 0x180e
-            | 0x200b..=0x200f | 0x202a..=0x202e | 0x2060..=0x2064 | 0x2066..=0x206f
-            | 0xfeff | 0xfff9..=0xfffb | 0xe000..=0xf8ff | 0xf0000..))
+    PyValue::from(value).to_py_str()
 }
 
 #[cfg(test)]
@@ -480,6 +382,65 @@ mod tests {
             reason(r#"{"criterion_status":"MET","explanation":["a",1,{"b":null}]}"#),
             Ok("['a', 1, {'b': None}]".into())
         );
+        // What `json.loads` reads and `serde_json` would not.
+        assert_eq!(
+            reason(r#"{"criterion_status":"MET","explanation":NaN}"#),
+            Ok("nan".into())
+        );
+        assert_eq!(
+            reason(r#"{"criterion_status":"MET","explanation":1e400}"#),
+            Ok("inf".into())
+        );
+        assert_eq!(
+            reason(r#"{"criterion_status":"MET","explanation":12345678901234567890123}"#),
+            Ok("12345678901234567890123".into())
+        );
+        assert_eq!(
+            reason(r#"{"criterion_status":"MET","explanation":{"z":1,"a":-0,"z":[-Infinity]}}"#),
+            Ok("{'z': [-inf], 'a': 0}".into())
+        );
+        assert_eq!(
+            reason(r#"{"criterion_status":"MET","explanation":"\ud83d\ude00\ud800x"}"#),
+            Ok("\u{1f600}\u{fffd}x".into())
+        );
+    }
+
+    #[test]
+    fn json_that_python_refuses_falls_back_to_the_text() {
+        // A raw tab inside a string, a trailing comma, a bare `1.`: not JSON to `json.loads`,
+        // so the reason is the text and the verdict is searched for in it.
+        for reply in [
+            "{\"criterion_status\": \"MET\", \"explanation\": \"a\tb\"}",
+            r#"{"criterion_status": "MET", "explanation": [1,]}"#,
+            r#"{"criterion_status": "MET", "explanation": 1.}"#,
+        ] {
+            assert_eq!(parse_verdict(reply).map(|v| v.reason), Ok(reply.into()));
+        }
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_fallback() {
+        let deep = format!(
+            r#"{{"criterion_status": "MET", "explanation": {}{}}}"#,
+            "[".repeat(600),
+            "]".repeat(600)
+        );
+        assert!(matches!(
+            parse_verdict(&deep),
+            Err(VerdictError::TooDeep { .. })
+        ));
+        let results = parse_batch(&deep, 2);
+        assert!(
+            results
+                .iter()
+                .all(|r| matches!(r, Err(VerdictError::TooDeep { .. })))
+        );
+        let fine = format!(
+            r#"{{"criterion_status": "MET", "explanation": {}{}}}"#,
+            "[".repeat(500),
+            "]".repeat(500)
+        );
+        assert!(parse_verdict(&fine).is_ok());
     }
 
     #[test]

@@ -49,7 +49,7 @@ pub(crate) fn is_space(c: char) -> bool {
 
 /// The value of a `\d` (`str.isdecimal()`) character, as `float()` reads it.
 #[inline]
-pub(super) fn decimal_value(c: char) -> Option<u8> {
+pub(crate) fn decimal_value(c: char) -> Option<u8> {
     if c.is_ascii() {
         return c.to_digit(10).and_then(|d| u8::try_from(d).ok());
     }
@@ -67,6 +67,31 @@ pub(super) fn decimal_value(c: char) -> Option<u8> {
         .ok()?;
     let (lo, _, first) = DECIMAL[index];
     u8::try_from(code - lo).ok().map(|offset| first + offset)
+}
+
+/// Python's `float()` of a string: surrounding whitespace stripped, `_` allowed between two
+/// digits, any Unicode decimal digit read as its ASCII digit, then the ASCII grammar that
+/// Python and Rust share (`[+-]` then digits with an optional `.` and exponent, or `inf`,
+/// `infinity`, `nan` in any case). `None` where Python raises `ValueError`.
+pub(crate) fn parse_float(s: &str) -> Option<f64> {
+    let s = strip(s);
+    let chars: Vec<char> = s.chars().collect();
+    let is_digit = |at: usize| chars.get(at).is_some_and(|&c| decimal_value(c).is_some());
+    let mut ascii = String::with_capacity(s.len());
+    for (at, &c) in chars.iter().enumerate() {
+        if let Some(digit) = decimal_value(c) {
+            ascii.push(char::from(b'0' + digit));
+        } else if c == '_' {
+            if !(at > 0 && is_digit(at - 1) && is_digit(at + 1)) {
+                return None;
+            }
+        } else if c.is_ascii() {
+            ascii.push(c);
+        } else {
+            return None;
+        }
+    }
+    ascii.parse().ok()
 }
 
 /// `str.strip()` with no argument.
@@ -141,7 +166,7 @@ fn lower_each(s: &str, from: usize, mut emit: impl FnMut(char)) {
 
 /// `str.lower()`: the full lowercase mapping (U+0130 becomes two characters) with the final
 /// sigma rule. Borrows when nothing changes.
-pub(super) fn lower(s: &str) -> Cow<'_, str> {
+pub(crate) fn lower(s: &str) -> Cow<'_, str> {
     let Some(first) = s
         .char_indices()
         .find(|&(_, c)| lower_changes(c))
