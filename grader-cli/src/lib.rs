@@ -11,6 +11,7 @@
 //! | `grader validate FILE...` | checks the wire format, line by line in constant memory |
 //! | `grader schema` | the JSON Schema of `EvaluationResult`, derived from the Rust types |
 //! | `grader summary FILE...` | grader-core's evaluation summary (shards merged), table or JSON |
+//! | `grader merge FILE... -o OUT` | joins shards' results files into one, each (sample, epoch) once |
 //! | `grader diff BASE NEW` | per-sample changes and the change in mean with its interval |
 //! | `grader report FILE... -o PAGE` | one self-contained HTML page: summary, histogram, table |
 //!
@@ -37,6 +38,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 pub mod diff;
 pub mod input;
+pub mod merge;
 pub mod records;
 pub mod report;
 pub mod schema;
@@ -87,6 +89,8 @@ pub enum Command {
     Schema(schema::SchemaArgs),
     /// Summarize an evaluation: scored and errored counts, mean, intervals, pass@k, subscores.
     Summary(summary::SummaryArgs),
+    /// Join the results files of several shards into one; each (sample, epoch) once.
+    Merge(merge::MergeArgs),
     /// Compare two evaluations: reward changes, new errors, flipped subscores, change in mean.
     Diff(diff::DiffArgs),
     /// Write one self-contained HTML page of an evaluation.
@@ -149,6 +153,7 @@ pub fn run(cli: Cli, auto_color: bool, out: &mut dyn Write, err: &mut dyn Write)
         Command::Validate(args) => validate::run(&args, out),
         Command::Schema(args) => schema::run(&args, out),
         Command::Summary(args) => summary::run(&args, out, err),
+        Command::Merge(args) => merge::run(&args, err),
         Command::Diff(args) => diff::run(&args, out, err),
         Command::Report(args) => report::run(&args, out, err),
     };

@@ -18,10 +18,14 @@ pub mod line;
 pub mod metrics;
 #[cfg(feature = "eval")]
 mod run;
+#[cfg(feature = "eval")]
+pub mod shard;
 pub mod summary;
 pub mod value;
 
 pub use line::{ErrorKind, LINE_VERSION, Line, LineError};
 #[cfg(feature = "eval")]
-pub use run::{EvalError, Evaluation, MergeReport, RunReport, Sample, Shard, merge};
+pub use run::{EvalError, Evaluation, MergeReport, RunReport, Sample, merge};
+#[cfg(feature = "eval")]
+pub use shard::{Shard, ShardEnvError};
 pub use summary::{Reducer, Summary, SummaryBuilder, SummaryOptions, summarize_files};

@@ -7,7 +7,6 @@ use std::future::Future;
 use std::io::Write as _;
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -16,6 +15,7 @@ use futures_util::stream::FuturesUnordered;
 use futures_util::{FutureExt as _, StreamExt as _};
 
 use super::line::{Entry, ErrorKind, Line, LinesError, read_lines};
+use super::shard::Shard;
 use crate::limit::Limiter;
 use crate::score::EvaluationResult;
 
@@ -48,89 +48,6 @@ impl<K: Display, T> Sample for (K, T) {
     }
 }
 
-/// Which part of a run this process does: shard `index` of `count` (`index` from 0).
-///
-/// A sample belongs to the shard `fnv1a64(id) % count`, so every job that is given the same
-/// samples (in any order) and its own index grades a disjoint part, and together they grade
-/// all. Parsed from `"i/n"`, as from a Kubernetes indexed Job's completion index or a Slurm
-/// array task id.
-///
-/// ```
-/// use grader_core::eval::Shard;
-///
-/// let shard: Shard = "1/3".parse()?;
-/// assert_eq!(shard, Shard::new(1, 3)?);
-/// let owners: Vec<u32> = (0..3).map(|i| Shard::new(i, 3).unwrap())
-///     .filter(|s| s.contains("q17")).map(|s| s.index()).collect();
-/// assert_eq!(owners.len(), 1);
-/// # Ok::<(), grader_core::eval::EvalError>(())
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Shard {
-    index: u32,
-    count: u32,
-}
-
-impl Shard {
-    /// The whole run, unsharded.
-    pub const ALL: Shard = Shard { index: 0, count: 1 };
-
-    /// Shard `index` of `count`.
-    ///
-    /// # Errors
-    /// [`EvalError::InvalidShard`] unless `index < count`.
-    pub fn new(index: u32, count: u32) -> Result<Self, EvalError> {
-        if index < count {
-            Ok(Shard { index, count })
-        } else {
-            Err(EvalError::InvalidShard {
-                shard: format!("{index}/{count}"),
-            })
-        }
-    }
-
-    /// This shard's index, from 0.
-    #[must_use]
-    pub fn index(self) -> u32 {
-        self.index
-    }
-
-    /// How many shards there are.
-    #[must_use]
-    pub fn count(self) -> u32 {
-        self.count
-    }
-
-    /// Whether the sample with this id is in this shard.
-    #[must_use]
-    pub fn contains(self, id: &str) -> bool {
-        if self.count == 1 {
-            return true;
-        }
-        // FNV-1a, 64 bits: stable across platforms, versions and processes.
-        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-        for byte in id.bytes() {
-            hash ^= u64::from(byte);
-            hash = hash.wrapping_mul(0x0100_0000_01b3);
-        }
-        hash % u64::from(self.count) == u64::from(self.index)
-    }
-}
-
-impl FromStr for Shard {
-    type Err = EvalError;
-
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let invalid = || EvalError::InvalidShard {
-            shard: text.to_owned(),
-        };
-        let (index, count) = text.split_once('/').ok_or_else(invalid)?;
-        let index = index.trim().parse().map_err(|_| invalid())?;
-        let count = count.trim().parse().map_err(|_| invalid())?;
-        Shard::new(index, count).map_err(|_| invalid())
-    }
-}
-
 /// An evaluation could not run (or merge) at all. A sample's failure is not one of these: it
 /// is written on the sample's line and the run goes on.
 #[derive(Debug, thiserror::Error)]
@@ -154,6 +71,9 @@ pub enum EvalError {
         /// The rejected shard.
         shard: String,
     },
+    /// The shard could not be read from the environment ([`Shard::from_env`]).
+    #[error(transparent)]
+    ShardEnv(#[from] super::shard::ShardEnvError),
     /// A line could not be written as JSON.
     #[error("sample `{id}`: cannot write its line: {source}")]
     Serialize {
@@ -367,14 +287,16 @@ impl Evaluation {
         let mut queue = samples.flat_map(|sample| {
             let id = sample.id();
             let pending: Vec<u32> = if shard.contains(&id) {
-                (1..=epochs)
+                let pending: Vec<u32> = (1..=epochs)
                     .filter(|epoch| done.get(&id).is_none_or(|epochs| !epochs.contains(epoch)))
-                    .collect()
+                    .collect();
+                resumed += epochs as usize - pending.len();
+                pending
             } else {
+                // Another shard's sample is not resumed: this run was never going to grade it.
                 other_shards += 1;
                 Vec::new()
             };
-            resumed += epochs as usize - pending.len();
             let sample = Arc::new(sample);
             let id: Arc<str> = id.into();
             pending

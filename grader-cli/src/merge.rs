@@ -1,0 +1,57 @@
+//! `grader merge`: joins the results files of several shards (or runs) into one, with
+//! grader-core's [`merge`](grader_core::eval::merge): every (sample, epoch) once, the first
+//! seen wins, a torn last line of an input left out and reported.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use grader_core::eval::EvalError;
+use grader_core::eval::line::LinesError;
+
+use crate::{CliError, EXIT_OK};
+
+/// Arguments of `grader merge`.
+#[derive(Debug, clap::Args)]
+pub struct MergeArgs {
+    /// The shards' results files (JSON Lines of evaluation lines), in order of precedence.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// The merged file to write (must not be one of the inputs; replaced if it exists).
+    #[arg(short, long)]
+    pub output: PathBuf,
+}
+
+/// Runs `grader merge`: writes the merged file and says what it did on `err`.
+///
+/// # Errors
+/// When an input cannot be read or holds a line that is not an evaluation line, or the output
+/// cannot be written.
+pub fn run(args: &MergeArgs, err: &mut dyn Write) -> Result<u8, CliError> {
+    if args.files.contains(&args.output) {
+        return Err(CliError::Invalid(format!(
+            "{}: the output is also an input",
+            args.output.display()
+        )));
+    }
+    let report =
+        grader_core::eval::merge(&args.files, &args.output).map_err(|error| match error {
+            EvalError::Io { path, source } if args.files.contains(&path) => {
+                CliError::Read { path, source }
+            }
+            EvalError::Io { path, source } => CliError::Write { path, source },
+            EvalError::Lines(LinesError::Io { path, source }) => CliError::Read { path, source },
+            other => CliError::Invalid(other.to_string()),
+        })?;
+    writeln!(
+        err,
+        "{}: {} lines from {} files ({} duplicates left out)",
+        args.output.display(),
+        report.written,
+        args.files.len(),
+        report.duplicates
+    )?;
+    for path in &report.torn {
+        writeln!(err, "{}: torn last line left out", path.display())?;
+    }
+    Ok(EXIT_OK)
+}
