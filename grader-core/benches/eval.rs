@@ -6,6 +6,12 @@
 //! - `runner`: an `Evaluation` (concurrency 16) into a fresh file;
 //! - `runner/4-text-graders`: the same with four text graders per sample, to set the runner's
 //!   cost beside a realistic grading.
+//!
+//! And, in group `eval-threads`, 100 000 samples × 4 text graders through an `Evaluation`
+//! (concurrency 64) on three runtimes: `current-thread` (grading and writing share one
+//! thread: one core), `workers-1` (one worker grades, the awaiting thread writes) and
+//! `workers-2` (two workers grade). `workers-2` against `current-thread` is what the second
+//! core buys.
 #![allow(missing_docs)]
 
 use std::hint::black_box;
@@ -138,5 +144,61 @@ fn runner(c: &mut Criterion) {
     let _ = std::fs::remove_dir_all(&folder);
 }
 
-criterion_group!(benches, runner);
+const MANY: usize = 100_000;
+
+fn threads(c: &mut Criterion) {
+    let folder = std::env::temp_dir().join(format!("grader-eval-threads-{}", std::process::id()));
+    std::fs::create_dir_all(&folder).expect("a scratch folder");
+    let path = folder.join("results.jsonl");
+    let mut group = c.benchmark_group("eval-threads");
+    group.throughput(criterion::Throughput::Elements(MANY as u64));
+    group.sample_size(10);
+    let runtimes: [(&str, tokio::runtime::Runtime); 3] = [
+        (
+            "current-thread",
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a runtime"),
+        ),
+        (
+            "workers-1",
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .enable_all()
+                .build()
+                .expect("a runtime"),
+        ),
+        (
+            "workers-2",
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .expect("a runtime"),
+        ),
+    ];
+    for (name, runtime) in &runtimes {
+        group.bench_function(*name, |b| {
+            b.iter(|| {
+                let _ = std::fs::remove_file(&path);
+                runtime
+                    .block_on(
+                        Evaluation::new(&path)
+                            .concurrency(64)
+                            .handle_interrupts(false)
+                            .progress(false)
+                            .run((0..MANY).map(|i| (i, i)), |s, _| {
+                                std::future::ready(text(s.1))
+                            }),
+                    )
+                    .expect("a run")
+            });
+        });
+    }
+    group.finish();
+    let _ = std::fs::remove_dir_all(&folder);
+}
+
+criterion_group!(benches, runner, threads);
 criterion_main!(benches);

@@ -10,13 +10,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures_util::future::Either;
-use futures_util::stream::FuturesUnordered;
-use futures_util::{FutureExt as _, StreamExt as _};
+use futures_util::FutureExt as _;
+use tokio::task::JoinSet;
 
 use super::line::{Entry, ErrorKind, Line, LinesError, read_lines};
 use super::shard::Shard;
-use crate::limit::Limiter;
+use crate::limit::{Limiter, Scope, Scoped};
 use crate::score::EvaluationResult;
 
 /// Something an evaluation grades: anything with an id, unique within the evaluation.
@@ -119,10 +118,17 @@ pub struct RunReport {
 ///   goes on.
 /// - **Shards.** [`shard`](Self::shard) makes this run do one deterministic part; [`merge`]
 ///   joins the parts' files.
-/// - **Ctrl-C** (on by default): stops starting samples, drops the gradings in flight (a
-///   `BashGrader`'s commands are killed), keeps every finished line, and prints how to resume.
-///   Nothing is spawned: the gradings run inside the awaiting task, so dropping the run's
-///   future cancels them the same way.
+/// - **All cores.** Each grading is a task of the runtime the run is awaited on, so on a
+///   multi-threaded runtime the gradings spread over its worker threads while the awaiting
+///   task writes the lines; on a current-thread runtime they share its one thread. The
+///   limiter and policies in force where the run is awaited go with every task. A grading
+///   that computes for long stretches without awaiting (milliseconds, not the microseconds of
+///   the text graders) should run that part with `tokio::task::spawn_blocking`, so it holds no
+///   worker thread that commands and judge calls need.
+/// - **Ctrl-C** (on by default): stops starting samples, cancels the gradings in flight (a
+///   `BashGrader`'s commands are killed) and waits until each is gone, keeps every finished
+///   line, and prints how to resume. Dropping the run's future cancels them the same way
+///   (their tasks are aborted).
 ///
 /// ```
 /// use grader_core::eval::{Evaluation, Summary, SummaryOptions};
@@ -244,7 +250,9 @@ impl Evaluation {
 
     /// Grades `samples` (skipping what the file already holds and other shards' samples) with
     /// `grade`, which is called with the sample and the epoch (from 1) and returns a future of
-    /// the result. A [`Gather`](crate::Gather) is such a future.
+    /// the result. A [`Gather`](crate::Gather) is such a future. The future runs as a task of
+    /// the runtime, so it is `Send + 'static`: it owns what it uses (the `Arc` of the sample,
+    /// clones), as a spawned task does.
     ///
     /// # Errors
     /// [`EvalError`] when the results file cannot be read or written, or holds something that
@@ -258,8 +266,8 @@ impl Evaluation {
         I: IntoIterator<Item = S>,
         S: Sample,
         F: FnMut(Arc<S>, u32) -> Fut,
-        Fut: Future<Output = Result<EvaluationResult, E>>,
-        E: Display,
+        Fut: Future<Output = Result<EvaluationResult, E>> + Send + 'static,
+        E: Display + 'static,
     {
         let started = Instant::now();
         let path = self.output.clone();
@@ -318,7 +326,13 @@ impl Evaluation {
             }
         });
 
-        let mut running = FuturesUnordered::new();
+        // Each grading is a task of the runtime, so a multi-threaded runtime grades on all its
+        // worker threads; the scope (limiter, policies) in force here goes with it.
+        let scope = match &self.limiter {
+            Some(limiter) => Scope::current().with_limiter(limiter.clone()),
+            None => Scope::current(),
+        };
+        let mut running = Running::default();
         let mut buffer = Vec::new();
         let mut written = 0;
         let mut errored = 0;
@@ -328,11 +342,13 @@ impl Evaluation {
             while !exhausted && running.len() < self.concurrency {
                 match queue.next() {
                     Some((sample, id, epoch)) => {
-                        let line = grade_one(&mut grade, sample, id, epoch);
-                        running.push(match &self.limiter {
-                            Some(limiter) => Either::Left(limiter.scope(line)),
-                            None => Either::Right(line),
-                        });
+                        // The call runs here, outside the limiter's scope (as documented); its
+                        // future, or its panic, becomes the task.
+                        let started = Instant::now();
+                        let call =
+                            std::panic::catch_unwind(AssertUnwindSafe(|| grade(sample, epoch)));
+                        let line = finish_one(call, Arc::clone(&id), epoch, started);
+                        running.spawn(id, epoch, Scoped::new(scope.clone(), line));
                     }
                     None => exhausted = true,
                 }
@@ -359,13 +375,14 @@ impl Evaluation {
                     errored += 1;
                 }
                 progress.record(&line);
-                next = running.next().now_or_never().flatten();
+                next = running.try_next();
             }
             file.write_all(&buffer).map_err(io)?;
         }
-        // Dropping the gradings in flight cancels them (and kills their commands).
+        // Cancelling the gradings in flight drops them (which kills their commands), and waits
+        // until every one is gone: nothing started here outlives the run.
         let in_flight = running.len();
-        drop(running);
+        running.shutdown().await;
         drop(queue);
         file.flush().map_err(io)?;
         progress.finish();
@@ -389,6 +406,85 @@ impl Evaluation {
     }
 }
 
+/// The gradings in flight, each a task of the runtime. Dropped (when the run's future is
+/// dropped), it aborts them all.
+#[derive(Default)]
+struct Running {
+    tasks: JoinSet<Line>,
+    /// The (sample, epoch) of each task, to write its line should the task itself die (it
+    /// cannot panic: `grade_one` catches the grading's panics; but a runtime shutting down
+    /// cancels it).
+    ids: HashMap<tokio::task::Id, (Arc<str>, u32, Instant)>,
+}
+
+impl Running {
+    fn spawn(
+        &mut self,
+        id: Arc<str>,
+        epoch: u32,
+        line: impl Future<Output = Line> + Send + 'static,
+    ) {
+        let handle = self.tasks.spawn(line);
+        self.ids.insert(handle.id(), (id, epoch, Instant::now()));
+    }
+
+    fn len(&self) -> usize {
+        self.tasks.len()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.tasks.is_empty()
+    }
+
+    fn finished(
+        &mut self,
+        joined: Result<(tokio::task::Id, Line), tokio::task::JoinError>,
+    ) -> Line {
+        match joined {
+            Ok((task, line)) => {
+                self.ids.remove(&task);
+                line
+            }
+            Err(error) => {
+                let (id, epoch, started) = self
+                    .ids
+                    .remove(&error.id())
+                    .unwrap_or_else(|| (Arc::from("?"), 0, Instant::now()));
+                let message = if error.is_panic() {
+                    panic_message(&error.into_panic())
+                } else {
+                    "the grading's task was cancelled".to_owned()
+                };
+                Line::failed(
+                    &*id,
+                    epoch,
+                    ErrorKind::Panicked,
+                    message,
+                    started.elapsed().as_secs_f64(),
+                )
+            }
+        }
+    }
+
+    /// The next line to finish.
+    async fn next(&mut self) -> Option<Line> {
+        let joined = self.tasks.join_next_with_id().await?;
+        Some(self.finished(joined))
+    }
+
+    /// A line that has already finished, if any.
+    fn try_next(&mut self) -> Option<Line> {
+        let joined = self.tasks.try_join_next_with_id()?;
+        Some(self.finished(joined))
+    }
+
+    /// Aborts every task and waits until each is gone.
+    async fn shutdown(&mut self) {
+        self.tasks.shutdown().await;
+        self.ids.clear();
+    }
+}
+
 /// Appends `line` and a newline to `buffer`.
 fn append_line(buffer: &mut Vec<u8>, line: &Line) -> Result<(), EvalError> {
     serde_json::to_writer(&mut *buffer, line).map_err(|source| EvalError::Serialize {
@@ -399,38 +495,33 @@ fn append_line(buffer: &mut Vec<u8>, line: &Line) -> Result<(), EvalError> {
     Ok(())
 }
 
-/// Calls the grading function for one (sample, epoch) and makes its line, turning an error or
-/// a panic (in the call or in the future) into the line's error.
-fn grade_one<S, F, Fut, E>(
-    grade: &mut F,
-    sample: Arc<S>,
+/// The line of one grading whose future (or the panic of the call that made it) is `call`,
+/// turning an error or a panic into the line's error.
+async fn finish_one<Fut, E>(
+    call: std::thread::Result<Fut>,
     id: Arc<str>,
     epoch: u32,
-) -> impl Future<Output = Line> + use<S, F, Fut, E>
+    started: Instant,
+) -> Line
 where
-    F: FnMut(Arc<S>, u32) -> Fut,
     Fut: Future<Output = Result<EvaluationResult, E>>,
     E: Display,
 {
-    let started = Instant::now();
-    let call = std::panic::catch_unwind(AssertUnwindSafe(|| grade(sample, epoch)));
-    async move {
-        let outcome = match call {
-            Ok(future) => AssertUnwindSafe(future).catch_unwind().await,
-            Err(panic) => Err(panic),
-        };
-        let secs = started.elapsed().as_secs_f64();
-        match outcome {
-            Ok(Ok(result)) => Line::graded(&*id, epoch, result, secs),
-            Ok(Err(error)) => Line::failed(&*id, epoch, ErrorKind::Failed, error.to_string(), secs),
-            Err(panic) => Line::failed(
-                &*id,
-                epoch,
-                ErrorKind::Panicked,
-                panic_message(&panic),
-                secs,
-            ),
-        }
+    let outcome = match call {
+        Ok(future) => AssertUnwindSafe(future).catch_unwind().await,
+        Err(panic) => Err(panic),
+    };
+    let secs = started.elapsed().as_secs_f64();
+    match outcome {
+        Ok(Ok(result)) => Line::graded(&*id, epoch, result, secs),
+        Ok(Err(error)) => Line::failed(&*id, epoch, ErrorKind::Failed, error.to_string(), secs),
+        Err(panic) => Line::failed(
+            &*id,
+            epoch,
+            ErrorKind::Panicked,
+            panic_message(&panic),
+            secs,
+        ),
     }
 }
 

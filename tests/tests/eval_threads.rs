@@ -1,0 +1,183 @@
+//! The evaluation runner on every worker thread of a multi-threaded runtime: gradings run on
+//! more than one thread while the lines stay exactly once each, the limiter in force where the
+//! run is awaited bounds the gradings on every thread, and a run dropped mid-way leaves none of
+//! its gradings running.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use grader_core::eval::{Evaluation, Line};
+use grader_core::limit::{Limiter, Resource, acquire};
+use grader_core::{Grade, SubScore};
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("eval-threads-{name}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a scratch folder");
+    dir
+}
+
+fn runtime(workers: usize) -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .enable_all()
+        .build()
+        .expect("a runtime")
+}
+
+fn result(value: f64) -> Result<grader_core::EvaluationResult, String> {
+    let sub = SubScore::new("check", value).map_err(|e| e.to_string())?;
+    Grade::from_subscores([sub]).map_err(|e| e.to_string())
+}
+
+fn pairs(path: &Path) -> Vec<(String, u32)> {
+    let mut pairs: Vec<(String, u32)> = std::fs::read_to_string(path)
+        .expect("the results")
+        .lines()
+        .map(|text| {
+            let line: Line = serde_json::from_str(text).expect("a line");
+            (line.id, line.epoch)
+        })
+        .collect();
+    pairs.sort();
+    pairs
+}
+
+#[test]
+fn gradings_run_on_several_worker_threads() {
+    let output = scratch("spread").join("results.jsonl");
+    let threads = Arc::new(Mutex::new(HashSet::new()));
+    let seen = Arc::clone(&threads);
+    let report = runtime(2)
+        .block_on(
+            Evaluation::new(&output)
+                .epochs(2)
+                .concurrency(8)
+                .handle_interrupts(false)
+                .progress(false)
+                .run((0..200).map(|i| (i, i)), move |sample, _| {
+                    let seen = Arc::clone(&seen);
+                    async move {
+                        // Synchronous work long enough that both workers are needed at once.
+                        let until = Instant::now() + Duration::from_millis(2);
+                        while Instant::now() < until {
+                            std::hint::spin_loop();
+                        }
+                        seen.lock()
+                            .expect("the set")
+                            .insert(std::thread::current().id());
+                        result((sample.1 % 2) as f64)
+                    }
+                }),
+        )
+        .expect("the run");
+    assert_eq!((report.written, report.errored), (400, 0));
+    let expected: Vec<(String, u32)> = (0..200)
+        .flat_map(|i| [(i.to_string(), 1), (i.to_string(), 2)])
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    assert_eq!(pairs(&output), expected, "every pair exactly once");
+    let threads = threads.lock().expect("the set");
+    assert_eq!(threads.len(), 2, "both worker threads graded: {threads:?}");
+    assert!(
+        !threads.contains(&std::thread::current().id()),
+        "the awaiting thread writes; the workers grade"
+    );
+}
+
+#[test]
+fn the_limiter_in_force_where_the_run_is_awaited_holds_on_every_thread() {
+    let output = scratch("inherited-limiter").join("results.jsonl");
+    let limiter = Limiter::new().limit(Resource::Cpu, 2);
+    let (now, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let (now2, most2) = (Arc::clone(&now), Arc::clone(&most));
+    let report = runtime(4)
+        .block_on(
+            limiter.scope(
+                Evaluation::new(&output)
+                    .concurrency(16)
+                    .handle_interrupts(false)
+                    .progress(false)
+                    .run((0..64).map(|i| (i, ())), move |_, _| {
+                        let (now, most) = (Arc::clone(&now2), Arc::clone(&most2));
+                        async move {
+                            let _slot = acquire(Resource::Cpu).await;
+                            let inside = now.fetch_add(1, Ordering::SeqCst) + 1;
+                            most.fetch_max(inside, Ordering::SeqCst);
+                            tokio::time::sleep(Duration::from_millis(5)).await;
+                            now.fetch_sub(1, Ordering::SeqCst);
+                            result(1.0)
+                        }
+                    }),
+            ),
+        )
+        .expect("the run");
+    assert_eq!((report.written, report.errored), (64, 0));
+    assert_eq!(
+        most.load(Ordering::SeqCst),
+        2,
+        "two slots, both used, never more"
+    );
+}
+
+#[test]
+fn a_dropped_run_leaves_no_grading_running() {
+    let output = scratch("dropped").join("results.jsonl");
+    let started = Arc::new(AtomicUsize::new(0));
+    let finished = Arc::new(AtomicUsize::new(0));
+    let alive = Arc::new(AtomicUsize::new(0));
+    let (s, f, a) = (
+        Arc::clone(&started),
+        Arc::clone(&finished),
+        Arc::clone(&alive),
+    );
+    /// Counts the gradings whose future still exists.
+    struct Alive(Arc<AtomicUsize>);
+    impl Drop for Alive {
+        fn drop(&mut self) {
+            self.0.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+    let runtime = runtime(2);
+    runtime.block_on(async {
+        let evaluation = Evaluation::new(&output)
+            .concurrency(8)
+            .handle_interrupts(false)
+            .progress(false);
+        let run = evaluation.run((0..100).map(|i| (i, i)), move |sample, _| {
+            let (s, f, a) = (Arc::clone(&s), Arc::clone(&f), Arc::clone(&a));
+            a.fetch_add(1, Ordering::SeqCst);
+            let guard = Alive(a);
+            async move {
+                let _guard = guard;
+                s.fetch_add(1, Ordering::SeqCst);
+                let wait = if sample.1 < 4 { 0 } else { 60_000 };
+                tokio::time::sleep(Duration::from_millis(wait)).await;
+                f.fetch_add(1, Ordering::SeqCst);
+                result(1.0)
+            }
+        });
+        let stopped = tokio::time::timeout(Duration::from_millis(300), run).await;
+        assert!(
+            stopped.is_err(),
+            "the run was still waiting on its slow gradings"
+        );
+        // The run's future is gone, the runtime lives on: the gradings' tasks were aborted,
+        // so every grading is dropped (waiting at most a few seconds for the workers to see
+        // the abort), long before their 60 s sleeps end.
+        for _ in 0..500 {
+            if alive.load(Ordering::SeqCst) == 0 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    });
+    assert_eq!(finished.load(Ordering::SeqCst), 4);
+    assert!(started.load(Ordering::SeqCst) >= 8);
+    assert_eq!(alive.load(Ordering::SeqCst), 0, "every grading dropped");
+    assert_eq!(pairs(&output).len(), 4, "the finished lines kept");
+}
