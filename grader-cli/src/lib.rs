@@ -86,6 +86,7 @@ pub enum Command {
     /// Print the JSON Schema of the wire format (`EvaluationResult`).
     Schema(schema::SchemaArgs),
     /// Summarize an evaluation: scored and errored counts, mean, intervals, pass@k, subscores.
+    #[command(after_help = summary::ROWS_HELP)]
     Summary(summary::SummaryArgs),
     /// Compare two evaluations: reward changes, new errors, flipped subscores, change in mean.
     Diff(diff::DiffArgs),

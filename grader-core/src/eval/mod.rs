@@ -20,5 +20,7 @@ pub mod summary;
 
 pub use line::{ErrorKind, LINE_VERSION, Line, LineError};
 #[cfg(feature = "eval")]
-pub use run::{EvalError, Evaluation, MergeReport, RunReport, Sample, Shard, merge};
+pub use run::{
+    EvalError, Evaluation, INTERRUPTED_EXIT_STATUS, MergeReport, RunReport, Sample, Shard, merge,
+};
 pub use summary::{Reducer, Summary, SummaryBuilder, SummaryOptions, summarize_files};
