@@ -82,6 +82,11 @@ pub enum Command {
     /// Print the readable tree of a result, or of each line of a JSONL file.
     Show(show::ShowArgs),
     /// Check result files against the wire format; exit 1 on any problem.
+    ///
+    /// Each file ends with a verdict: how many results are invalid (their format is wrong:
+    /// these fail the check), how many warnings, and how many grading errors are recorded
+    /// (valid lines saying a grading failed: an evaluation line's `error`, or `isError`; these
+    /// are data, counted and not failed on).
     Validate(validate::ValidateArgs),
     /// Print the JSON Schema of the wire format (`EvaluationResult`).
     Schema(schema::SchemaArgs),

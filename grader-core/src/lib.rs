@@ -1,5 +1,10 @@
-//! Graders: functions that turn what an AI agent did into a reward in `[0, 1]` with a legible
-//! breakdown, checked at compile time.
+//! Graders: functions that turn what an AI agent did into a reward with a legible breakdown,
+//! checked at compile time.
+//!
+//! Every check scores in `[0, 1]`; the reward is their weighted sum (positive weights scaled to
+//! sum to 1), so it is at most 1 and goes below 0 when penalties (negative weights) outweigh
+//! the rest, as in the reference. [`Gather::clamp`] and [`EvaluationResult::clamped`] keep it
+//! in `[0, 1]` for consumers that need that, recording the reward before in `info`.
 //!
 //! - [`SubScore`] and [`EvaluationResult`] are the wire format the HUD platform reads.
 //! - [`Grade::from_subscores`] combines weighted subscores (penalties included) into a reward.
@@ -75,7 +80,8 @@ pub use judge::{JudgeConfig, JudgeError, LlmJudge};
 pub use limit::{Limiter, Resource};
 pub use node::{Earlier, IntoNode, Node};
 pub use score::{
-    EvaluationResult, Extra, Info, InfoError, RewardError, Score, SubScore, info_from_value,
+    EvaluationResult, Extra, Info, InfoError, RewardError, Score, SubScore, UNCLAMPED_REWARD_KEY,
+    info_from_value,
 };
 
 /// Turns a scoring function into a [`Grader`] type. See the `grader-macros` crate.

@@ -448,6 +448,10 @@ pub struct EvaluationResult {
     pub extra: Extra,
 }
 
+/// The key under which [`EvaluationResult::clamped`] (and [`Gather::clamp`](crate::Gather::clamp))
+/// records the reward before clamping, in the result's `info`.
+pub const UNCLAMPED_REWARD_KEY: &str = "unclamped_reward";
+
 /// A reward that is not a finite number: NaN or an infinity.
 #[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
 #[error("reward {reward:?} is not a finite number")]
@@ -514,6 +518,36 @@ impl EvaluationResult {
     pub fn set_reward(&mut self, reward: f64) -> Result<(), RewardError> {
         self.reward = check_reward(reward)?;
         Ok(())
+    }
+
+    /// The same result with its reward clamped to `[0, 1]`, for consumers that want a reward
+    /// in that range (penalties can push it below 0). When the value changes, the reward before
+    /// clamping is kept in `info` under [`UNCLAMPED_REWARD_KEY`], so the breakdown still adds
+    /// up; a reward already in range leaves the result unchanged. The reference never clamps.
+    ///
+    /// ```
+    /// use grader_core::{Grade, SubScore};
+    ///
+    /// let result = Grade::from_subscores([
+    ///     SubScore::new("tests", 0.0)?.with_weight(1.0)?,
+    ///     SubScore::new("edited tests/", 1.0)?.with_weight(-0.2)?,
+    /// ])?;
+    /// assert_eq!(result.reward(), -0.2);
+    /// let clamped = result.clamped();
+    /// assert_eq!(clamped.reward(), 0.0);
+    /// assert_eq!(clamped.info["unclamped_reward"], -0.2);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn clamped(mut self) -> Self {
+        let clamped = self.reward.clamp(0.0, 1.0);
+        if clamped != self.reward {
+            // The reward is always finite, so this is a JSON number.
+            self.info
+                .insert(UNCLAMPED_REWARD_KEY.to_owned(), Value::from(self.reward));
+            self.reward = clamped;
+        }
+        self
     }
 
     /// Whether the evaluation itself failed (as opposed to the agent scoring low): the
