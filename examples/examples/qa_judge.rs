@@ -72,7 +72,7 @@ fn configured_endpoint() -> Option<(JudgeConfig, String, String)> {
         let model = grader_core::judge::DEFAULT_MODEL.to_owned();
         return Some((JudgeConfig::new(), model, base));
     }
-    if var("OPENAI_API_KEY").is_some() {
+    if var("OPENAI_API_KEY").is_some() && var("HUD_API_KEY").is_none() {
         // The judge reads the key and `OPENAI_BASE_URL` itself.
         let base = var("OPENAI_BASE_URL")
             .unwrap_or_else(|| grader_core::judge::OPENAI_DEFAULT_BASE_URL.to_owned());
