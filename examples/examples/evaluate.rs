@@ -8,9 +8,11 @@
 //! ```
 //!
 //! Run it on a terminal and press Ctrl-C during the second run: it stops, keeps every finished
-//! line and says how to resume; run it again with the same file and it carries on.
+//! line, says how to resume and exits with status 130 (not 0: half a run is not a success);
+//! run it again with the same file and it carries on.
 
 use std::path::PathBuf;
+use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -94,7 +96,7 @@ async fn grade(qa: Arc<Qa>, epoch: u32) -> Result<EvaluationResult, GatherError>
 }
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
     let folder = tempfile::tempdir()?;
     let output: PathBuf = match std::env::args().nth(1) {
         Some(path) => path.into(),
@@ -129,5 +131,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let summary: Summary = Evaluation::summarize(&output, options)?;
     println!("\n== summary of {}\n{summary}", output.display());
     println!("== as JSON:\n{}", serde_json::to_string_pretty(&summary)?);
-    Ok(())
+    // 130 when Ctrl-C stopped the run, so that a script or CI job sees it unfinished.
+    Ok(report.exit_code())
 }

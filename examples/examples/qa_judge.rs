@@ -7,7 +7,9 @@
 //!
 //! Which model judges: `GRADER_JUDGE_BASE_URL` (with `GRADER_JUDGE_API_KEY` or `HUD_API_KEY`,
 //! and optionally `GRADER_JUDGE_MODEL`) for any OpenAI-compatible endpoint; otherwise
-//! `HUD_GATEWAY_URL` and `HUD_API_KEY`, as the reference reads them. With neither set, the
+//! `HUD_GATEWAY_URL` and `HUD_API_KEY`, as the reference reads them, or else `OPENAI_API_KEY`
+//! (with `OPENAI_BASE_URL` if set, and `GRADER_JUDGE_MODEL`), as the judge reads them when the
+//! `HUD_` variables are unset. With none of these set, the
 //! example starts a scripted OpenAI-compatible server on 127.0.0.1 inside this process, whose
 //! "verdicts" are keyword rules, and says so on its first line.
 //!
@@ -20,7 +22,7 @@ use axum::Json;
 use axum::Router;
 use axum::routing::post;
 use grader_core::judge::{Criterion, JudgeConfig, LlmJudge};
-use grader_core::{Grade, Grader, grader};
+use grader_core::{Grade, grader};
 use serde_json::{Value, json};
 
 const QUESTION: &str = "Why does Earth have seasons?";
@@ -68,6 +70,13 @@ fn configured_endpoint() -> Option<(JudgeConfig, String, String)> {
     }
     if let (Some(base), Some(_)) = (var("HUD_GATEWAY_URL"), var("HUD_API_KEY")) {
         let model = grader_core::judge::DEFAULT_MODEL.to_owned();
+        return Some((JudgeConfig::new(), model, base));
+    }
+    if var("OPENAI_API_KEY").is_some() && var("HUD_API_KEY").is_none() {
+        // The judge reads the key and `OPENAI_BASE_URL` itself.
+        let base = var("OPENAI_BASE_URL")
+            .unwrap_or_else(|| grader_core::judge::OPENAI_DEFAULT_BASE_URL.to_owned());
+        let model = var("GRADER_JUDGE_MODEL").unwrap_or_else(|| "gpt-4o-mini".to_owned());
         return Some((JudgeConfig::new(), model, base));
     }
     None
@@ -125,7 +134,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
         let address = start_scripted_server().await?;
         let base = format!("http://{address}/v1");
         println!(
-            "judge: no GRADER_JUDGE_BASE_URL or HUD_GATEWAY_URL set, so a scripted \
+            "judge: no GRADER_JUDGE_BASE_URL, HUD_GATEWAY_URL or OPENAI_API_KEY set, so a scripted \
              OpenAI-compatible server on {base} judges by keyword rules (not a model)"
         );
         let config = JudgeConfig::new().base_url(base).api_key("scripted");

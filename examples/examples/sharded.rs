@@ -79,9 +79,5 @@ async fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
         report.resumed,
         report.errored
     );
-    Ok(if report.interrupted {
-        ExitCode::from(130)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(report.exit_code())
 }

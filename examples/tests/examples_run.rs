@@ -251,12 +251,18 @@ fn gather_fails_by_default_and_excludes_on_request() {
 fn qa_judge_says_it_uses_the_scripted_server_and_grades_per_criterion() {
     let stdout = run_example_without(
         "qa_judge",
-        &["GRADER_JUDGE_BASE_URL", "HUD_GATEWAY_URL", "HUD_API_KEY"],
+        &[
+            "GRADER_JUDGE_BASE_URL",
+            "HUD_GATEWAY_URL",
+            "HUD_API_KEY",
+            "OPENAI_API_KEY",
+        ],
     );
     let first = stdout.lines().next().unwrap_or_default();
     assert!(
-        first.starts_with("judge: no GRADER_JUDGE_BASE_URL or HUD_GATEWAY_URL set, so a scripted")
-            && first.contains("127.0.0.1"),
+        first.starts_with(
+            "judge: no GRADER_JUDGE_BASE_URL, HUD_GATEWAY_URL or OPENAI_API_KEY set, so a scripted"
+        ) && first.contains("127.0.0.1"),
         "{stdout}"
     );
     let result = json_after_heading(&stdout);

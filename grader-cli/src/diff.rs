@@ -6,9 +6,17 @@
 //! per-sample reward changes (largest first), new and fixed errors, and the top-level
 //! subscores that crossed the pass threshold on the same (sample, epoch).
 //!
+//! Each top-level subscore is compared the same way: its per-sample mean (over the sample's
+//! scored epochs that have it) on each side, the paired change over the samples that have it
+//! on both sides with its t interval, and how many of its values flipped across the threshold.
+//! A subscore found on one side only (a grader renamed, replaced, added or removed) is listed
+//! as "only in base" or "only in new", never dropped.
+//!
 //! `--fail-if-worse` exits 1 when the whole interval is below zero: the new mean is lower
 //! beyond the interval. With fewer than two paired samples there is no interval, and the
-//! command says so without failing.
+//! command says so without failing. `--fail-if-worse-on NAME` does the same for the subscore
+//! `NAME` (repeatable); a gated subscore missing from the new results fails the gate, and one
+//! found in neither file is a usage error.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -32,6 +40,10 @@ pub struct DiffArgs {
     /// Exit 1 when the new mean is lower than the base's beyond the confidence interval.
     #[arg(long)]
     pub fail_if_worse: bool,
+    /// Exit 1 when this top-level subscore's mean is lower beyond its paired interval, or when
+    /// it is missing from the new results (repeatable; independent of `--fail-if-worse`).
+    #[arg(long, value_name = "SUBSCORE")]
+    pub fail_if_worse_on: Vec<String>,
     /// Print the comparison as JSON.
     #[arg(long)]
     pub json: bool,
@@ -68,6 +80,34 @@ impl Side {
             .filter_map(|e| e.reward)
             .collect();
         (!rewards.is_empty()).then(|| metrics::mean(&rewards))
+    }
+
+    /// Each top-level subscore's per-sample mean over the sample's scored epochs that have
+    /// it: name → sample → mean.
+    fn subscore_means(&self) -> BTreeMap<&str, BTreeMap<&str, f64>> {
+        let mut values: BTreeMap<&str, BTreeMap<&str, Vec<f64>>> = BTreeMap::new();
+        for (id, epochs) in &self.samples {
+            for epoch in epochs.values().filter(|e| e.reward.is_some()) {
+                for (name, value) in &epoch.subscores {
+                    values
+                        .entry(name.as_str())
+                        .or_default()
+                        .entry(id.as_str())
+                        .or_default()
+                        .push(*value);
+                }
+            }
+        }
+        values
+            .into_iter()
+            .map(|(name, samples)| {
+                let means = samples
+                    .into_iter()
+                    .map(|(id, values)| (id, metrics::mean(&values)))
+                    .collect();
+                (name, means)
+            })
+            .collect()
     }
 
     /// The sample's first error, when no epoch of it is scored.
@@ -142,6 +182,34 @@ impl MeanChange {
     }
 }
 
+/// One top-level subscore found on both sides: its means and paired change.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SubscoreChange {
+    /// The subscore's name.
+    pub name: String,
+    /// The mean over the base's samples of its per-sample mean.
+    pub base_mean: f64,
+    /// The same over the new results' samples.
+    pub new_mean: f64,
+    /// The paired change over the samples that have it on both sides, with its interval.
+    pub change: MeanChange,
+    /// Its values that went from passing to failing (same sample and epoch).
+    pub newly_failing: usize,
+    /// Its values that went from failing to passing.
+    pub newly_passing: usize,
+}
+
+/// A top-level subscore found on one side only.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OneSidedSubscore {
+    /// The subscore's name.
+    pub name: String,
+    /// Samples that have it.
+    pub samples: usize,
+    /// The mean over those samples of its per-sample mean.
+    pub mean: f64,
+}
+
 /// Everything `grader diff` reports.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Comparison {
@@ -165,6 +233,12 @@ pub struct Comparison {
     pub only_in_base: Vec<String>,
     /// Samples only in the new results.
     pub only_in_new: Vec<String>,
+    /// Top-level subscores found on both sides, by name.
+    pub subscores: Vec<SubscoreChange>,
+    /// Top-level subscores found only in the base (a grader removed or renamed).
+    pub subscores_only_in_base: Vec<OneSidedSubscore>,
+    /// Top-level subscores found only in the new results (a grader added or renamed).
+    pub subscores_only_in_new: Vec<OneSidedSubscore>,
 }
 
 /// One side's headline numbers, from grader-core's summary.
@@ -307,21 +381,12 @@ pub fn compare(args: &DiffArgs, err: &mut dyn Write) -> Result<Comparison, CliEr
             .then_with(|| a.sample.cmp(&b.sample))
     });
     let level = args.flags.level;
-    // One pair has no spread to judge by (the t interval would have zero width).
-    let ci = (deltas.len() >= 2)
-        .then(|| metrics::ci_t(&deltas, level).ok())
-        .flatten()
-        .filter(|i| i.lower.is_finite() && i.upper.is_finite())
-        .map(|i| [i.lower, i.upper]);
+    let (subscores, subscores_only_in_base, subscores_only_in_new) =
+        compare_subscores(&base, &new, level, &newly_failing, &newly_passing);
     Ok(Comparison {
         base: base_stats,
         new: new_stats,
-        change: MeanChange {
-            paired: deltas.len(),
-            delta: metrics::mean(&deltas),
-            ci,
-            level,
-        },
+        change: mean_change(&deltas, level),
         reward_changes,
         new_errors,
         fixed_errors,
@@ -329,7 +394,107 @@ pub fn compare(args: &DiffArgs, err: &mut dyn Write) -> Result<Comparison, CliEr
         newly_passing,
         only_in_base,
         only_in_new,
+        subscores,
+        subscores_only_in_base,
+        subscores_only_in_new,
     })
+}
+
+/// The paired change in mean of `deltas` (new − base) with its t interval at `level`.
+fn mean_change(deltas: &[f64], level: f64) -> MeanChange {
+    // One pair has no spread to judge by (the t interval would have zero width).
+    let ci = (deltas.len() >= 2)
+        .then(|| metrics::ci_t(deltas, level).ok())
+        .flatten()
+        .filter(|i| i.lower.is_finite() && i.upper.is_finite())
+        .map(|i| [i.lower, i.upper]);
+    MeanChange {
+        paired: deltas.len(),
+        delta: metrics::mean(deltas),
+        ci,
+        level,
+    }
+}
+
+/// Each top-level subscore compared: those on both sides with their paired change, and those
+/// on one side only.
+fn compare_subscores(
+    base: &Side,
+    new: &Side,
+    level: f64,
+    newly_failing: &[Flip],
+    newly_passing: &[Flip],
+) -> (
+    Vec<SubscoreChange>,
+    Vec<OneSidedSubscore>,
+    Vec<OneSidedSubscore>,
+) {
+    let (base_means, new_means) = (base.subscore_means(), new.subscore_means());
+    let mean_of = |samples: &BTreeMap<&str, f64>| {
+        metrics::mean(&samples.values().copied().collect::<Vec<_>>())
+    };
+    let one_sided = |means: &BTreeMap<&str, BTreeMap<&str, f64>>,
+                     other: &BTreeMap<&str, BTreeMap<&str, f64>>| {
+        means
+            .iter()
+            .filter(|(name, _)| !other.contains_key(*name))
+            .map(|(name, samples)| OneSidedSubscore {
+                name: (*name).to_owned(),
+                samples: samples.len(),
+                mean: mean_of(samples),
+            })
+            .collect()
+    };
+    let flips = |list: &[Flip], name: &str| list.iter().filter(|f| f.subscore == name).count();
+    let both = base_means
+        .iter()
+        .filter_map(|(name, before)| {
+            let after = new_means.get(name)?;
+            let deltas: Vec<f64> = before
+                .iter()
+                .filter_map(|(id, was)| Some(after.get(id)? - was))
+                .collect();
+            Some(SubscoreChange {
+                name: (*name).to_owned(),
+                base_mean: mean_of(before),
+                new_mean: mean_of(after),
+                change: mean_change(&deltas, level),
+                newly_failing: flips(newly_failing, name),
+                newly_passing: flips(newly_passing, name),
+            })
+        })
+        .collect();
+    (
+        both,
+        one_sided(&base_means, &new_means),
+        one_sided(&new_means, &base_means),
+    )
+}
+
+/// What the subscore gates (`--fail-if-worse-on`) say: the reasons to fail, or a usage error
+/// for a subscore found in neither file.
+fn subscore_gates(args: &DiffArgs, c: &Comparison) -> Result<Vec<String>, CliError> {
+    let mut failures = Vec::new();
+    for name in &args.fail_if_worse_on {
+        let shown = terminal_safe(name);
+        if let Some(sub) = c.subscores.iter().find(|s| &s.name == name) {
+            if sub.change.worse() {
+                failures.push(format!(
+                    "subscore {shown}: the new mean is lower beyond the {}% interval",
+                    sub.change.level * 100.0
+                ));
+            }
+        } else if c.subscores_only_in_base.iter().any(|s| &s.name == name) {
+            failures.push(format!(
+                "subscore {shown} is in the base but not in the new results"
+            ));
+        } else if !c.subscores_only_in_new.iter().any(|s| &s.name == name) {
+            return Err(CliError::Usage(format!(
+                "--fail-if-worse-on {shown}: no top-level subscore of that name in either file"
+            )));
+        }
+    }
+    Ok(failures)
 }
 
 /// Runs `grader diff`.
@@ -344,15 +509,24 @@ pub fn run(args: &DiffArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<
     } else {
         out.write_all(terminal_safe(&table(&comparison, args.limit)).as_bytes())?;
     }
+    let mut failures = subscore_gates(args, &comparison)?;
     if args.fail_if_worse && comparison.change.worse() {
-        writeln!(
-            err,
-            "grader: the new mean is lower beyond the {}% interval",
-            comparison.change.level * 100.0
-        )?;
-        return Ok(EXIT_INVALID);
+        failures.insert(
+            0,
+            format!(
+                "the new mean is lower beyond the {}% interval",
+                comparison.change.level * 100.0
+            ),
+        );
     }
-    Ok(EXIT_OK)
+    for failure in &failures {
+        writeln!(err, "grader: {failure}")?;
+    }
+    Ok(if failures.is_empty() {
+        EXIT_OK
+    } else {
+        EXIT_INVALID
+    })
 }
 
 /// The comparison as a terminal table, each list cut to `limit` entries.
@@ -372,15 +546,6 @@ pub fn table(c: &Comparison, limit: usize) -> String {
         );
     }
     let change = &c.change;
-    let verdict = if change.worse() {
-        "worse"
-    } else if change.better() {
-        "better"
-    } else if change.ci.is_some() {
-        "no significant change"
-    } else {
-        "too few paired samples for an interval"
-    };
     let _ = write!(
         text,
         "change in mean (paired, n={}): {:+.4}",
@@ -393,7 +558,7 @@ pub fn table(c: &Comparison, limit: usize) -> String {
             change.level * 100.0
         );
     }
-    let _ = writeln!(text, ": {verdict}");
+    let _ = writeln!(text, ": {}", verdict(change));
 
     let mut section = |title: &str, rows: Vec<String>| {
         if rows.is_empty() {
@@ -407,6 +572,43 @@ pub fn table(c: &Comparison, limit: usize) -> String {
             let _ = writeln!(text, "  … {} more (--limit, --json)", rows.len() - limit);
         }
     };
+    section(
+        "subscores, change in mean (paired by sample)",
+        c.subscores
+            .iter()
+            .map(|s| {
+                let mut row = format!(
+                    "{}  {:.4} → {:.4}  ({:+.4}, n={}",
+                    s.name, s.base_mean, s.new_mean, s.change.delta, s.change.paired
+                );
+                if let Some([lower, upper]) = s.change.ci {
+                    let _ = write!(
+                        row,
+                        ", {}% CI [{lower:+.4}, {upper:+.4}]",
+                        s.change.level * 100.0
+                    );
+                }
+                let _ = write!(
+                    row,
+                    "): {}; {} now failing, {} now passing",
+                    verdict(&s.change),
+                    s.newly_failing,
+                    s.newly_passing
+                );
+                row
+            })
+            .collect(),
+    );
+    let one_sided = |list: &[OneSidedSubscore]| {
+        list.iter()
+            .map(|s| format!("{}  mean {:.4} over {} samples", s.name, s.mean, s.samples))
+            .collect()
+    };
+    section(
+        "subscores only in base",
+        one_sided(&c.subscores_only_in_base),
+    );
+    section("subscores only in new", one_sided(&c.subscores_only_in_new));
     section(
         "reward changes, largest first",
         c.reward_changes
@@ -450,6 +652,19 @@ pub fn table(c: &Comparison, limit: usize) -> String {
     section("samples only in base", c.only_in_base.clone());
     section("samples only in new", c.only_in_new.clone());
     text
+}
+
+/// A change in mean in words.
+fn verdict(change: &MeanChange) -> &'static str {
+    if change.worse() {
+        "worse"
+    } else if change.better() {
+        "better"
+    } else if change.ci.is_some() {
+        "no significant change"
+    } else {
+        "too few paired samples for an interval"
+    }
 }
 
 /// `text` on one line, at most 100 characters.

@@ -12,7 +12,7 @@
 //! | `grader schema` | the JSON Schema of `EvaluationResult`, derived from the Rust types |
 //! | `grader summary FILE...` | grader-core's evaluation summary (shards merged), table or JSON |
 //! | `grader merge FILE... -o OUT` | joins shards' results files into one, each (sample, epoch) once |
-//! | `grader diff BASE NEW` | per-sample changes and the change in mean with its interval |
+//! | `grader diff BASE NEW` | per-sample and per-subscore changes, the change in mean with its interval |
 //! | `grader report FILE... -o PAGE` | one self-contained HTML page: summary, histogram, table |
 //!
 //! Exit codes: 0 when all is well, 1 when the data is invalid (or, for `diff --fail-if-worse`,
@@ -84,14 +84,21 @@ pub enum Command {
     /// Print the readable tree of a result, or of each line of a JSONL file.
     Show(show::ShowArgs),
     /// Check result files against the wire format; exit 1 on any problem.
+    ///
+    /// Each file ends with a verdict: how many results are invalid (their format is wrong:
+    /// these fail the check), how many warnings, and how many grading errors are recorded
+    /// (valid lines saying a grading failed: an evaluation line's `error`, or `isError`; these
+    /// are data, counted and not failed on).
     Validate(validate::ValidateArgs),
     /// Print the JSON Schema of the wire format (`EvaluationResult`).
     Schema(schema::SchemaArgs),
     /// Summarize an evaluation: scored and errored counts, mean, intervals, pass@k, subscores.
+    #[command(after_help = summary::ROWS_HELP)]
     Summary(summary::SummaryArgs),
     /// Join the results files of several shards into one; each (sample, epoch) once.
     Merge(merge::MergeArgs),
-    /// Compare two evaluations: reward changes, new errors, flipped subscores, change in mean.
+    /// Compare two evaluations: change in mean, each subscore's change (and subscores found on
+    /// one side only), reward changes, new errors, flipped subscores.
     Diff(diff::DiffArgs),
     /// Write one self-contained HTML page of an evaluation.
     Report(report::ReportArgs),
@@ -121,6 +128,9 @@ pub enum CliError {
     /// a result). `validate` reports these without stopping.
     #[error("{0}")]
     Invalid(String),
+    /// The command line names something the files do not have (a subscore to gate on, say).
+    #[error("{0}")]
+    Usage(String),
     /// Writing the output failed (a closed pipe, a full disk).
     #[error("cannot write the output: {0}")]
     Output(#[from] std::io::Error),
@@ -132,7 +142,10 @@ impl CliError {
     pub fn exit_code(&self) -> u8 {
         match self {
             CliError::Invalid(_) => EXIT_INVALID,
-            CliError::Read { .. } | CliError::Write { .. } | CliError::Output(_) => EXIT_USAGE,
+            CliError::Read { .. }
+            | CliError::Write { .. }
+            | CliError::Usage(_)
+            | CliError::Output(_) => EXIT_USAGE,
         }
     }
 }

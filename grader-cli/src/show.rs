@@ -2,7 +2,14 @@
 //!
 //! The tree is grader-core's `Display` of an `EvaluationResult` (`{:#}` with `--params`), made
 //! safe for a terminal (see [`terminal_safe`]) and coloured only when asked.
+//!
+//! The tree gives each subscore one line, with the last line of a command's output or the start
+//! of a reason. `--full` prints after the tree the whole texts it cut ([`full_texts`]): each
+//! subscore's `stdout`, `stderr`, `error`, `reason` and `explanation`, and any other text in
+//! its info longer than a line; `--subscore NAME` does so for the subscores of that name only.
+//! These texts are made terminal-safe the same way (tabs and line breaks kept).
 
+use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -25,6 +32,14 @@ pub struct ShowArgs {
     /// `SubScore.to_summary()` does.
     #[arg(long, conflicts_with = "params")]
     pub summary: bool,
+    /// After the tree, print the whole texts it cuts to one line: every subscore's stdout,
+    /// stderr, error, reason and explanation, and any other text in its info longer than a
+    /// line (control characters escaped).
+    #[arg(long, conflicts_with = "summary")]
+    pub full: bool,
+    /// As `--full`, for the subscores with this name only (at any depth); repeatable.
+    #[arg(long, value_name = "NAME", conflicts_with = "summary")]
+    pub subscore: Vec<String>,
     /// JSON Lines: only these lines (numbered from 1); repeat or separate with commas.
     /// (A `.json` file is one document, shown whole.)
     #[arg(long, value_delimiter = ',')]
@@ -58,6 +73,14 @@ pub fn run(args: &ShowArgs, color: bool, out: &mut dyn Write) -> Result<u8, CliE
         summary: args.summary,
         color,
     };
+    let full = (args.full || !args.subscore.is_empty()).then_some(args.subscore.as_slice());
+    let show_record = |record: &Record| {
+        let mut text = render_record(record, style);
+        if let (Some(only), Some(result)) = (full, &record.result) {
+            text.push_str(&full_texts(result, only, color));
+        }
+        text
+    };
     if Format::of(&args.file) == Format::Json {
         // One document (a result, or one evaluation line): the filters do not apply.
         let bytes = input::read_all(&args.file)?;
@@ -70,7 +93,7 @@ pub fn run(args: &ShowArgs, color: bool, out: &mut dyn Write) -> Result<u8, CliE
         if record.sample.is_some() && record.epoch.is_some() {
             out.write_all(heading(&record, 1, color).as_bytes())?;
         }
-        out.write_all(render_record(&record, style).as_bytes())?;
+        out.write_all(show_record(&record).as_bytes())?;
         return Ok(EXIT_OK);
     }
 
@@ -114,7 +137,7 @@ pub fn run(args: &ShowArgs, color: bool, out: &mut dyn Write) -> Result<u8, CliE
         }
         first = false;
         out.write_all(heading(&record, number, color).as_bytes())?;
-        out.write_all(render_record(&record, style).as_bytes())?;
+        out.write_all(show_record(&record).as_bytes())?;
     }
     if bad.is_empty() {
         return Ok(EXIT_OK);
@@ -188,6 +211,93 @@ pub fn render(result: &EvaluationResult, style: Style) -> String {
     };
     let safe = terminal_safe(&text);
     if style.color { colorize(&safe) } else { safe }
+}
+
+/// The info keys whose text `--full` always prints whole (when not empty).
+const FULL_KEYS: [&str; 5] = ["stdout", "stderr", "error", "reason", "explanation"];
+/// A text elsewhere in info is printed whole when it is longer than this (the tree's cut), or
+/// holds a line break.
+const ONE_LINE_CHARS: usize = 72;
+
+/// The whole texts of `result`'s subscores that the tree cuts: for each subscore (depth
+/// first, or only those named in `only` when it is not empty), its `stdout`, `stderr`,
+/// `error`, `reason` and `explanation`, and any other string in its info longer than a line,
+/// each under a heading with the subscore's path; a name in `only` that no subscore has is
+/// said so. Terminal-safe as [`terminal_safe`], with tabs kept and `\r\n` read as a line
+/// break.
+///
+/// ```
+/// use grader_cli::show::full_texts;
+/// use grader_core::{Grade, SubScore, info_from_value};
+///
+/// let stdout = "test_a ... ok\ntest_b ... FAIL\n\x1b[31m1 failed\x1b[0m\n";
+/// let info = info_from_value(serde_json::json!({"exit_code": 1, "stdout": stdout, "stderr": ""}))?;
+/// let result = Grade::from_subscores([SubScore::new("tests", 0.0)?.with_info(info)])?;
+/// assert_eq!(
+///     full_texts(&result, &[], false),
+///     "── tests › stdout\ntest_a ... ok\ntest_b ... FAIL\n\\u{1b}[31m1 failed\\u{1b}[0m\n",
+/// );
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[must_use]
+pub fn full_texts(result: &EvaluationResult, only: &[String], color: bool) -> String {
+    fn walk<'a>(
+        sub: &'a SubScore,
+        path: &mut Vec<&'a str>,
+        only: &[String],
+        color: bool,
+        text: &mut String,
+        found: &mut BTreeSet<&'a str>,
+    ) {
+        path.push(sub.name());
+        let wanted = only.is_empty() || only.iter().any(|name| name == sub.name());
+        if wanted {
+            found.insert(sub.name());
+        }
+        if wanted && let Some(info) = sub.info() {
+            for (key, value) in info {
+                let Some(body) = value.as_str() else { continue };
+                let long = body.contains('\n') || body.chars().count() > ONE_LINE_CHARS;
+                if body.is_empty() || !(FULL_KEYS.contains(&key.as_str()) || long) {
+                    continue;
+                }
+                let names: Vec<String> = path.iter().map(|name| terminal_safe(name)).collect();
+                let title = format!("── {} › {}", names.join(" › "), terminal_safe(key));
+                text.push_str(&paint(&title, text::DIM, color));
+                text.push('\n');
+                text.push_str(&block_safe(body));
+                if !body.ends_with('\n') {
+                    text.push('\n');
+                }
+            }
+        }
+        for child in sub.children().unwrap_or_default() {
+            walk(child, path, only, color, text, found);
+        }
+        path.pop();
+    }
+    let mut text = String::new();
+    let mut path = Vec::new();
+    let mut found = BTreeSet::new();
+    for sub in result.subscores() {
+        walk(sub, &mut path, only, color, &mut text, &mut found);
+    }
+    for name in only.iter().filter(|name| !found.contains(name.as_str())) {
+        let note = format!("── no subscore named {}", terminal_safe(name));
+        text.push_str(&paint(&note, text::DIM, color));
+        text.push('\n');
+    }
+    text
+}
+
+/// A block of output made safe for a terminal: as [`terminal_safe`], but tabs are kept and a
+/// `\r\n` line ending is a line break.
+fn block_safe(body: &str) -> String {
+    body.replace("\r\n", "\n")
+        .split('\t')
+        .map(terminal_safe)
+        .collect::<Vec<_>>()
+        .join("\t")
 }
 
 /// Escapes the name of `sub` and of all its descendants for a terminal, and removes their

@@ -27,6 +27,10 @@ pub struct SummaryFlags {
     /// The bootstrap's seed.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// The number of epochs the run asked for: samples with fewer lines are counted and warned
+    /// about [default: the largest number seen for one sample].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub epochs: Option<u32>,
     /// The longest line read.
     #[arg(long, default_value = "64M", value_parser = parse_size)]
     pub max_line: usize,
@@ -41,6 +45,9 @@ impl SummaryFlags {
             .seed(self.seed)
             .reducer(self.reducer);
         options.level = self.level;
+        if let Some(epochs) = self.epochs {
+            options = options.epochs(epochs);
+        }
         options
     }
 }
@@ -51,6 +58,31 @@ fn parse_level(text: &str) -> Result<f64, String> {
         .filter(|level| *level > 0.0 && *level < 1.0)
         .ok_or_else(|| format!("`{text}` is not a level between 0 and 1 (e.g. 0.95)"))
 }
+
+/// What the rows of `grader summary`'s table mean, for its `--help` (the table ends with the
+/// same legend, with the run's threshold and reducer filled in).
+pub const ROWS_HELP: &str = "\
+Rows of the table (the JSON has the same fields):
+  samples     distinct sample ids, how many have no scored epoch, and the epochs per sample;
+              a warning row follows when some samples have fewer epochs than asked for
+              (--epochs, else the largest number seen): an unfinished or interrupted run
+  results     lines with a reward (scored) and without (errored: failed, panicked, isError);
+              errors are counted, never averaged in as 0
+  reward      each sample's scored epochs reduced to one value (--reducer, the mean by
+              default), then the mean over samples with its standard error; penalties can make
+              a reward negative
+  CI          confidence intervals of that mean (bootstrap, t, and Wilson when every value is
+              0 or 1)
+  pass rate   share of samples whose reduced value is >= --threshold (with the mean: every
+              scored epoch passed)
+  pass_at_k   chance that at least one of k epochs of a sample passes, averaged over samples
+              with k scored epochs; pass_at_1 is a sample's share of passing epochs, averaged
+  median, mode, max, majority
+              the other epoch reducers (Inspect AI's), each averaged over the samples: the
+              median epoch, the most frequent value, the best epoch, the value held by more
+              than half of the epochs (samples without one are left out)
+  subscores   each top-level subscore's mean value over the scored lines that have it
+  n           how many samples (for subscores, lines) a value is over";
 
 /// Arguments of `grader summary`.
 #[derive(Debug, clap::Args)]

@@ -19,6 +19,11 @@
 //! The reference's warnings (duplicate subscore names, positive weights not summing to about 1,
 //! subscores that do not add up to the reward) are reported as warnings: they do not fail the
 //! check unless `--strict`.
+//!
+//! Each file ends with a verdict ([`Report::verdict`]) that keeps two kinds of "error" apart:
+//! *invalid* results, whose format is wrong (they fail the check), and *grading errors*, valid
+//! lines that record a grading that failed (an evaluation line's `error`, or `isError`), which
+//! are data, not problems, and are only counted.
 
 use std::fmt::{self, Display, Formatter};
 use std::io::Write;
@@ -94,10 +99,59 @@ impl Display for Problem {
 pub struct Report {
     /// Results read (valid or not).
     pub results: u64,
-    /// Errors found.
+    /// Of those, results (lines) that do not follow the wire format: each has one error or
+    /// more.
+    pub invalid: u64,
+    /// Errors found: problems with the data's format.
     pub errors: u64,
     /// Warnings found.
     pub warnings: u64,
+    /// Valid results that record a failed grading: an evaluation line with an `error`, or a
+    /// result with `isError` set. Not a problem of the file (the grading failed, not the
+    /// format); `grader summary` counts them apart from the scored results.
+    pub grading_errors: u64,
+}
+
+impl Report {
+    /// The one-line verdict on a file, as `grader validate` prints it after the file's name:
+    /// invalid results (format problems) and grading errors (valid lines recording a failed
+    /// grading) are said apart.
+    ///
+    /// ```
+    /// use grader_cli::validate::Report;
+    ///
+    /// let report = Report { results: 5, invalid: 1, errors: 2, warnings: 0, grading_errors: 3 };
+    /// assert_eq!(
+    ///     report.verdict(false),
+    ///     "5 results: 1 invalid (2 format error(s)), 0 warning(s); \
+    ///      3 grading error(s) recorded (valid lines: a failed grading or isError)"
+    /// );
+    /// ```
+    #[must_use]
+    pub fn verdict(&self, strict: bool) -> String {
+        let bad = self.errors + if strict { self.warnings } else { 0 };
+        format!(
+            "{} {}: {} invalid ({} format error(s)), {} warning(s){}{}",
+            self.results,
+            if self.results == 1 {
+                "result"
+            } else {
+                "results"
+            },
+            self.invalid,
+            self.errors,
+            self.warnings,
+            if self.grading_errors > 0 {
+                format!(
+                    "; {} grading error(s) recorded (valid lines: a failed grading or isError)",
+                    self.grading_errors
+                )
+            } else {
+                String::new()
+            },
+            if bad > 0 { "" } else { ": valid" }
+        )
+    }
 }
 
 /// Runs `grader validate`.
@@ -128,20 +182,7 @@ pub fn run(args: &ValidateArgs, out: &mut dyn Write) -> Result<u8, CliError> {
         }
         let bad = report.errors + if args.strict { report.warnings } else { 0 };
         failed |= bad > 0;
-        writeln!(
-            out,
-            "{}: {} {}, {} error(s), {} warning(s){}",
-            path.display(),
-            report.results,
-            if report.results == 1 {
-                "result"
-            } else {
-                "results"
-            },
-            report.errors,
-            report.warnings,
-            if bad > 0 { "" } else { ": valid" }
-        )?;
+        writeln!(out, "{}: {}", path.display(), report.verdict(args.strict))?;
     }
     Ok(if failed { EXIT_INVALID } else { EXIT_OK })
 }
@@ -163,33 +204,44 @@ pub fn check_file(
         }
         sink(problem)
     };
+    let mut tally = |checked: Checked, report: &mut Report| {
+        report.results += 1;
+        report.grading_errors += u64::from(checked.grading_error);
+        report.invalid += u64::from(
+            checked
+                .problems
+                .iter()
+                .any(|problem| problem.severity == Severity::Error),
+        );
+        checked
+            .problems
+            .into_iter()
+            .try_for_each(|problem| emit(problem, report))
+    };
     if Format::of(path) == Format::Json {
         let bytes = input::read_all(path)?;
-        report.results = 1;
-        for problem in check_result_bytes(&bytes, None) {
-            emit(problem, &mut report)?;
-        }
+        tally(check(&bytes, None), &mut report)?;
         return Ok(report);
     }
     let mut lines = input::lines(path, max_line)?;
     while let Some((number, line)) = lines.next_line().map_err(input::read_error(path))? {
-        let problems = match line {
+        let checked = match line {
             Line::Text(bytes) if input::is_blank(bytes) => continue,
-            Line::Text(bytes) => check_result_bytes(bytes, Some(number)),
-            Line::TooLong { bytes } => vec![Problem {
-                line: Some(number),
-                path: "$".to_owned(),
-                message: format!(
-                    "the line is {bytes} bytes, longer than the limit of {max_line} \
-                     (--max-line); not checked"
-                ),
-                severity: Severity::Error,
-            }],
+            Line::Text(bytes) => check(bytes, Some(number)),
+            Line::TooLong { bytes } => Checked {
+                problems: vec![Problem {
+                    line: Some(number),
+                    path: "$".to_owned(),
+                    message: format!(
+                        "the line is {bytes} bytes, longer than the limit of {max_line} \
+                         (--max-line); not checked"
+                    ),
+                    severity: Severity::Error,
+                }],
+                grading_error: false,
+            },
         };
-        report.results += 1;
-        for problem in problems {
-            emit(problem, &mut report)?;
-        }
+        tally(checked, &mut report)?;
     }
     Ok(report)
 }
@@ -205,6 +257,21 @@ pub fn check_file(
 /// ```
 #[must_use]
 pub fn check_result_bytes(bytes: &[u8], line: Option<u64>) -> Vec<Problem> {
+    check(bytes, line).problems
+}
+
+/// What checking one result found.
+struct Checked {
+    problems: Vec<Problem>,
+    /// A valid result that records a failed grading.
+    grading_error: bool,
+}
+
+fn check(bytes: &[u8], line: Option<u64>) -> Checked {
+    let invalid = |problems| Checked {
+        problems,
+        grading_error: false,
+    };
     let problem = |path: String, message: String, severity| Problem {
         line,
         path,
@@ -216,23 +283,32 @@ pub fn check_result_bytes(bytes: &[u8], line: Option<u64>) -> Vec<Problem> {
     let typed_error = if evaluation {
         match serde_json::from_slice::<grader_core::eval::Line>(bytes) {
             Ok(line) => {
-                return line
+                let grading_error =
+                    line.error.is_some() || line.result.as_ref().is_some_and(|r| r.is_error());
+                let problems = line
                     .result
                     .map(|result| warnings(&result, "$.result"))
                     .unwrap_or_default()
                     .into_iter()
                     .map(|(path, message)| problem(path, message, Severity::Warning))
                     .collect();
+                return Checked {
+                    problems,
+                    grading_error,
+                };
             }
             Err(error) => error,
         }
     } else {
         match serde_json::from_slice::<EvaluationResult>(bytes) {
             Ok(result) => {
-                return warnings(&result, "$")
-                    .into_iter()
-                    .map(|(path, message)| problem(path, message, Severity::Warning))
-                    .collect();
+                return Checked {
+                    problems: warnings(&result, "$")
+                        .into_iter()
+                        .map(|(path, message)| problem(path, message, Severity::Warning))
+                        .collect(),
+                    grading_error: result.is_error(),
+                };
             }
             Err(error) => error,
         }
@@ -240,11 +316,11 @@ pub fn check_result_bytes(bytes: &[u8], line: Option<u64>) -> Vec<Problem> {
     let value: Value = match serde_json::from_slice(bytes) {
         Ok(value) => value,
         Err(error) => {
-            return vec![problem(
+            return invalid(vec![problem(
                 "$".to_owned(),
                 syntax_message(bytes, &error),
                 Severity::Error,
-            )];
+            )]);
         }
     };
     let mut found = Vec::new();
@@ -266,10 +342,12 @@ pub fn check_result_bytes(bytes: &[u8], line: Option<u64>) -> Vec<Problem> {
         };
         found.push((path, message));
     }
-    found
-        .into_iter()
-        .map(|(path, message)| problem(path, message, Severity::Error))
-        .collect()
+    invalid(
+        found
+            .into_iter()
+            .map(|(path, message)| problem(path, message, Severity::Error))
+            .collect(),
+    )
 }
 
 /// A JSON syntax error, said plainly: NaN and infinities named as such.

@@ -184,3 +184,158 @@ fn unreadable_inputs_are_errors() {
             "bad.jsonl:1: invalid type: string \"x\", expected f64",
         ));
 }
+
+#[test]
+fn each_subscore_gets_its_paired_change_and_can_gate_ci() {
+    let dir = temp_dir();
+    let (base, new) = base_and_new(dir.path(), 10);
+    let output = grader()
+        .args(["diff", "--json"])
+        .arg(&base)
+        .arg(&new)
+        .output()
+        .unwrap();
+    let diff: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let subscores = diff["subscores"].as_array().unwrap();
+    let names: Vec<&str> = subscores
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["style", "tests"]);
+    let tests = &subscores[1];
+    // 29 scored samples on each side, 28 on both; 10 of those went from 1 to 0.
+    assert_eq!(tests["change"]["paired"], 28);
+    let delta = tests["change"]["delta"].as_f64().unwrap();
+    assert!((delta - (-10.0 / 28.0)).abs() < 1e-12, "{delta}");
+    assert!(tests["change"]["ci"][1].as_f64().unwrap() < 0.0);
+    assert_eq!(tests["base_mean"], 1.0);
+    assert!((tests["new_mean"].as_f64().unwrap() - 19.0 / 29.0).abs() < 1e-12);
+    assert_eq!(
+        (
+            tests["newly_failing"].clone(),
+            tests["newly_passing"].clone()
+        ),
+        (10.into(), 0.into())
+    );
+    assert_eq!(subscores[0]["change"]["delta"], 0.0);
+    assert_eq!(diff["subscores_only_in_base"], serde_json::json!([]));
+
+    grader()
+        .args(["diff"])
+        .arg(&base)
+        .arg(&new)
+        .assert()
+        .code(0)
+        .stdout(contains(
+            "subscores, change in mean (paired by sample) (2):",
+        ))
+        .stdout(contains(
+            "  tests  1.0000 → 0.6552  (-0.3571, n=28, 95% CI [",
+        ))
+        .stdout(contains("]): worse; 10 now failing, 0 now passing"))
+        .stdout(contains(
+            "  style  1.0000 → 1.0000  (+0.0000, n=28, 95% CI [+0.0000, +0.0000]): no \
+             significant change; 0 now failing, 0 now passing",
+        ))
+        .stdout(contains("subscores now failing (10):"));
+
+    // The gate on a named subscore: `tests` got worse, `style` did not.
+    grader()
+        .args(["diff", "--fail-if-worse-on", "tests"])
+        .arg(&base)
+        .arg(&new)
+        .assert()
+        .code(1)
+        .stderr(contains(
+            "grader: subscore tests: the new mean is lower beyond the 95% interval",
+        ));
+    grader()
+        .args(["diff", "--fail-if-worse-on", "style"])
+        .arg(&base)
+        .arg(&new)
+        .assert()
+        .code(0)
+        .stderr("");
+    grader()
+        .args(["diff", "--fail-if-worse-on", "nosuch"])
+        .arg(&base)
+        .arg(&new)
+        .assert()
+        .code(2)
+        .stderr(contains(
+            "--fail-if-worse-on nosuch: no top-level subscore of that name in either file",
+        ));
+    // A change within the interval passes the subscore gate.
+    let other = temp_dir();
+    let (base, new) = base_and_new(other.path(), 1);
+    grader()
+        .args(["diff", "--fail-if-worse-on", "tests", "--fail-if-worse"])
+        .arg(&base)
+        .arg(&new)
+        .assert()
+        .code(0);
+}
+
+#[test]
+fn a_renamed_grader_is_listed_on_each_side_and_fails_a_gate_on_it() {
+    let dir = temp_dir();
+    let base = dir.path().join("base.jsonl");
+    evaluation_file(&base, samples(6, |_| (1.0, 0.5)), 2);
+    let new = dir.path().join("new.jsonl");
+    let renamed = (0..6)
+        .map(|i| {
+            (
+                format!("q{i}"),
+                Outcome::Graded(vec![("tests", 1.0, 0.8), ("style_v2", 0.25, 0.2)]),
+            )
+        })
+        .collect();
+    evaluation_file(&new, renamed, 2);
+
+    let output = grader()
+        .args(["diff", "--json"])
+        .arg(&base)
+        .arg(&new)
+        .output()
+        .unwrap();
+    let diff: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        diff["subscores_only_in_base"],
+        serde_json::json!([{"name": "style", "samples": 6, "mean": 0.5}])
+    );
+    assert_eq!(
+        diff["subscores_only_in_new"],
+        serde_json::json!([{"name": "style_v2", "samples": 6, "mean": 0.25}])
+    );
+    assert_eq!(diff["subscores"].as_array().unwrap().len(), 1);
+
+    grader()
+        .arg("diff")
+        .arg(&base)
+        .arg(&new)
+        .assert()
+        .code(0)
+        .stdout(contains(
+            "subscores only in base (1):\n  style  mean 0.5000 over 6 samples",
+        ))
+        .stdout(contains(
+            "subscores only in new (1):\n  style_v2  mean 0.2500 over 6 samples",
+        ));
+    // Gating on the old name: it is gone from the new results, which fails the gate.
+    grader()
+        .args(["diff", "--fail-if-worse-on", "style"])
+        .arg(&base)
+        .arg(&new)
+        .assert()
+        .code(1)
+        .stderr(contains(
+            "grader: subscore style is in the base but not in the new results",
+        ));
+    // A subscore that is new has nothing to be worse than.
+    grader()
+        .args(["diff", "--fail-if-worse-on", "style_v2"])
+        .arg(&base)
+        .arg(&new)
+        .assert()
+        .code(0);
+}

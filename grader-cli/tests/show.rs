@@ -284,3 +284,130 @@ fn a_json_file_may_hold_one_evaluation_line() {
             project_result(1.0)
         ));
 }
+
+/// A result whose command printed far more than the tree's one line: 200 lines of stdout with
+/// a colour code and a bidirectional override in them, stderr with tabs and CRLF endings, and
+/// a judge's long reason two levels down.
+fn chatty_result() -> grader_core::EvaluationResult {
+    use grader_core::{Grade, SubScore, all, info_from_value};
+    let mut stdout: String = (0..200).map(|i| format!("test_{i:03} ... ok\n")).collect();
+    stdout.push_str("\u{1b}[31m1 failed\u{1b}[0m, evil \u{202e}txt.exe\n");
+    let stderr = "Traceback:\r\n\tFile \"t.py\", line 3\r\nAssertionError\r\n";
+    let reason = "The answer names Paris but then claims, at some length, that Lyon has been \
+                  the capital since 1990, which is wrong.";
+    let tests = SubScore::new("tests", 0.0)
+        .unwrap()
+        .with_weight(0.7)
+        .unwrap()
+        .with_info(
+            info_from_value(serde_json::json!({
+                "exit_code": 1, "stdout": stdout, "stderr": stderr, "model": "short",
+            }))
+            .unwrap(),
+        );
+    let judged = SubScore::new("names Paris", 1.0)
+        .unwrap()
+        .with_info(info_from_value(serde_json::json!({"reason": reason})).unwrap());
+    let review = all("review", [judged]).grade(0.3).now().unwrap();
+    Grade::from_subscores([tests, review]).unwrap()
+}
+
+#[test]
+fn full_prints_every_cut_text_whole_and_terminal_safe() {
+    let dir = temp_dir();
+    let path = dir.path().join("result.json");
+    let result = chatty_result();
+    std::fs::write(&path, serde_json::to_string(&result).unwrap()).unwrap();
+
+    // The tree alone shows one line of it.
+    let tree = grader().arg("show").arg(&path).output().unwrap();
+    let tree = String::from_utf8(tree.stdout).unwrap();
+    assert!(!tree.contains("test_000"), "{tree}");
+
+    let output = grader()
+        .args(["show", "--full"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(stdout.starts_with(&tree), "the tree comes first:\n{stdout}");
+    let full = &stdout[tree.len()..];
+    let expected_stdout: String = (0..200).map(|i| format!("test_{i:03} ... ok\n")).collect();
+    assert!(
+        full.starts_with(&format!("── tests › stdout\n{expected_stdout}")),
+        "{full}"
+    );
+    assert!(
+        full.contains("\\u{1b}[31m1 failed\\u{1b}[0m, evil \\u{202e}txt.exe\n"),
+        "{full}"
+    );
+    assert!(
+        full.contains("── tests › stderr\nTraceback:\n\tFile \"t.py\", line 3\nAssertionError\n"),
+        "{full}"
+    );
+    assert!(
+        full.contains("── review › names Paris › reason\nThe answer names Paris but then claims"),
+        "{full}"
+    );
+    assert!(
+        !full.contains("model"),
+        "short texts stay in the tree: {full}"
+    );
+    for c in full.chars() {
+        assert!(
+            c == '\n' || c == '\t' || !c.is_control(),
+            "a raw control character {c:?} in {full}"
+        );
+    }
+    assert!(!full.contains('\u{202e}'));
+
+    // One subscore only, and a name that no subscore has.
+    let output = grader()
+        .args(["show", "--subscore", "names Paris", "--subscore", "lint"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let full = &stdout[tree.len()..];
+    assert!(
+        full.starts_with("── review › names Paris › reason\n"),
+        "{full}"
+    );
+    assert!(!full.contains("stdout"), "{full}");
+    assert!(full.ends_with("── no subscore named lint\n"), "{full}");
+
+    grader()
+        .args(["show", "--full", "--summary"])
+        .arg(&path)
+        .assert()
+        .code(2)
+        .stderr(contains("cannot be used with"));
+}
+
+#[test]
+fn full_follows_each_line_of_a_json_lines_file() {
+    let dir = temp_dir();
+    let path = dir.path().join("results.jsonl");
+    write_lines(&path, &[chatty_result(), project_result(1.0)]);
+    let output = grader()
+        .args(["show", "--full", "--line", "2"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    // The project's result has a short, multi-line stdout: shown whole under its tree.
+    assert!(
+        stdout.ends_with("── tests › stdout\n....F\n1 failed in 0.12s\n"),
+        "{stdout}"
+    );
+    let output = grader()
+        .args(["show", "--full"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(stdout.matches("── tests › stdout\n").count(), 2, "{stdout}");
+    let second = stdout.find("── sample s1").unwrap();
+    assert!(stdout[..second].contains("test_199 ... ok\n"), "{stdout}");
+}

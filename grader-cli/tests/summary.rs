@@ -138,3 +138,65 @@ fn bad_options_are_usage_errors() {
         .code(2)
         .stderr(contains("unknown reducer `avg`"));
 }
+
+#[test]
+fn samples_cut_short_by_an_interrupted_run_are_warned_about() {
+    let dir = temp_dir();
+    let path = dir.path().join("results.jsonl");
+    evaluation_file(&path, samples(6, |i| ((i % 2) as f64, 1.0)), 2);
+    // As a run stopped part-way leaves it: two samples' second epochs missing.
+    let text = std::fs::read_to_string(&path).unwrap();
+    let kept: Vec<&str> = text
+        .lines()
+        .filter(|line| {
+            let line: Value = serde_json::from_str(line).unwrap();
+            !(line["epoch"] == 2 && ["q0", "q3"].contains(&line["id"].as_str().unwrap_or("")))
+        })
+        .collect();
+    assert_eq!(kept.len(), 10, "{text}");
+    std::fs::write(&path, kept.join("\n") + "\n").unwrap();
+
+    grader()
+        .arg("summary")
+        .arg(&path)
+        .assert()
+        .code(0)
+        .stdout(contains("6 (0 with no score), 2 epochs\n"))
+        .stdout(contains(
+            "2 samples have fewer than 2 epochs (an unfinished or interrupted run",
+        ))
+        .stdout(contains("legend:\n"));
+    let output = grader()
+        .args(["summary", "--json", "--epochs", "3"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let summary: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(summary["incomplete_samples"], 6);
+    assert_eq!(summary["epochs"], 2);
+    assert_eq!(summary["options"]["epochs"], 3);
+    grader()
+        .args(["summary", "--epochs", "0"])
+        .arg(&path)
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn the_help_explains_every_row() {
+    let output = grader().args(["summary", "--help"]).output().unwrap();
+    let help = String::from_utf8(output.stdout).unwrap();
+    for row in [
+        "samples ",
+        "results ",
+        "reward ",
+        "CI ",
+        "pass rate ",
+        "pass_at_k ",
+        "majority",
+        "subscores ",
+        "--epochs",
+    ] {
+        assert!(help.contains(row), "{row}: {help}");
+    }
+}

@@ -33,10 +33,10 @@ fn files_written_by_this_project_are_valid() {
         .assert()
         .code(0)
         .stdout(contains(
-            "results.jsonl: 50 results, 0 error(s), 0 warning(s): valid",
+            "results.jsonl: 50 results: 0 invalid (0 format error(s)), 0 warning(s): valid",
         ))
         .stdout(contains(
-            "result.json: 1 result, 0 error(s), 0 warning(s): valid",
+            "result.json: 1 result: 0 invalid (0 format error(s)), 0 warning(s): valid",
         ));
 }
 
@@ -51,7 +51,9 @@ fn files_written_by_the_python_sdk_are_valid() {
         .arg(&path)
         .assert()
         .code(0)
-        .stdout(contains("3 results, 0 error(s), 0 warning(s): valid"));
+        .stdout(contains(
+            "3 results: 0 invalid (0 format error(s)), 0 warning(s); 1 grading error(s) recorded (valid lines: a failed grading or isError): valid",
+        ));
 }
 
 #[test]
@@ -108,7 +110,9 @@ fn a_truncated_last_line_is_reported_with_its_number() {
         .stdout(contains(
             "cut.jsonl: line 2: $: the JSON ends too early, the line looks truncated",
         ))
-        .stdout(contains("2 results, 1 error(s)"));
+        .stdout(contains(
+            "2 results: 1 invalid (1 format error(s)), 0 warning(s)\n",
+        ));
 }
 
 #[test]
@@ -138,7 +142,9 @@ open(sys.argv[1], "w").write("".join(json.dumps(r) + "\n" for r in rows))
             "line 2: $: `Infinity` is not JSON: scores and rewards must be finite numbers",
         ))
         .stdout(contains("line 3: $: `Infinity` is not JSON"))
-        .stdout(contains("3 results, 3 error(s)"));
+        .stdout(contains(
+            "3 results: 3 invalid (3 format error(s)), 0 warning(s)\n",
+        ));
     let big = dir.path().join("big.jsonl");
     std::fs::write(&big, "{\"reward\": 1e400}\n").unwrap();
     grader()
@@ -202,7 +208,7 @@ fn wrong_types_are_each_reported_at_their_json_path() {
         .collect();
     assert_eq!(found, expected, "{stdout}");
     assert!(
-        stdout.contains("types.jsonl: 4 results, 16 error(s), 0 warning(s)"),
+        stdout.contains("types.jsonl: 4 results: 4 invalid (16 format error(s)), 0 warning(s)"),
         "{stdout}"
     );
 }
@@ -258,7 +264,7 @@ fn a_100_mb_line_is_skipped_without_loading_it_and_the_rest_is_checked() {
         .code(1)
         .stdout(contains("line 2: $: the line is 104857630 bytes, longer than the limit of 67108864 (--max-line); not checked"))
         .stdout(contains("line 3: $.subscores[0].value: value 9 is outside [0, 1]"))
-        .stdout(contains("3 results, 2 error(s)"));
+        .stdout(contains("3 results: 2 invalid (2 format error(s)), 0 warning(s)\n"));
     // With a higher limit the long line is read, and is valid.
     grader()
         .args(["validate", "--max-line", "128M"])
@@ -266,7 +272,9 @@ fn a_100_mb_line_is_skipped_without_loading_it_and_the_rest_is_checked() {
         .assert()
         .code(1)
         .stdout(contains("line 2").not())
-        .stdout(contains("3 results, 1 error(s)"));
+        .stdout(contains(
+            "3 results: 1 invalid (1 format error(s)), 0 warning(s)\n",
+        ));
 }
 
 #[test]
@@ -290,7 +298,10 @@ fn problems_beyond_the_limit_are_counted_not_printed() {
         stdout.contains("… 25 more not shown (--max-problems)"),
         "{stdout}"
     );
-    assert!(stdout.contains("30 results, 30 error(s)"), "{stdout}");
+    assert!(
+        stdout.contains("30 results: 30 invalid (30 format error(s)), 0 warning(s)\n"),
+        "{stdout}"
+    );
 }
 
 #[test]
@@ -300,7 +311,9 @@ fn standard_input_is_read_as_lines() {
         .write_stdin("{\"reward\": 1}\n{\"reward\": 0.5, \"done\": false}\n")
         .assert()
         .code(0)
-        .stdout(contains("-: 2 results, 0 error(s), 0 warning(s): valid"));
+        .stdout(contains(
+            "-: 2 results: 0 invalid (0 format error(s)), 0 warning(s): valid",
+        ));
 }
 
 #[test]
@@ -351,7 +364,9 @@ fn the_runners_evaluation_lines_are_valid_and_their_fields_checked() {
         .arg(&path)
         .assert()
         .code(0)
-        .stdout(contains("12 results, 0 error(s), 0 warning(s): valid"));
+        .stdout(contains(
+            "12 results: 0 invalid (0 format error(s)), 0 warning(s); 2 grading error(s) recorded (valid lines: a failed grading or isError): valid",
+        ));
 
     let bad = dir.path().join("bad-eval.jsonl");
     std::fs::write(
@@ -384,5 +399,30 @@ fn the_runners_evaluation_lines_are_valid_and_their_fields_checked() {
             "missing {expected:?} in\n{stdout}"
         );
     }
-    assert!(stdout.contains("2 results, 9 error(s)"), "{stdout}");
+    assert!(
+        stdout.contains("2 results: 2 invalid (9 format error(s))"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn invalid_lines_and_recorded_grading_errors_are_counted_apart() {
+    let dir = temp_dir();
+    let path = dir.path().join("mixed.jsonl");
+    let lines = [
+        r#"{"v":1,"id":"a","epoch":1,"duration_secs":0.1,"error":null,"result":{"reward":1.0}}"#,
+        r#"{"v":1,"id":"b","epoch":1,"duration_secs":0.1,"error":{"kind":"failed","message":"judge unreachable"},"result":null}"#,
+        r#"{"reward":0.0,"isError":true}"#,
+        r#"{"reward":"high"}"#,
+    ];
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    grader()
+        .arg("validate")
+        .arg(&path)
+        .assert()
+        .code(1)
+        .stdout(contains(
+            "4 results: 1 invalid (1 format error(s)), 0 warning(s); 2 grading error(s) \
+             recorded (valid lines: a failed grading or isError)\n",
+        ));
 }

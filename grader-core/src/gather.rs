@@ -133,6 +133,7 @@ pub struct Gather<'a> {
     on_error: Option<OnError>,
     limiter: Option<Limiter>,
     timed: bool,
+    clamp: bool,
     /// The run, once polled.
     running: Option<Pin<Box<dyn Future<Output = GatherOutcome> + Send + 'a>>>,
 }
@@ -150,6 +151,7 @@ impl fmt::Debug for Gather<'_> {
             .field("on_error", &self.on_error)
             .field("limiter", &self.limiter)
             .field("timed", &self.timed)
+            .field("clamp", &self.clamp)
             .finish()
     }
 }
@@ -169,6 +171,7 @@ impl<'a> Gather<'a> {
             on_error: None,
             limiter: None,
             timed: false,
+            clamp: false,
             running: None,
         }
     }
@@ -198,6 +201,30 @@ impl<'a> Gather<'a> {
     /// so that results stay the same from run to run).
     pub fn timed(mut self) -> Self {
         self.timed = true;
+        self
+    }
+
+    /// Clamps the combined reward to `[0, 1]` (off by default: as in the reference, penalties
+    /// can push the reward below 0). When clamping changes it, the reward before is recorded in
+    /// the result's info under `unclamped_reward`; see [`EvaluationResult::clamped`]. The
+    /// subscores are unchanged.
+    ///
+    /// ```
+    /// use grader_core::{Gather, SubScore};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let tests = || SubScore::new("tests", 0.5)?.with_weight(1.0);
+    /// let penalty = || SubScore::new("edited tests/", 1.0)?.with_weight(-0.7);
+    /// let raw = Gather::new().add(tests()?).add(penalty()?).await?;
+    /// assert!((raw.reward() + 0.2).abs() < 1e-12);
+    /// let clamped = Gather::new().clamp(true).add(tests()?).add(penalty()?).await?;
+    /// assert_eq!(clamped.reward(), 0.0);
+    /// assert!((clamped.info["unclamped_reward"].as_f64().unwrap() + 0.2).abs() < 1e-12);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn clamp(mut self, clamp: bool) -> Self {
+        self.clamp = clamp;
         self
     }
 
@@ -238,6 +265,7 @@ impl<'a> Gather<'a> {
             on_error,
             limiter,
             timed,
+            clamp,
             running,
         } = self;
         if let Some(running) = running {
@@ -256,6 +284,9 @@ impl<'a> Gather<'a> {
         let nested = scope.failures.clone();
         let finished = Scoped::new(scope, run_all(items, limit)).await;
         let mut result = resolve(finished, policy);
+        if clamp {
+            result = result.map(EvaluationResult::clamped);
+        }
         let nested_failed = nested.is_some_and(|failed| failed.load(Ordering::Relaxed));
         if let Ok(result) = &mut result {
             result.is_error |= nested_failed;
@@ -284,6 +315,7 @@ impl<'a> Future for Gather<'a> {
                 on_error: this.on_error,
                 limiter: this.limiter.take(),
                 timed: this.timed,
+                clamp: this.clamp,
                 running: None,
             };
             Box::pin(gather.run())

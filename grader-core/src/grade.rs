@@ -20,8 +20,8 @@ impl Grade {
     /// - Each positive weight becomes its share of the sum of positive weights; negative weights
     ///   (penalties) and zero weights are kept as they are.
     /// - `reward` is the sum of value × normalized weight, not clamped (penalties can push it
-    ///   below 0), summed with compensated summation so the order of the subscores changes it by
-    ///   rounding at most.
+    ///   below 0; [`EvaluationResult::clamped`] clamps it), summed with compensated summation
+    ///   so the order of the subscores changes it by rounding at most.
     /// - Names are made unique in input order: a name that occurs once keeps it, others become
     ///   `name-1`, `name-2`, … skipping any name already present (`same, same` →
     ///   `same-1, same-2`).

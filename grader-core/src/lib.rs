@@ -1,5 +1,10 @@
-//! Graders: functions that turn what an AI agent did into a reward in `[0, 1]` with a legible
-//! breakdown, checked at compile time.
+//! Graders: functions that turn what an AI agent did into a reward with a legible breakdown,
+//! checked at compile time.
+//!
+//! Every check scores in `[0, 1]`; the reward is their weighted sum (positive weights scaled to
+//! sum to 1), so it is at most 1 and goes below 0 when penalties (negative weights) outweigh
+//! the rest, as in the reference. [`Gather::clamp`] and [`EvaluationResult::clamped`] keep it
+//! in `[0, 1]` for consumers that need that, recording the reward before in `info`.
 //!
 //! - [`SubScore`] and [`EvaluationResult`] are the wire format the HUD platform reads.
 //! - [`Grade::from_subscores`] combines weighted subscores (penalties included) into a reward.
@@ -31,9 +36,16 @@
 //!
 //! Where this crate differs from the Python reference (`hud.graders`), the item's docs say so.
 //!
-//! Features: `macros` (the `#[grader]` re-export) and `bash` (`BashGrader`, which brings in
-//! tokio) are on by default; `schema` (off by default) derives `schemars::JsonSchema` for
-//! [`SubScore`] and [`EvaluationResult`].
+//! Features:
+//!
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `macros` | on | the `#[grader]` and `#[derive(Grader)]` re-exports |
+//! | `bash` | on | `BashGrader` (tokio's process and I/O support) |
+//! | `eval` | on | the evaluation runner `eval::Evaluation` (tokio's signal support for Ctrl-C); the line type, the summary and the metrics need no feature |
+//! | `progress` | off | a progress bar for `eval::Evaluation` on a terminal (indicatif); implies `eval` |
+//! | `schema` | off | `schemars::JsonSchema` for [`SubScore`] and [`EvaluationResult`] |
+//! | `judge` | off | `LlmJudge`, with an HTTP client (reqwest with rustls), sha2 and schemars |
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[cfg(all(unix, feature = "bash"))]
@@ -67,7 +79,10 @@ pub use grading::Grading;
 pub use judge::{JudgeConfig, JudgeError, LlmJudge};
 pub use limit::{Limiter, Resource};
 pub use node::{Earlier, IntoNode, Node};
-pub use score::{EvaluationResult, Extra, Info, RewardError, Score, SubScore};
+pub use score::{
+    EvaluationResult, Extra, Info, InfoError, RewardError, Score, SubScore, UNCLAMPED_REWARD_KEY,
+    info_from_value,
+};
 
 /// Turns a scoring function into a [`Grader`] type. See the `grader-macros` crate.
 #[cfg(feature = "macros")]

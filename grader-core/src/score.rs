@@ -15,7 +15,66 @@ use serde_json::value::RawValue;
 use crate::error::ScoreError;
 
 /// A JSON object: the `info` of a subscore or result. Keys keep insertion order.
+///
+/// It is `serde_json`'s `Map`, so a `json!({...})` object becomes one with
+/// [`info_from_value`] (the `TryFrom<Value>` conversion; Rust's orphan rule keeps this crate
+/// from implementing `TryFrom` on another crate's type for another crate's type).
 pub type Info = serde_json::Map<String, Value>;
+
+/// A JSON value that cannot be an [`Info`].
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum InfoError {
+    /// The value is not a JSON object.
+    #[error("info must be a JSON object, not {kind} ({value})")]
+    NotAnObject {
+        /// What the value is: `"null"`, `"a boolean"`, `"a number"`, `"a string"` or
+        /// `"an array"`.
+        kind: &'static str,
+        /// The value.
+        value: Value,
+    },
+}
+
+/// What kind of JSON value this is, as an error message says it.
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// The [`Info`] a JSON object holds, keys in order; any other value is an
+/// [`InfoError::NotAnObject`] carrying it and its kind.
+///
+/// ```
+/// use grader_core::{InfoError, Score, info_from_value};
+/// use serde_json::json;
+///
+/// let info = info_from_value(json!({"failed": ["test_a"], "ran": 12}))?;
+/// assert_eq!(Score::new(0.5).with_info(info).info.unwrap()["ran"], 12);
+///
+/// let error = info_from_value(json!([1, 2])).unwrap_err();
+/// assert!(matches!(error, InfoError::NotAnObject { kind: "an array", .. }));
+/// assert_eq!(error.to_string(), "info must be a JSON object, not an array ([1,2])");
+/// # Ok::<(), InfoError>(())
+/// ```
+///
+/// # Errors
+/// [`InfoError::NotAnObject`] when `value` is not a JSON object.
+pub fn info_from_value(value: Value) -> Result<Info, InfoError> {
+    match value {
+        Value::Object(map) => Ok(map),
+        other => Err(InfoError::NotAnObject {
+            kind: json_kind(&other),
+            value: other,
+        }),
+    }
+}
 
 /// One node of a grade's breakdown: a named, weighted value in `[0, 1]`.
 ///
@@ -389,6 +448,10 @@ pub struct EvaluationResult {
     pub extra: Extra,
 }
 
+/// The key under which [`EvaluationResult::clamped`] (and [`Gather::clamp`](crate::Gather::clamp))
+/// records the reward before clamping, in the result's `info`.
+pub const UNCLAMPED_REWARD_KEY: &str = "unclamped_reward";
+
 /// A reward that is not a finite number: NaN or an infinity.
 #[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
 #[error("reward {reward:?} is not a finite number")]
@@ -455,6 +518,71 @@ impl EvaluationResult {
     pub fn set_reward(&mut self, reward: f64) -> Result<(), RewardError> {
         self.reward = check_reward(reward)?;
         Ok(())
+    }
+
+    /// The same result with its reward clamped to `[0, 1]`, for consumers that want a reward
+    /// in that range (penalties can push it below 0). When the value changes, the reward before
+    /// clamping is kept in `info` under [`UNCLAMPED_REWARD_KEY`], so the breakdown still adds
+    /// up; a reward already in range leaves the result unchanged. The reference never clamps.
+    ///
+    /// ```
+    /// use grader_core::{Grade, SubScore};
+    ///
+    /// let result = Grade::from_subscores([
+    ///     SubScore::new("tests", 0.0)?.with_weight(1.0)?,
+    ///     SubScore::new("edited tests/", 1.0)?.with_weight(-0.2)?,
+    /// ])?;
+    /// assert_eq!(result.reward(), -0.2);
+    /// let clamped = result.clamped();
+    /// assert_eq!(clamped.reward(), 0.0);
+    /// assert_eq!(clamped.info["unclamped_reward"], -0.2);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn clamped(mut self) -> Self {
+        let clamped = self.reward.clamp(0.0, 1.0);
+        if clamped != self.reward {
+            // The reward is always finite, so this is a JSON number.
+            self.info
+                .insert(UNCLAMPED_REWARD_KEY.to_owned(), Value::from(self.reward));
+            self.reward = clamped;
+        }
+        self
+    }
+
+    /// Whether the evaluation itself failed (as opposed to the agent scoring low): the
+    /// [`is_error`](Self::is_error) field (`isError` in JSON), read like
+    /// [`reward`](Self::reward).
+    ///
+    /// ```
+    /// use grader_core::EvaluationResult;
+    ///
+    /// let result: EvaluationResult = serde_json::from_str(r#"{"reward": 0.0, "isError": true}"#)?;
+    /// assert!(result.is_error());
+    /// assert!(!EvaluationResult::default().is_error());
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
+    #[must_use]
+    pub fn is_error(&self) -> bool {
+        self.is_error
+    }
+
+    /// The top-level subscores, in order: empty when the result has none (`subscores` absent
+    /// or `null` in JSON). The [`subscores`](Self::subscores) field keeps the difference
+    /// between none and an empty list, which the JSON writes back as it was read.
+    ///
+    /// ```
+    /// use grader_core::{EvaluationResult, Grade, SubScore};
+    ///
+    /// let result = Grade::from_subscores([SubScore::new("tests", 1.0)?, SubScore::new("lint", 0.0)?])?;
+    /// let names: Vec<&str> = result.subscores().iter().map(SubScore::name).collect();
+    /// assert_eq!(names, ["tests", "lint"]);
+    /// assert!(EvaluationResult::default().subscores().is_empty());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn subscores(&self) -> &[SubScore] {
+        self.subscores.as_deref().unwrap_or_default()
     }
 
     /// The top-level subscore named `name` (its final, de-duplicated name), if there is one.
@@ -1046,5 +1174,56 @@ impl schemars::JsonSchema for EvaluationResult {
 
     fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         WireEvaluationResult::json_schema(generator)
+    }
+}
+
+#[cfg(test)]
+mod accessor_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn every_non_object_is_refused_with_its_kind_and_value() {
+        let cases = [
+            (json!(null), "null"),
+            (json!(true), "a boolean"),
+            (json!(1.5), "a number"),
+            (json!("text"), "a string"),
+            (json!([1, {"a": 2}]), "an array"),
+        ];
+        for (value, expected) in cases {
+            match info_from_value(value.clone()) {
+                Err(InfoError::NotAnObject { kind, value: kept }) => {
+                    assert_eq!((kind, &kept), (expected, &value));
+                }
+                other => panic!("{value}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn an_object_becomes_the_info_with_its_keys_in_order() {
+        let info = info_from_value(json!({"z": 1, "a": [2], "m": {"n": null}})).expect("object");
+        assert_eq!(info.keys().collect::<Vec<_>>(), ["z", "a", "m"]);
+        assert_eq!(info["a"], json!([2]));
+    }
+
+    #[test]
+    fn the_accessors_read_the_fields_and_leave_the_json_unchanged() {
+        for text in [
+            r#"{"reward":0.5,"done":true,"content":null,"info":{},"isError":true,"subscores":null}"#,
+            r#"{"reward":0.5,"done":true,"content":null,"info":{},"isError":false,"subscores":[]}"#,
+            r#"{"reward":1.0,"done":true,"content":null,"info":{},"isError":false,"subscores":[{"name":"a","weight":1.0,"value":1.0,"children":null,"info":null}]}"#,
+        ] {
+            let result: EvaluationResult = serde_json::from_str(text).expect("parses");
+            assert_eq!(result.is_error(), result.is_error);
+            assert_eq!(
+                result.subscores(),
+                result.subscores.as_deref().unwrap_or(&[])
+            );
+            let again: Value = serde_json::to_value(&result).expect("serializes");
+            let original: Value = serde_json::from_str(text).expect("json");
+            assert_eq!(again, original, "{text}");
+        }
     }
 }

@@ -17,7 +17,6 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use criterion::{Criterion, SamplingMode, criterion_group, criterion_main};
-use grader_core::Grader as _;
 use grader_core::judge::{JudgeConfig, LlmJudge};
 use grader_tests::python::{hud_python, run_script};
 use serde_json::Value;

@@ -489,3 +489,65 @@ async fn dropping_the_gather_drops_every_running_grader() {
         "both running graders were dropped"
     );
 }
+
+/// `clamp(true)` keeps the reward in `[0, 1]` and records what it was when that changed it;
+/// without it the reward is the reference's, below 0 when penalties outweigh the rest.
+#[tokio::test(start_paused = true)]
+async fn clamping_keeps_the_reward_in_range_and_records_the_reward_before() {
+    let tracker = Arc::new(Tracker::default());
+    let gather = |clamp: bool, tests: f64, on_error: OnError| {
+        Gather::new()
+            .clamp(clamp)
+            .on_error(on_error)
+            .add(Sleepy::new(&tracker, "tests", tests, 5).grade(0.8))
+            .add(Sleepy::new(&tracker, "style", 1.0, 1).grade(0.2))
+            .add(Sleepy::new(&tracker, "edited_tests", 1.0, 3).grade(-0.5))
+    };
+
+    let raw = gather(false, 0.0, OnError::Fail).await.expect("graded");
+    assert!((raw.reward() - -0.3).abs() < 1e-12, "{}", raw.reward());
+    assert!(raw.info.is_empty());
+
+    let clamped = gather(true, 0.0, OnError::Fail).await.expect("graded");
+    assert_eq!(clamped.reward(), 0.0);
+    let before = clamped.info["unclamped_reward"].as_f64().expect("a number");
+    assert_eq!(before, raw.reward());
+    assert_eq!(
+        clamped.subscores, raw.subscores,
+        "the breakdown is unchanged"
+    );
+    let json: Value = serde_json::to_value(&clamped).expect("serializes");
+    assert_eq!(json["reward"], 0.0);
+    assert_eq!(json["info"]["unclamped_reward"], before);
+
+    // In range already: nothing changes, nothing is recorded.
+    let high = gather(true, 1.0, OnError::Fail).await.expect("graded");
+    assert!((high.reward() - 0.5).abs() < 1e-12);
+    assert!(!high.info.contains_key("unclamped_reward"));
+
+    // A failure scored 0 keeps its error flag; the clamp only touches the reward.
+    let failing = Gather::new()
+        .clamp(true)
+        .on_error(OnError::Zero)
+        .add(
+            Sleepy::new(&tracker, "tests", 1.0, 1)
+                .failing("no runner")
+                .grade(1.0),
+        )
+        .add(Sleepy::new(&tracker, "edited_tests", 1.0, 1).grade(-0.5));
+    let failing = failing.await.expect("scored");
+    assert!(failing.is_error());
+    assert_eq!(failing.reward(), 0.0);
+    assert_eq!(failing.info["unclamped_reward"], -0.5);
+}
+
+#[test]
+fn a_clamped_result_above_one_comes_down_to_one() {
+    let result = EvaluationResult::from_reward(1.5)
+        .expect("finite")
+        .clamped();
+    assert_eq!(result.reward(), 1.0);
+    assert_eq!(result.info["unclamped_reward"], 1.5);
+    let untouched = EvaluationResult::from_reward(0.25).expect("finite");
+    assert_eq!(untouched.clone().clamped(), untouched);
+}

@@ -10,7 +10,7 @@ use std::time::Duration;
 use grader_core::judge::prompts::{SYSTEM_PROMPT, user_prompt};
 use grader_core::judge::transport::{RetryPolicy, TransportError};
 use grader_core::judge::{Criterion, JudgeCache, JudgeConfig, JudgeError, LlmJudge};
-use grader_core::{Failure, Grader, SubScore};
+use grader_core::{Failure, SubScore};
 use grader_tests::judge_server::{Call, Reply, ScriptedServer};
 use serde_json::{Value, json};
 
@@ -831,17 +831,25 @@ fn the_judges_future_is_send() {
 }
 
 /// The reference reads `HUD_GATEWAY_URL` and `HUD_API_KEY`; so does a judge with no base URL
-/// or key configured. The variables are set for a child run of this same test binary.
+/// or key configured, and it reads `OPENAI_BASE_URL` and `OPENAI_API_KEY` when the `HUD_`
+/// variables are unset. The variables are set for child runs of this same test binary (so no
+/// other test sees them), each against a real server on 127.0.0.1.
 #[test]
-fn the_endpoint_and_key_come_from_the_hud_variables() {
+fn the_endpoint_and_key_come_from_the_environment() {
     const CHILD: &str = "GRADER_JUDGE_ENV_CHILD";
+    const VARS: [&str; 4] = [
+        "HUD_GATEWAY_URL",
+        "HUD_API_KEY",
+        "OPENAI_BASE_URL",
+        "OPENAI_API_KEY",
+    ];
     if std::env::var_os(CHILD).is_some() {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .expect("runtime");
         let outcome = runtime.block_on(LlmJudge::new("a", ["c"]).judge());
-        if std::env::var("HUD_API_KEY").unwrap_or_default().is_empty() {
+        if std::env::var("CHILD_EXPECTS_NO_KEY").is_ok() {
             assert!(
                 matches!(outcome, Err(JudgeError::MissingApiKey)),
                 "{outcome:?}"
@@ -853,23 +861,60 @@ fn the_endpoint_and_key_come_from_the_hud_variables() {
     }
     let server = ScriptedServer::start(|_| Reply::verdict("MET", "env"));
     let me = std::env::current_exe().expect("this test binary");
-    for key in ["env-key", ""] {
-        let status = std::process::Command::new(&me)
+    let base = server.base_url();
+    let run = |vars: &[(&str, String)], expects_no_key: bool| {
+        let mut child = std::process::Command::new(&me);
+        child
             .args([
                 "--exact",
-                "the_endpoint_and_key_come_from_the_hud_variables",
+                "the_endpoint_and_key_come_from_the_environment",
                 "--nocapture",
             ])
-            .env(CHILD, "1")
-            .env("HUD_GATEWAY_URL", server.base_url())
-            .env("HUD_API_KEY", key)
-            .status()
-            .expect("run the child");
-        assert!(status.success());
+            .env(CHILD, "1");
+        for var in VARS {
+            child.env_remove(var);
+        }
+        child.envs(vars.iter().map(|(name, value)| (*name, value)));
+        if expects_no_key {
+            child.env("CHILD_EXPECTS_NO_KEY", "1");
+        }
+        let status = child.status().expect("run the child");
+        assert!(status.success(), "{vars:?}");
+        let requests = server.requests();
+        server.clear();
+        requests
+    };
+    let hud = |key: &str| {
+        vec![
+            ("HUD_GATEWAY_URL", format!("{base}/hud")),
+            ("HUD_API_KEY", key.to_owned()),
+        ]
+    };
+    let openai = vec![
+        ("OPENAI_BASE_URL", format!("{base}/openai/v1")),
+        ("OPENAI_API_KEY", "openai-key".to_owned()),
+    ];
+
+    // The HUD variables alone, and the HUD variables first when both are set.
+    for vars in [hud("env-key"), [hud("env-key"), openai.clone()].concat()] {
+        let requests = run(&vars, false);
+        assert_eq!(requests.len(), 1);
+        assert!(requests[0].path.ends_with("/hud/chat/completions"));
+        assert_eq!(requests[0].header("authorization"), Some("Bearer env-key"));
     }
-    let requests = server.requests();
-    assert_eq!(requests.len(), 1, "no key, no request");
-    assert_eq!(requests[0].header("authorization"), Some("Bearer env-key"));
+    // The OpenAI variables when the HUD ones are unset or empty.
+    for vars in [openai.clone(), [hud(""), openai.clone()].concat()] {
+        let requests = run(&vars, false);
+        assert_eq!(requests.len(), 1, "{vars:?}");
+        assert!(requests[0].path.ends_with("/openai/v1/chat/completions"));
+        assert_eq!(
+            requests[0].header("authorization"),
+            Some("Bearer openai-key")
+        );
+    }
+    // No key at all: a typed error and no request.
+    assert!(run(&hud(""), true).is_empty(), "no key, no request");
+    assert!(run(&[], true).is_empty(), "no key, no request");
 }
 
 #[tokio::test]
@@ -887,4 +932,38 @@ async fn the_shared_limiter_bounds_judge_calls_across_judges() {
     }
     assert_eq!(server.request_count(), 24);
     assert!(server.max_in_flight() <= 3, "{}", server.max_in_flight());
+}
+
+/// A judge grades like `BashGrader` and the trees: `grade` is callable without importing the
+/// `Grader` trait (this module imports nothing from the parent).
+mod without_the_trait_in_scope {
+    use grader_core::Gather;
+    use grader_core::judge::{JudgeConfig, LlmJudge};
+    use grader_tests::judge_server::{Reply, ScriptedServer};
+
+    #[tokio::test]
+    async fn a_judge_grades_alone_and_in_a_gather() {
+        let server = ScriptedServer::start(|_| Reply::verdict("MET", "fine"));
+        let config = JudgeConfig::new().base_url(server.base_url()).api_key("k");
+        let graded = LlmJudge::new("Paris", ["names Paris"])
+            .config(config.clone())
+            .grade(0.5)
+            .named("judge")
+            .await
+            .expect("graded");
+        assert_eq!(
+            (graded.name(), graded.weight(), graded.value()),
+            ("judge", 0.5, 1.0)
+        );
+        let result = Gather::new()
+            .add(
+                LlmJudge::new("Paris", ["names Paris"])
+                    .config(config)
+                    .grade(1.0),
+            )
+            .await
+            .expect("gathered");
+        assert_eq!(result.reward(), 1.0);
+        assert_eq!(server.request_count(), 2);
+    }
 }

@@ -7,9 +7,9 @@
 
 use std::future::IntoFuture as _;
 
+use grader_core::GraderError;
 use grader_core::judge::verdict::{VerdictError, parse_verdict, py_str};
 use grader_core::judge::{Criterion, JudgeConfig, JudgeError, LlmJudge};
-use grader_core::{Grader, GraderError};
 use grader_tests::judge_server::{Reply, ScriptedServer};
 use grader_tests::python::{hud_python, run_script};
 use proptest::prelude::*;

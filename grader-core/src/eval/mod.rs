@@ -25,7 +25,9 @@ pub mod value;
 
 pub use line::{ErrorKind, LINE_VERSION, Line, LineError};
 #[cfg(feature = "eval")]
-pub use run::{EvalError, Evaluation, MergeReport, RunReport, Sample, merge};
+pub use run::{
+    EvalError, Evaluation, INTERRUPTED_EXIT_STATUS, MergeReport, RunReport, Sample, merge,
+};
 #[cfg(feature = "eval")]
 pub use shard::{Shard, ShardEnvError};
 pub use summary::{Reducer, Summary, SummaryBuilder, SummaryOptions, summarize_files};

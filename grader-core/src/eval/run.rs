@@ -105,6 +105,66 @@ pub struct RunReport {
     pub elapsed: Duration,
 }
 
+/// The exit status of a program stopped by Ctrl-C, by the shells' convention (128 + `SIGINT`'s
+/// number, 2): what [`RunReport::exit_status`] gives for an interrupted run.
+pub const INTERRUPTED_EXIT_STATUS: u8 = 130;
+
+impl RunReport {
+    /// The exit status a program that ran this evaluation should end with:
+    /// [`INTERRUPTED_EXIT_STATUS`] (130) when it was stopped by Ctrl-C before finishing, so that
+    /// a CI job or a script does not take half a run for a whole one; 0 otherwise. Lines that
+    /// record a failed grading do not change it: they are results, counted by the summary.
+    ///
+    /// ```
+    /// use grader_core::eval::{Evaluation, INTERRUPTED_EXIT_STATUS};
+    /// use grader_core::EvaluationResult;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let dir = std::env::temp_dir().join(format!("grader-exit-doc-{}", std::process::id()));
+    /// std::fs::create_dir_all(&dir)?;
+    /// let output = dir.join("results.jsonl");
+    /// # let _ = std::fs::remove_file(&output);
+    /// let mut report = Evaluation::new(&output)
+    ///     .run([("a", ()), ("b", ())], |_sample, _epoch| async { EvaluationResult::from_reward(1.0) })
+    ///     .await?;
+    /// assert_eq!(report.exit_status(), 0);
+    /// report.interrupted = true; // as after Ctrl-C
+    /// assert_eq!(report.exit_status(), INTERRUPTED_EXIT_STATUS);
+    /// # std::fs::remove_dir_all(&dir)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # }).unwrap();
+    /// ```
+    #[must_use]
+    pub fn exit_status(&self) -> u8 {
+        if self.interrupted {
+            INTERRUPTED_EXIT_STATUS
+        } else {
+            0
+        }
+    }
+
+    /// [`exit_status`](Self::exit_status) as an [`ExitCode`](std::process::ExitCode), to return
+    /// from `main`:
+    ///
+    /// ```no_run
+    /// use std::process::ExitCode;
+    /// use grader_core::eval::Evaluation;
+    /// use grader_core::EvaluationResult;
+    ///
+    /// #[tokio::main]
+    /// async fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
+    ///     let report = Evaluation::new("results.jsonl")
+    ///         .run([("a", ()), ("b", ())], |_sample, _epoch| async { EvaluationResult::from_reward(1.0) })
+    ///         .await?;
+    ///     Ok(report.exit_code()) // 130 after Ctrl-C
+    /// }
+    /// ```
+    #[must_use]
+    pub fn exit_code(&self) -> std::process::ExitCode {
+        std::process::ExitCode::from(self.exit_status())
+    }
+}
+
 /// Grades samples with a user's grading function, `k` epochs each, with bounded concurrency,
 /// appending one [`Line`](super::Line) per (sample, epoch) to a JSONL file as each finishes.
 ///

@@ -3,7 +3,9 @@
 //!
 //! By default a judge does what the reference does: one chat-completions call per criterion,
 //! all at once, with the reference's prompts ([`prompts`]), model default ([`DEFAULT_MODEL`]) and
-//! `max_tokens` ([`MAX_TOKENS`]), against `HUD_GATEWAY_URL` with the key `HUD_API_KEY`; each
+//! `max_tokens` ([`MAX_TOKENS`]), against `HUD_GATEWAY_URL` with the key `HUD_API_KEY` (when
+//! those are unset, `OPENAI_BASE_URL` and `OPENAI_API_KEY`, which the reference does not read:
+//! see [`JudgeConfig::new`]); each
 //! reply read by the reference's strict parser ([`verdict`]) and the verdicts combined by its
 //! formula ([`value`]) into a subscore named `LLMJudgeGrader` with one child per criterion.
 //! Calls are retried as the reference's client retries them ([`transport::RetryPolicy`]).
@@ -25,7 +27,6 @@
 //!
 //! ```
 //! use futures_util::future::BoxFuture;
-//! use grader_core::Grader;
 //! use grader_core::judge::transport::{HttpRequest, HttpResponse, Transport, TransportError};
 //! use grader_core::judge::{Criterion, JudgeConfig, LlmJudge};
 //!
@@ -86,6 +87,7 @@ pub use verdict::{Verdict, VerdictError};
 
 use crate::error::Failure;
 use crate::grader::Grader;
+use crate::grading::Grading;
 use crate::params::json_safe;
 use crate::score::{Info, Score, SubScore};
 
@@ -101,6 +103,15 @@ pub const DEFAULT_BASE_URL: &str = "https://inference.hud.ai";
 pub const BASE_URL_VAR: &str = "HUD_GATEWAY_URL";
 /// The variable the API key is read from when none is configured.
 pub const API_KEY_VAR: &str = "HUD_API_KEY";
+/// The variable the base URL is read from when none is configured, `HUD_GATEWAY_URL` is unset
+/// and the key is not `HUD_API_KEY` (see [`JudgeConfig::new`]). Not read by the reference.
+pub const OPENAI_BASE_URL_VAR: &str = "OPENAI_BASE_URL";
+/// The variable the API key is read from when none is configured and `HUD_API_KEY` is unset.
+/// Not read by the reference.
+pub const OPENAI_API_KEY_VAR: &str = "OPENAI_API_KEY";
+/// The base URL for a key from `OPENAI_API_KEY` when `OPENAI_BASE_URL` is unset (the OpenAI
+/// client's default).
+pub const OPENAI_DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 /// How many characters of a reply body an error keeps.
 pub const KEEP_BODY_CHARS: usize = 2000;
 
@@ -187,8 +198,10 @@ impl<S: Into<String>> From<(S, f64)> for Criterion {
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum JudgeError {
-    /// No key was configured and `HUD_API_KEY` is unset or empty.
-    #[error("HUD_API_KEY is required for the judge (or set one with JudgeConfig::api_key)")]
+    /// No key was configured and `HUD_API_KEY` and `OPENAI_API_KEY` are unset or empty.
+    #[error(
+        "the judge needs an API key: set HUD_API_KEY (or OPENAI_API_KEY), or use JudgeConfig::api_key"
+    )]
     MissingApiKey,
     /// A criterion's weight is NaN or infinite.
     #[error("criterion {criterion:?}: weight {weight:?} is not a finite number")]
@@ -400,6 +413,18 @@ impl JudgeConfig {
     /// The reference's behaviour: `HUD_GATEWAY_URL` and `HUD_API_KEY` (read when a judge
     /// runs), 5 s to connect, 600 s per request, 6 retries; plus an overall deadline of 600 s
     /// from the judge's start.
+    ///
+    /// Where the endpoint comes from, first match wins (an empty variable counts as unset):
+    ///
+    /// | key | base URL (unless [`base_url`](Self::base_url) is set) |
+    /// |---|---|
+    /// | [`api_key`](Self::api_key) | `HUD_GATEWAY_URL`, else `OPENAI_BASE_URL`, else `https://inference.hud.ai` |
+    /// | `HUD_API_KEY` | `HUD_GATEWAY_URL`, else `https://inference.hud.ai` |
+    /// | `OPENAI_API_KEY` | `OPENAI_BASE_URL`, else `https://api.openai.com/v1` |
+    ///
+    /// With none of the three keys the judge fails with [`JudgeError::MissingApiKey`]. A key
+    /// read from one provider's variable is never sent to the other's URL variable. The
+    /// reference reads only the `HUD_` variables. A key set here but empty is refused too.
     #[must_use]
     pub fn new() -> Self {
         JudgeConfig::default()
@@ -591,6 +616,13 @@ impl LlmJudge {
     /// [`lenient`](JudgeConfig::lenient), where only all failing is an error).
     pub async fn judge(self) -> Result<SubScore, JudgeError> {
         run(self).await
+    }
+
+    /// The grading of this judge at `weight`: [`Grader::grade`], callable without importing
+    /// the trait (the [module's example](self) grades this way). Await it, or add it to a
+    /// gather or a tree.
+    pub fn grade<'a>(self, weight: f64) -> Grading<'a, Self> {
+        Grading::new(self, weight)
     }
 }
 
@@ -1030,17 +1062,35 @@ fn read_completion(body: &[u8]) -> Result<CallRecord, CallError> {
     })
 }
 
-/// The base URL and key: configured, else from the environment, as the reference reads them.
+/// The base URL and key: configured, else from the environment (see [`JudgeConfig::new`]).
 fn endpoint(settings: &Settings) -> Result<(String, String), JudgeError> {
-    let base = settings.base_url.clone().unwrap_or_else(|| {
-        std::env::var(BASE_URL_VAR).unwrap_or_else(|_| DEFAULT_BASE_URL.to_owned())
-    });
-    let key = settings
-        .api_key
-        .clone()
-        .or_else(|| std::env::var(API_KEY_VAR).ok())
-        .filter(|key| !key.is_empty())
-        .ok_or(JudgeError::MissingApiKey)?;
+    endpoint_from(settings, |name| std::env::var(name).ok())
+}
+
+/// [`endpoint`] with the environment read through `var`; an empty variable counts as unset.
+fn endpoint_from(
+    settings: &Settings,
+    var: impl Fn(&str) -> Option<String>,
+) -> Result<(String, String), JudgeError> {
+    let var = |name: &str| var(name).filter(|value| !value.is_empty());
+    let (key, base) = if let Some(key) = settings.api_key.clone() {
+        if key.is_empty() {
+            return Err(JudgeError::MissingApiKey);
+        }
+        let base = var(BASE_URL_VAR)
+            .or_else(|| var(OPENAI_BASE_URL_VAR))
+            .unwrap_or_else(|| DEFAULT_BASE_URL.to_owned());
+        (key, base)
+    } else if let Some(key) = var(API_KEY_VAR) {
+        let base = var(BASE_URL_VAR).unwrap_or_else(|| DEFAULT_BASE_URL.to_owned());
+        (key, base)
+    } else if let Some(key) = var(OPENAI_API_KEY_VAR) {
+        let base = var(OPENAI_BASE_URL_VAR).unwrap_or_else(|| OPENAI_DEFAULT_BASE_URL.to_owned());
+        (key, base)
+    } else {
+        return Err(JudgeError::MissingApiKey);
+    };
+    let base = settings.base_url.clone().unwrap_or(base);
     Ok((
         format!("{}/chat/completions", base.trim_end_matches('/')),
         key,
@@ -1355,6 +1405,122 @@ impl Totals {
             info.insert("calls".into(), self.calls.into());
             info.insert("prompt_tokens".into(), self.prompt_tokens.into());
             info.insert("completion_tokens".into(), self.completion_tokens.into());
+        }
+    }
+}
+
+#[cfg(test)]
+mod endpoint_tests {
+    use super::*;
+
+    fn resolve(settings: &Settings, vars: &[(&str, &str)]) -> Result<(String, String), JudgeError> {
+        endpoint_from(settings, |name| {
+            vars.iter()
+                .find(|(var, _)| *var == name)
+                .map(|(_, value)| (*value).to_owned())
+        })
+    }
+
+    fn ok(url: &str, key: &str) -> (String, String) {
+        (format!("{url}/chat/completions"), key.to_owned())
+    }
+
+    #[test]
+    fn the_hud_variables_come_first_and_the_openai_ones_when_they_are_unset() {
+        let none = Settings::default();
+        let hud = [("HUD_GATEWAY_URL", "http://hud"), ("HUD_API_KEY", "hk")];
+        let openai = [
+            ("OPENAI_BASE_URL", "http://oa/v1"),
+            ("OPENAI_API_KEY", "ok"),
+        ];
+        let both: Vec<_> = hud.iter().chain(&openai).copied().collect();
+        assert_eq!(
+            resolve(&none, &both).expect("resolves"),
+            ok("http://hud", "hk")
+        );
+        assert_eq!(
+            resolve(&none, &openai).expect("resolves"),
+            ok("http://oa/v1", "ok")
+        );
+        assert_eq!(
+            resolve(&none, &hud).expect("resolves"),
+            ok("http://hud", "hk")
+        );
+        // Empty variables count as unset.
+        let empty_hud: Vec<_> = [("HUD_GATEWAY_URL", ""), ("HUD_API_KEY", "")]
+            .iter()
+            .chain(&openai)
+            .copied()
+            .collect();
+        assert_eq!(
+            resolve(&none, &empty_hud).expect("resolves"),
+            ok("http://oa/v1", "ok")
+        );
+        // Each provider's default URL.
+        assert_eq!(
+            resolve(&none, &[("HUD_API_KEY", "hk")]).expect("resolves"),
+            ok(DEFAULT_BASE_URL, "hk")
+        );
+        assert_eq!(
+            resolve(&none, &[("OPENAI_API_KEY", "ok")]).expect("resolves"),
+            ok(OPENAI_DEFAULT_BASE_URL, "ok")
+        );
+    }
+
+    #[test]
+    fn a_key_is_never_sent_to_the_other_providers_url_variable() {
+        let none = Settings::default();
+        let hud_key = [("HUD_API_KEY", "hk"), ("OPENAI_BASE_URL", "http://oa/v1")];
+        assert_eq!(
+            resolve(&none, &hud_key).expect("resolves"),
+            ok(DEFAULT_BASE_URL, "hk")
+        );
+        let openai_key = [("OPENAI_API_KEY", "ok"), ("HUD_GATEWAY_URL", "http://hud")];
+        assert_eq!(
+            resolve(&none, &openai_key).expect("resolves"),
+            ok(OPENAI_DEFAULT_BASE_URL, "ok")
+        );
+    }
+
+    #[test]
+    fn configured_values_win_and_no_key_is_a_typed_error() {
+        let all = [
+            ("HUD_GATEWAY_URL", "http://hud"),
+            ("HUD_API_KEY", "hk"),
+            ("OPENAI_BASE_URL", "http://oa/v1"),
+            ("OPENAI_API_KEY", "ok"),
+        ];
+        let configured = JudgeConfig::new().base_url("http://mine/").api_key("mk");
+        assert_eq!(
+            resolve(&configured.inner, &all).expect("resolves"),
+            ok("http://mine", "mk")
+        );
+        let key_only = JudgeConfig::new().api_key("mk");
+        assert_eq!(
+            resolve(&key_only.inner, &all[2..]).expect("resolves"),
+            ok("http://oa/v1", "mk")
+        );
+        assert_eq!(
+            resolve(&key_only.inner, &all).expect("resolves"),
+            ok("http://hud", "mk")
+        );
+        let base_only = JudgeConfig::new().base_url("http://mine");
+        assert_eq!(
+            resolve(&base_only.inner, &all[2..]).expect("resolves"),
+            ok("http://mine", "ok")
+        );
+        for (settings, vars) in [
+            (Settings::default(), &all[..0]),
+            (
+                Settings::default(),
+                &[("HUD_API_KEY", ""), ("OPENAI_API_KEY", "")][..],
+            ),
+            ((*JudgeConfig::new().api_key("").inner).clone(), &all[..]),
+        ] {
+            assert!(matches!(
+                resolve(&settings, vars),
+                Err(JudgeError::MissingApiKey)
+            ));
         }
     }
 }

@@ -9,7 +9,8 @@
 //! that appends its shell's pid to `EVAL_PROBE_PIDS` and sleeps `EVAL_PROBE_SLEEP` seconds;
 //! the first `EVAL_PROBE_FAST` samples (0 by default) run `true` instead.
 //!
-//! Prints the run's report and exits with 130 when interrupted by Ctrl-C, 0 otherwise.
+//! Prints the run's report and exits with its `exit_code()`: 130 when interrupted by Ctrl-C, 0
+//! otherwise.
 
 use std::time::Duration;
 
@@ -70,7 +71,7 @@ fn grade_text(i: usize, answer: &str, reference: &str) -> Result<EvaluationResul
     Grade::from_subscores(subscores.map_err(|e| e.to_string())?).map_err(|e| e.to_string())
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+fn main() -> Result<std::process::ExitCode, Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [output, mode, samples, epochs, concurrency] = &args[..] else {
         return Err("usage: eval-probe OUTPUT text|sleep SAMPLES EPOCHS CONCURRENCY".into());
@@ -109,8 +110,5 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         other => return Err(format!("unknown mode {other}").into()),
     };
     println!("{report:?}");
-    if report.interrupted {
-        std::process::exit(130);
-    }
-    Ok(())
+    Ok(report.exit_code())
 }

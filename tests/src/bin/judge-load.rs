@@ -7,7 +7,6 @@
 use std::future::IntoFuture as _;
 use std::time::Instant;
 
-use grader_core::Grader as _;
 use grader_core::judge::{JudgeConfig, LlmJudge};
 
 /// User + system CPU seconds of this process so far, from `/proc/self/stat`.
