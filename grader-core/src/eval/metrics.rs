@@ -26,7 +26,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use crate::grade::neumaier_sum;
+use crate::grade::{Neumaier, neumaier_sum};
 
 /// A metric was asked for something it cannot compute.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -495,8 +495,7 @@ pub fn collect(values: &[f64]) -> Option<Vec<f64>> {
 #[derive(Debug, Default, Clone, Copy)]
 #[cfg_attr(not(feature = "progress"), allow(dead_code))]
 pub(crate) struct RunningMean {
-    sum: f64,
-    compensation: f64,
+    sum: Neumaier,
     count: u64,
 }
 
@@ -504,13 +503,7 @@ pub(crate) struct RunningMean {
 impl RunningMean {
     /// Adds a value.
     pub(crate) fn push(&mut self, value: f64) {
-        let total = self.sum + value;
-        if self.sum.abs() >= value.abs() {
-            self.compensation += (self.sum - total) + value;
-        } else {
-            self.compensation += (value - total) + self.sum;
-        }
-        self.sum = total;
+        self.sum.add(value);
         self.count += 1;
     }
 
@@ -519,7 +512,7 @@ impl RunningMean {
         if self.count == 0 {
             0.0
         } else {
-            (self.sum + self.compensation) / self.count as f64
+            self.sum.total() / self.count as f64
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The summary of an evaluation: [`Summary`], computed from [`Line`]s streamed from one file or
 //! several (shards) with [`SummaryBuilder`].
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::str::FromStr;
 
@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::line::{ErrorKind, Line};
 use super::metrics::{self, Interval};
-use crate::grade::neumaier_sum;
+use crate::grade::Neumaier;
 
 /// How one sample's scored epochs become one value (Inspect AI's epoch reducers).
 ///
@@ -364,23 +364,32 @@ pub fn summarize_files<P: AsRef<std::path::Path>>(
     Ok(builder.finish())
 }
 
-#[derive(Debug, Default)]
-struct SampleEpochs {
-    /// (epoch, reward or None when errored), in arrival order.
-    epochs: Vec<(u32, Option<f64>)>,
+/// One line as a summary keeps it: 16 bytes.
+#[derive(Debug, Clone, Copy)]
+struct Kept {
+    /// The sample, as its index in [`SummaryBuilder::ids`].
+    sample: u32,
+    epoch: u32,
+    /// The reward, or NaN for a line without one (a reward is always finite).
+    reward: f64,
 }
 
-/// Builds a [`Summary`] from lines pushed one at a time, keeping only each line's reward (not
-/// its result), so that files larger than memory can be summarized.
+/// Builds a [`Summary`] from lines pushed one at a time, keeping of each line only what the
+/// metrics need (16 bytes, and its (sample, epoch) in a set to tell duplicates), and of each
+/// sample its id once; subscore means and the grading time are running sums. So files much
+/// larger than memory can be summarized.
 #[derive(Debug)]
 pub struct SummaryBuilder {
     options: SummaryOptions,
-    samples: BTreeMap<String, SampleEpochs>,
-    lines: usize,
+    /// Each sample id once, with its index.
+    ids: HashMap<Box<str>, u32, foldhash::fast::RandomState>,
+    /// The (sample, epoch) pairs seen, as `sample << 32 | epoch`.
+    seen: HashSet<u64, foldhash::fast::RandomState>,
+    kept: Vec<Kept>,
     duplicates: usize,
     errors: BTreeMap<String, usize>,
-    subscores: BTreeMap<String, (usize, Vec<f64>)>,
-    durations: Vec<f64>,
+    subscores: BTreeMap<String, (usize, Neumaier)>,
+    durations: Neumaier,
 }
 
 impl SummaryBuilder {
@@ -389,27 +398,41 @@ impl SummaryBuilder {
     pub fn new(options: SummaryOptions) -> Self {
         SummaryBuilder {
             options,
-            samples: BTreeMap::new(),
-            lines: 0,
+            ids: HashMap::default(),
+            seen: HashSet::default(),
+            kept: Vec::new(),
             duplicates: 0,
             errors: BTreeMap::new(),
             subscores: BTreeMap::new(),
-            durations: Vec::new(),
+            durations: Neumaier::default(),
         }
     }
 
     /// Adds a line. A second line for the same (sample, epoch) is counted as a duplicate and
     /// otherwise ignored.
     pub fn push(&mut self, line: Line) {
-        let entry = self.samples.entry(line.id.clone()).or_default();
-        if entry.epochs.iter().any(|(epoch, _)| *epoch == line.epoch) {
+        let next = u32::try_from(self.ids.len()).unwrap_or(u32::MAX);
+        let sample = match self.ids.get(line.id.as_str()) {
+            Some(&index) => index,
+            None => {
+                self.ids.insert(line.id.as_str().into(), next);
+                next
+            }
+        };
+        if !self
+            .seen
+            .insert((u64::from(sample) << 32) | u64::from(line.epoch))
+        {
             self.duplicates += 1;
             return;
         }
-        self.lines += 1;
-        self.durations.push(line.duration_secs);
+        self.durations.add(line.duration_secs);
         let reward = line.reward();
-        entry.epochs.push((line.epoch, reward));
+        self.kept.push(Kept {
+            sample,
+            epoch: line.epoch,
+            reward: reward.unwrap_or(f64::NAN),
+        });
         if reward.is_none() {
             let kind = match &line.error {
                 Some(error) => match error.kind {
@@ -423,9 +446,12 @@ impl SummaryBuilder {
         }
         if let Some(subscores) = line.result.as_ref().and_then(|r| r.subscores.as_ref()) {
             for sub in subscores {
-                let stat = self.subscores.entry(sub.name().to_owned()).or_default();
+                let stat = match self.subscores.get_mut(sub.name()) {
+                    Some(stat) => stat,
+                    None => self.subscores.entry(sub.name().to_owned()).or_default(),
+                };
                 stat.0 += 1;
-                stat.1.push(sub.value());
+                stat.1.add(sub.value());
             }
         }
     }
@@ -433,25 +459,55 @@ impl SummaryBuilder {
     /// The summary of every line pushed.
     #[must_use]
     pub fn finish(self) -> Summary {
-        let options = self.options;
-        let mut per_sample: Vec<Vec<f64>> = Vec::with_capacity(self.samples.len());
+        let SummaryBuilder {
+            options,
+            ids,
+            seen,
+            mut kept,
+            duplicates,
+            errors,
+            subscores,
+            durations,
+        } = self;
+        drop(seen);
+        let lines = kept.len();
+        let samples = ids.len();
+        // Samples in the order of their ids, each one's lines in the order of their epochs.
+        let mut rank = vec![0_u32; samples];
+        {
+            let mut by_id: Vec<(&str, u32)> = ids.iter().map(|(id, &i)| (&**id, i)).collect();
+            by_id.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            for (position, (_, index)) in by_id.into_iter().enumerate() {
+                rank[index as usize] = u32::try_from(position).unwrap_or(u32::MAX);
+            }
+        }
+        drop(ids);
+        kept.sort_unstable_by_key(|line| (rank[line.sample as usize], line.epoch));
+        drop(rank);
+        // Each sample's scored rewards, one after the other in `values`, the sample's
+        // starting at `starts[i]`.
+        let mut values: Vec<f64> = Vec::with_capacity(lines);
+        let mut starts: Vec<usize> = Vec::with_capacity(samples + 1);
+        let mut sizes: Vec<u32> = Vec::with_capacity(samples);
         let mut epochs = 0_u32;
-        let mut scored = 0;
         let mut errored_samples = 0;
-        for sample in self.samples.values() {
-            let mut epoch_rewards = sample.epochs.clone();
-            epoch_rewards.sort_by_key(|(epoch, _)| *epoch);
-            epochs = epochs.max(u32::try_from(epoch_rewards.len()).unwrap_or(u32::MAX));
-            let values: Vec<f64> = epoch_rewards.iter().filter_map(|(_, r)| *r).collect();
-            scored += values.len();
-            if values.is_empty() {
+        for group in kept.chunk_by(|a, b| a.sample == b.sample) {
+            let size = u32::try_from(group.len()).unwrap_or(u32::MAX);
+            epochs = epochs.max(size);
+            sizes.push(size);
+            starts.push(values.len());
+            let before = values.len();
+            values.extend(group.iter().map(|line| line.reward).filter(|r| !r.is_nan()));
+            if values.len() == before {
                 errored_samples += 1;
             }
-            per_sample.push(values);
         }
+        starts.push(values.len());
+        drop(kept);
+        let scored = values.len();
+        let per_sample = || starts.windows(2).map(|w| &values[w[0]..w[1]]);
         let reduce_all = |reducer: Reducer| -> Vec<f64> {
-            per_sample
-                .iter()
+            per_sample()
                 .filter_map(|values| reducer.reduce(values, options.threshold))
                 .collect()
         };
@@ -492,40 +548,40 @@ impl SummaryBuilder {
             },
             pass_rate: metrics::pass_rate(&headline, options.threshold),
         };
-        let expected = options.epochs.unwrap_or(epochs) as usize;
-        let incomplete_samples = self
-            .samples
-            .values()
-            .filter(|sample| sample.epochs.len() < expected)
-            .count();
+        drop(headline);
+        let expected = options.epochs.unwrap_or(epochs);
+        let incomplete_samples = sizes.iter().filter(|size| **size < expected).count();
         let pass_at_k = (1..=epochs as usize)
             .map(|k| stat(Reducer::PassAt(k)))
             .collect();
         let reducers = options.reducers.iter().map(|r| stat(*r)).collect();
-        let subscores = self
-            .subscores
+        let subscores = subscores
             .into_iter()
-            .map(|(name, (count, values))| {
-                let mean = metrics::mean(&values);
+            .map(|(name, (count, sum))| {
+                let mean = if count == 0 {
+                    0.0
+                } else {
+                    sum.total() / count as f64
+                };
                 (name, SubscoreStat { count, mean })
             })
             .collect();
-        let errored = self.lines - scored;
+        let errored = lines - scored;
         Summary {
-            samples: self.samples.len(),
+            samples,
             epochs,
             incomplete_samples,
-            lines: self.lines,
+            lines,
             scored,
             errored,
-            errors: self.errors,
+            errors,
             errored_samples,
-            duplicates: self.duplicates,
+            duplicates,
             reward,
             pass_at_k,
             reducers,
             subscores,
-            grading_secs: neumaier_sum(self.durations),
+            grading_secs: durations.total(),
             options,
         }
     }
@@ -760,6 +816,76 @@ mod tests {
     fn graded(id: &str, epoch: u32, reward: f64) -> Line {
         let result = EvaluationResult::from_reward(reward).expect("a finite reward");
         Line::graded(id, epoch, result, 0.0)
+    }
+
+    /// What a summary keeps of lines pushed in any order, against the plain reading: every
+    /// sample's first line per epoch, samples by id, epochs in order.
+    #[test]
+    fn the_compact_builder_keeps_what_the_plain_reading_would() {
+        use rand::seq::SliceRandom;
+        use rand::{Rng, SeedableRng};
+
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        for round in 0..40 {
+            let mut lines = Vec::new();
+            for _ in 0..rng.random_range(0..300) {
+                let id = format!("s{}", rng.random_range(0..60));
+                let epoch = rng.random_range(1..5);
+                lines.push(if rng.random_bool(0.15) {
+                    Line::failed(&*id, epoch, ErrorKind::Failed, "no", 0.5)
+                } else {
+                    graded(
+                        &id,
+                        epoch,
+                        f64::from(rng.random_range(0..5_u8)) / 4.0 - 0.25,
+                    )
+                });
+            }
+            // The plain reading, first line of each (sample, epoch) wins.
+            let mut plain: BTreeMap<String, BTreeMap<u32, Option<f64>>> = BTreeMap::new();
+            let mut duplicates = 0;
+            for line in &lines {
+                let epochs = plain.entry(line.id.clone()).or_default();
+                if epochs.contains_key(&line.epoch) {
+                    duplicates += 1;
+                } else {
+                    epochs.insert(line.epoch, line.reward());
+                }
+            }
+            let means: Vec<f64> = plain
+                .values()
+                .map(|e| e.values().flatten().copied().collect::<Vec<f64>>())
+                .filter(|v| !v.is_empty())
+                .map(|v| metrics::mean(&v))
+                .collect();
+            let summary = Summary::from_lines(lines.clone(), SummaryOptions::default());
+            assert_eq!(summary.samples, plain.len(), "round {round}");
+            assert_eq!(summary.duplicates, duplicates, "round {round}");
+            assert_eq!(summary.lines, lines.len() - duplicates, "round {round}");
+            assert_eq!(summary.reward.n, means.len(), "round {round}");
+            assert_eq!(summary.reward.mean, metrics::mean(&means), "round {round}");
+            assert_eq!(
+                summary.reward.ci_bootstrap,
+                metrics::ci_bootstrap(&means, 0.95, 1000, 0).expect("a level"),
+                "round {round}: samples in the order of their ids"
+            );
+            // Another order of the same distinct lines: the same summary.
+            let mut distinct: Vec<Line> = Vec::new();
+            let mut taken = std::collections::HashSet::new();
+            for line in lines {
+                if taken.insert((line.id.clone(), line.epoch)) {
+                    distinct.push(line);
+                }
+            }
+            distinct.shuffle(&mut rng);
+            let mut again = Summary::from_lines(distinct, SummaryOptions::default());
+            again.duplicates = summary.duplicates;
+            assert_eq!(
+                serde_json::to_string(&again).ok(),
+                serde_json::to_string(&summary).ok(),
+                "round {round}"
+            );
+        }
     }
 
     #[test]
