@@ -846,10 +846,11 @@ mod tests {
             let mut duplicates = 0;
             for line in &lines {
                 let epochs = plain.entry(line.id.clone()).or_default();
-                if epochs.contains_key(&line.epoch) {
-                    duplicates += 1;
-                } else {
-                    epochs.insert(line.epoch, line.reward());
+                match epochs.entry(line.epoch) {
+                    std::collections::btree_map::Entry::Occupied(_) => duplicates += 1,
+                    std::collections::btree_map::Entry::Vacant(slot) => {
+                        slot.insert(line.reward());
+                    }
                 }
             }
             let means: Vec<f64> = plain
