@@ -130,6 +130,16 @@ impl Grade {
 /// once have been handed out before it is reached, since every candidate handed out is absent
 /// from the input. Leaving the check out saves a set of every final name.
 pub(crate) fn dedupe_names(subscores: &mut [SubScore]) {
+    // The common case, a handful of names all distinct, without hashing: pairwise comparison
+    // is cheaper than a table for a few names.
+    if subscores.len() <= 16
+        && subscores
+            .iter()
+            .enumerate()
+            .all(|(i, sub)| subscores[..i].iter().all(|other| other.name() != sub.name()))
+    {
+        return;
+    }
     // For each distinct name: how often it occurs, and the last suffix it was given.
     let mut names: HashMap<&str, (usize, u64)> = HashMap::with_capacity(subscores.len());
     for sub in subscores.iter() {
