@@ -474,7 +474,7 @@ struct Running {
     /// The (sample, epoch) of each task, to write its line should the task itself die (it
     /// cannot panic: `grade_one` catches the grading's panics; but a runtime shutting down
     /// cancels it).
-    ids: HashMap<tokio::task::Id, (Arc<str>, u32, Instant)>,
+    ids: HashMap<tokio::task::Id, (Arc<str>, u32, Instant), foldhash::fast::RandomState>,
 }
 
 impl Running {

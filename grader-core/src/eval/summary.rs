@@ -1,7 +1,7 @@
 //! The summary of an evaluation: [`Summary`], computed from [`Line`]s streamed from one file or
 //! several (shards) with [`SummaryBuilder`].
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 use std::str::FromStr;
 
@@ -375,21 +375,85 @@ struct Kept {
 }
 
 /// Builds a [`Summary`] from lines pushed one at a time, keeping of each line only what the
-/// metrics need (16 bytes, and its (sample, epoch) in a set to tell duplicates), and of each
-/// sample its id once; subscore means and the grading time are running sums. So files much
-/// larger than memory can be summarized.
+/// metrics need (16 bytes), and of each sample its id once (in one buffer) and which epochs it
+/// has; subscore means and the grading time are running sums. So files much larger than
+/// memory can be summarized.
 #[derive(Debug)]
 pub struct SummaryBuilder {
     options: SummaryOptions,
-    /// Each sample id once, with its index.
-    ids: HashMap<Box<str>, u32, foldhash::fast::RandomState>,
-    /// The (sample, epoch) pairs seen, as `sample << 32 | epoch`.
-    seen: HashSet<u64, foldhash::fast::RandomState>,
+    ids: Ids,
+    /// Per sample, the epochs 1 to 64 seen, as bits.
+    epochs_seen: Vec<u64>,
+    /// The (sample, epoch) pairs seen with an epoch outside 1 to 64, as `sample << 32 | epoch`.
+    other_epochs_seen: HashSet<u64, foldhash::fast::RandomState>,
     kept: Vec<Kept>,
     duplicates: usize,
     errors: BTreeMap<String, usize>,
     subscores: BTreeMap<String, (usize, Neumaier)>,
     durations: Neumaier,
+}
+
+/// Sample ids, each once, numbered from 0 in the order first seen: their bytes one after the
+/// other in one buffer, and a table of their numbers.
+#[derive(Default)]
+struct Ids {
+    bytes: Vec<u8>,
+    /// Where each id ends in `bytes`; it starts where the one before ends.
+    ends: Vec<usize>,
+    table: hashbrown::HashTable<u32>,
+    hasher: foldhash::fast::RandomState,
+}
+
+impl fmt::Debug for Ids {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Ids").field("len", &self.len()).finish()
+    }
+}
+
+impl Ids {
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    fn get<'a>(bytes: &'a [u8], ends: &[usize], index: u32) -> &'a [u8] {
+        let index = index as usize;
+        let start = if index == 0 { 0 } else { ends[index - 1] };
+        &bytes[start..ends[index]]
+    }
+
+    /// The id's number, given it if it is new.
+    fn intern(&mut self, id: &str) -> u32 {
+        use std::hash::BuildHasher as _;
+
+        let Ids {
+            bytes,
+            ends,
+            table,
+            hasher,
+        } = self;
+        let hash = hasher.hash_one(id.as_bytes());
+        if let Some(&index) = table.find(hash, |&i| Ids::get(bytes, ends, i) == id.as_bytes()) {
+            return index;
+        }
+        let index = u32::try_from(ends.len()).unwrap_or(u32::MAX);
+        bytes.extend_from_slice(id.as_bytes());
+        ends.push(bytes.len());
+        table.insert_unique(hash, index, |&i| hasher.hash_one(Ids::get(bytes, ends, i)));
+        index
+    }
+
+    /// Each sample's position in the order of the ids.
+    fn ranks(&self) -> Vec<u32> {
+        let mut order: Vec<u32> = (0..u32::try_from(self.len()).unwrap_or(u32::MAX)).collect();
+        order.sort_unstable_by(|&a, &b| {
+            Ids::get(&self.bytes, &self.ends, a).cmp(Ids::get(&self.bytes, &self.ends, b))
+        });
+        let mut rank = vec![0_u32; self.len()];
+        for (position, index) in order.into_iter().enumerate() {
+            rank[index as usize] = u32::try_from(position).unwrap_or(u32::MAX);
+        }
+        rank
+    }
 }
 
 impl SummaryBuilder {
@@ -398,8 +462,9 @@ impl SummaryBuilder {
     pub fn new(options: SummaryOptions) -> Self {
         SummaryBuilder {
             options,
-            ids: HashMap::default(),
-            seen: HashSet::default(),
+            ids: Ids::default(),
+            epochs_seen: Vec::new(),
+            other_epochs_seen: HashSet::default(),
             kept: Vec::new(),
             duplicates: 0,
             errors: BTreeMap::new(),
@@ -411,18 +476,23 @@ impl SummaryBuilder {
     /// Adds a line. A second line for the same (sample, epoch) is counted as a duplicate and
     /// otherwise ignored.
     pub fn push(&mut self, line: Line) {
-        let next = u32::try_from(self.ids.len()).unwrap_or(u32::MAX);
-        let sample = match self.ids.get(line.id.as_str()) {
-            Some(&index) => index,
-            None => {
-                self.ids.insert(line.id.as_str().into(), next);
-                next
+        let sample = self.ids.intern(&line.id);
+        if sample as usize == self.epochs_seen.len() {
+            self.epochs_seen.push(0);
+        }
+        let new = match line.epoch {
+            1..=64 => {
+                let seen = &mut self.epochs_seen[sample as usize];
+                let bit = 1_u64 << (line.epoch - 1);
+                let new = *seen & bit == 0;
+                *seen |= bit;
+                new
             }
+            _ => self
+                .other_epochs_seen
+                .insert((u64::from(sample) << 32) | u64::from(line.epoch)),
         };
-        if !self
-            .seen
-            .insert((u64::from(sample) << 32) | u64::from(line.epoch))
-        {
+        if !new {
             self.duplicates += 1;
             return;
         }
@@ -462,25 +532,19 @@ impl SummaryBuilder {
         let SummaryBuilder {
             options,
             ids,
-            seen,
+            epochs_seen,
+            other_epochs_seen,
             mut kept,
             duplicates,
             errors,
             subscores,
             durations,
         } = self;
-        drop(seen);
+        drop((epochs_seen, other_epochs_seen));
         let lines = kept.len();
         let samples = ids.len();
         // Samples in the order of their ids, each one's lines in the order of their epochs.
-        let mut rank = vec![0_u32; samples];
-        {
-            let mut by_id: Vec<(&str, u32)> = ids.iter().map(|(id, &i)| (&**id, i)).collect();
-            by_id.sort_unstable_by(|a, b| a.0.cmp(b.0));
-            for (position, (_, index)) in by_id.into_iter().enumerate() {
-                rank[index as usize] = u32::try_from(position).unwrap_or(u32::MAX);
-            }
-        }
+        let rank = ids.ranks();
         drop(ids);
         kept.sort_unstable_by_key(|line| (rank[line.sample as usize], line.epoch));
         drop(rank);
@@ -887,6 +951,20 @@ mod tests {
                 "round {round}"
             );
         }
+    }
+
+    #[test]
+    fn duplicates_are_told_at_every_epoch_number() {
+        let mut lines = Vec::new();
+        for epoch in [0, 1, 63, 64, 65, 100, u32::MAX] {
+            lines.push(graded("a", epoch, 1.0));
+            lines.push(graded("b", epoch, 0.0));
+            lines.push(graded("a", epoch, 0.0)); // a duplicate: the first line wins
+        }
+        let summary = Summary::from_lines(lines, SummaryOptions::default());
+        assert_eq!((summary.samples, summary.lines, summary.duplicates), (2, 14, 7));
+        assert_eq!(summary.epochs, 7);
+        assert_eq!(summary.reward.mean, 0.5);
     }
 
     #[test]
