@@ -133,10 +133,11 @@ pub(crate) fn dedupe_names(subscores: &mut [SubScore]) {
     // The common case, a handful of names all distinct, without hashing: pairwise comparison
     // is cheaper than a table for a few names.
     if subscores.len() <= 16
-        && subscores
-            .iter()
-            .enumerate()
-            .all(|(i, sub)| subscores[..i].iter().all(|other| other.name() != sub.name()))
+        && subscores.iter().enumerate().all(|(i, sub)| {
+            subscores[..i]
+                .iter()
+                .all(|other| other.name() != sub.name())
+        })
     {
         return;
     }

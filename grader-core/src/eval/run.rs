@@ -312,7 +312,9 @@ impl Evaluation {
     /// `grade`, which is called with the sample and the epoch (from 1) and returns a future of
     /// the result. A [`Gather`](crate::Gather) is such a future. The future runs as a task of
     /// the runtime, so it is `Send + 'static`: it owns what it uses (the `Arc` of the sample,
-    /// clones), as a spawned task does.
+    /// clones), as a spawned task does. Work done in `grade` itself, before it returns the
+    /// future, runs in the awaiting task: put the grading inside the future (`|s, _| async move
+    /// { … }`) for it to run on the worker threads.
     ///
     /// # Errors
     /// [`EvalError`] when the results file cannot be read or written, or holds something that

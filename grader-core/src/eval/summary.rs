@@ -962,7 +962,10 @@ mod tests {
             lines.push(graded("a", epoch, 0.0)); // a duplicate: the first line wins
         }
         let summary = Summary::from_lines(lines, SummaryOptions::default());
-        assert_eq!((summary.samples, summary.lines, summary.duplicates), (2, 14, 7));
+        assert_eq!(
+            (summary.samples, summary.lines, summary.duplicates),
+            (2, 14, 7)
+        );
         assert_eq!(summary.epochs, 7);
         assert_eq!(summary.reward.mean, 0.5);
     }
