@@ -248,7 +248,8 @@ import numpy as np
 from inspect_ai.scorer import SampleScore, Score
 from inspect_ai.scorer._metric import value_to_float
 from inspect_ai.scorer._metrics import stderr, ci
-from inspect_ai.scorer._reducer.reducer import collect_score, majority_score
+from inspect_ai.scorer._reducer.reducer import (
+    collect_score, majority_score, mean_score, median_score, mode_score, max_score, at_least, pass_at)
 
 warned = []
 class Catch(logging.Handler):
@@ -290,6 +291,12 @@ for values in job["epochs"]:
     out["epochs"].append({
         "collect": None if isinstance(collected, float) else collected,
         "majority": clean(majority_score()(scores).value),
+        "reduce_mean": clean(mean_score()(scores).value),
+        "reduce_median": clean(median_score()(scores).value),
+        "reduce_mode": clean(mode_score()(scores).value),
+        "reduce_max": clean(max_score()(scores).value),
+        "reduce_at_least_2": clean(at_least(2, value=0.5)(scores).value),
+        "reduce_pass_at_2": clean(pass_at(2, value=0.5)(scores).value),
         "ci_bootstrap": clean(ci(level=0.9, method="bootstrap", num_samples=500)(samples)),
     })
 print(json.dumps(out))

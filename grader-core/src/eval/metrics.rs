@@ -383,12 +383,27 @@ pub fn pass_hat_k(n: u64, c: u64, k: u64) -> Option<f64> {
     Some(product.to_f64())
 }
 
+/// The values that are scored: Inspect AI's reducers leave unscored (NaN) values out.
+fn scored(values: &[f64]) -> std::borrow::Cow<'_, [f64]> {
+    if values.iter().any(|v| v.is_nan()) {
+        values
+            .iter()
+            .copied()
+            .filter(|v| !v.is_nan())
+            .collect::<Vec<f64>>()
+            .into()
+    } else {
+        values.into()
+    }
+}
+
 /// The median: the middle value, or the mean `(a + b) / 2` of the two middle ones; `None` for
 /// no values.
 ///
-/// Inspect AI: the `median` reducer (`statistics.median`).
+/// Inspect AI: the `median` reducer (`statistics.median`). NaN values (unscored epochs) are left out, as there.
 #[must_use]
 pub fn median(values: &[f64]) -> Option<f64> {
+    let values = scored(values);
     if values.is_empty() {
         return None;
     }
@@ -404,10 +419,10 @@ pub fn median(values: &[f64]) -> Option<f64> {
 
 /// The most frequent value, the earliest of those tied; `None` for no values.
 ///
-/// Inspect AI: the `mode` reducer (`Counter(values).most_common(1)`).
+/// Inspect AI: the `mode` reducer (`Counter(values).most_common(1)`). NaN values (unscored epochs) are left out, as there.
 #[must_use]
 pub fn mode(values: &[f64]) -> Option<f64> {
-    let counts = counts_in_order(values);
+    let counts = counts_in_order(&scored(values));
     let mut best: Option<(f64, usize)> = None;
     for (value, count) in counts {
         if best.is_none_or(|(_, most)| count > most) {
@@ -442,10 +457,10 @@ pub fn majority(values: &[f64]) -> Option<f64> {
 
 /// The largest value, the earliest of those tied; `None` for no values.
 ///
-/// Inspect AI: the `max` reducer.
+/// Inspect AI: the `max` reducer. NaN values (unscored epochs) are left out, as there.
 #[must_use]
 pub fn max(values: &[f64]) -> Option<f64> {
-    values
+    scored(values)
         .iter()
         .copied()
         .reduce(|best, v| if v > best { v } else { best })
@@ -453,9 +468,10 @@ pub fn max(values: &[f64]) -> Option<f64> {
 
 /// 1.0 when at least `k` values are `≥ threshold`, else 0.0; `None` for no values.
 ///
-/// Inspect AI: the `at_least(k, value)` reducer.
+/// Inspect AI: the `at_least(k, value)` reducer. NaN values (unscored epochs) are left out, as there.
 #[must_use]
 pub fn at_least(values: &[f64], k: usize, threshold: f64) -> Option<f64> {
+    let values = scored(values);
     if values.is_empty() {
         return None;
     }
@@ -466,9 +482,10 @@ pub fn at_least(values: &[f64], k: usize, threshold: f64) -> Option<f64> {
 /// [`pass_at_k`] of one sample's epochs: `n` is the number of values and `c` those `≥
 /// threshold`; `None` when there are fewer than `k` values.
 ///
-/// Inspect AI: the `pass_at(k, value)` reducer.
+/// Inspect AI: the `pass_at(k, value)` reducer. NaN values (unscored epochs) are left out, as there.
 #[must_use]
 pub fn pass_at(values: &[f64], k: usize, threshold: f64) -> Option<f64> {
+    let values = scored(values);
     let passed = values.iter().filter(|v| **v >= threshold).count();
     pass_at_k(values.len() as u64, passed as u64, k as u64)
 }

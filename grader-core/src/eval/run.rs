@@ -400,6 +400,17 @@ impl Evaluation {
         let mut errored = 0;
         let mut interrupted = false;
         let mut exhausted = false;
+        // Appends finished lines to `buffer`, counting them.
+        let mut take = |buffer: &mut Vec<u8>, line: &Line| -> Result<(), EvalError> {
+            append_line(buffer, line)?;
+            written += 1;
+            if line.error.is_some() {
+                errored += 1;
+            }
+            progress.record(line);
+            Ok(())
+        };
+        let mut outcome: Result<(), EvalError> = Ok(());
         loop {
             while !exhausted && running.len() < self.concurrency {
                 match queue.next() {
@@ -424,28 +435,49 @@ impl Evaluation {
                     interrupted = true;
                     break;
                 }
-                Some(line) = running.next() => line,
+                ended = running.next() => match ended {
+                    Some(Some(line)) => line,
+                    // A task cancelled under the run (the runtime shutting down): no line.
+                    Some(None) | None => continue,
+                },
             };
             // Lines that finished together are written together, in one `write`, before any
             // other grading is polled: a crash still loses only what was in flight.
             buffer.clear();
             let mut next = Some(line);
             while let Some(line) = next {
-                append_line(&mut buffer, &line)?;
-                written += 1;
-                if line.error.is_some() {
-                    errored += 1;
+                if let Err(error) = take(&mut buffer, &line) {
+                    outcome = Err(error);
+                    break;
                 }
-                progress.record(&line);
                 next = running.try_next();
             }
-            file.write_all(&buffer).map_err(io)?;
+            if outcome.is_ok() {
+                outcome = file.write_all(&buffer).map_err(io);
+            }
+            if outcome.is_err() {
+                break;
+            }
         }
         // Cancelling the gradings in flight drops them (which kills their commands), and waits
-        // until every one is gone: nothing started here outlives the run.
-        let in_flight = running.len();
-        running.shutdown().await;
+        // until every one is gone: nothing started here outlives the run. Those that finished
+        // meanwhile are kept (after Ctrl-C) rather than thrown away.
+        let finished = running.cancel().await;
+        let in_flight = running.cancelled;
+        if outcome.is_ok() && !finished.is_empty() {
+            buffer.clear();
+            for line in &finished {
+                outcome = take(&mut buffer, line);
+                if outcome.is_err() {
+                    break;
+                }
+            }
+            if outcome.is_ok() {
+                outcome = file.write_all(&buffer).map_err(io);
+            }
+        }
         drop(queue);
+        outcome?;
         file.flush().map_err(io)?;
         progress.finish();
         if interrupted {
@@ -473,10 +505,11 @@ impl Evaluation {
 #[derive(Default)]
 struct Running {
     tasks: JoinSet<Line>,
-    /// The (sample, epoch) of each task, to write its line should the task itself die (it
-    /// cannot panic: `grade_one` catches the grading's panics; but a runtime shutting down
-    /// cancels it).
+    /// The (sample, epoch) of each task, to write its line should the task panic outside the
+    /// grading (the grading's own panics are caught and become its line).
     ids: HashMap<tokio::task::Id, (Arc<str>, u32, Instant), foldhash::fast::RandomState>,
+    /// Tasks cancelled, whose (sample, epoch) has no line: a resumed run grades them.
+    cancelled: usize,
 }
 
 impl Running {
@@ -498,52 +531,60 @@ impl Running {
         self.tasks.is_empty()
     }
 
+    /// The line of a task that ended; `None` for one that was cancelled (the runtime shutting
+    /// down, or [`cancel`](Self::cancel)), which gets no line.
     fn finished(
         &mut self,
         joined: Result<(tokio::task::Id, Line), tokio::task::JoinError>,
-    ) -> Line {
+    ) -> Option<Line> {
         match joined {
             Ok((task, line)) => {
                 self.ids.remove(&task);
-                line
+                Some(line)
             }
             Err(error) => {
-                let (id, epoch, started) = self
-                    .ids
-                    .remove(&error.id())
-                    .unwrap_or_else(|| (Arc::from("?"), 0, Instant::now()));
-                let message = if error.is_panic() {
-                    panic_message(&error.into_panic())
-                } else {
-                    "the grading's task was cancelled".to_owned()
-                };
-                Line::failed(
+                let (id, epoch, started) = self.ids.remove(&error.id())?;
+                if !error.is_panic() {
+                    self.cancelled += 1;
+                    return None;
+                }
+                Some(Line::failed(
                     &*id,
                     epoch,
                     ErrorKind::Panicked,
-                    message,
+                    panic_message(&error.into_panic()),
                     started.elapsed().as_secs_f64(),
-                )
+                ))
             }
         }
     }
 
-    /// The next line to finish.
-    async fn next(&mut self) -> Option<Line> {
+    /// The next task to end: `Some(None)` when it was cancelled, `None` when there is none.
+    async fn next(&mut self) -> Option<Option<Line>> {
         let joined = self.tasks.join_next_with_id().await?;
         Some(self.finished(joined))
     }
 
     /// A line that has already finished, if any.
     fn try_next(&mut self) -> Option<Line> {
-        let joined = self.tasks.try_join_next_with_id()?;
-        Some(self.finished(joined))
+        while let Some(joined) = self.tasks.try_join_next_with_id() {
+            if let Some(line) = self.finished(joined) {
+                return Some(line);
+            }
+        }
+        None
     }
 
-    /// Aborts every task and waits until each is gone.
-    async fn shutdown(&mut self) {
-        self.tasks.shutdown().await;
+    /// Aborts every task still running and waits until each is gone; the lines of those that
+    /// finished first are returned.
+    async fn cancel(&mut self) -> Vec<Line> {
+        self.tasks.abort_all();
+        let mut finished = Vec::new();
+        while let Some(joined) = self.tasks.join_next_with_id().await {
+            finished.extend(self.finished(joined));
+        }
         self.ids.clear();
+        finished
     }
 }
 
@@ -776,5 +817,37 @@ mod tests {
         // A fair split: each shard gets roughly a quarter.
         assert!(sizes.iter().all(|n| (800..1200).contains(n)), "{sizes:?}");
         assert!(Shard::ALL.contains("anything"));
+    }
+
+    /// Cancelling keeps the lines of gradings that finished but were not yet taken, and gives
+    /// none to those it cancels (a resumed run grades them).
+    #[test]
+    fn cancel_keeps_what_finished_and_drops_the_rest() {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        runtime.block_on(async {
+            let mut running = Running::default();
+            let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
+            running.spawn(Arc::from("fast"), 1, async move {
+                let line = Line::failed("fast", 1, ErrorKind::Failed, "quick", 0.0);
+                let _ = done_tx.send(());
+                line
+            });
+            running.spawn(Arc::from("slow"), 1, async {
+                std::future::pending::<()>().await;
+                Line::failed("slow", 1, ErrorKind::Failed, "never", 0.0)
+            });
+            done_rx.await.expect("the fast grading ran");
+            // Let the fast task complete after sending.
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            let finished = running.cancel().await;
+            assert_eq!(finished.len(), 1);
+            assert_eq!(finished[0].id, "fast");
+            assert_eq!(running.cancelled, 1);
+            assert!(running.is_empty());
+        });
     }
 }

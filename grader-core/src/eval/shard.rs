@@ -194,7 +194,12 @@ fn slurm(lookup: &impl Fn(&str) -> Option<String>) -> Result<Option<Found>, Shar
                     "{ID}={id} is not one of {min}-{max}:{step}"
                 )));
             }
-            let count = (max - min) / step + 1;
+            let count =
+                u32::try_from(u64::from(max - min) / u64::from(step) + 1).map_err(|_| {
+                    ShardEnvError::Inconsistent(format!(
+                        "a Slurm array of {min}-{max}:{step} is too large"
+                    ))
+                })?;
             if let Some(given) = given
                 && given != count
             {
@@ -210,11 +215,12 @@ fn slurm(lookup: &impl Fn(&str) -> Option<String>) -> Result<Option<Found>, Shar
             // Without the bounds, ids are taken to run from 0.
             Some(count) => (id, count),
             None => {
-                return Err(ShardEnvError::MissingCount {
-                    index_variable: ID,
-                    index: id.to_string(),
-                    hint: "the array's size (Slurm sets SLURM_ARRAY_TASK_MIN/MAX or COUNT for \
-                           arrays; this looks like no array job)",
+                return Err(ShardEnvError::Invalid {
+                    variable: ID,
+                    value: id.to_string(),
+                    why: "set without SLURM_ARRAY_TASK_MIN/MAX or COUNT, which Slurm sets for \
+                          every array job: set GRADER_SHARD=i/n to say the shard"
+                        .to_owned(),
                 });
             }
         },
@@ -226,10 +232,28 @@ fn slurm(lookup: &impl Fn(&str) -> Option<String>) -> Result<Option<Found>, Shar
     }))
 }
 
+/// The index each scheduler's variables give, for those that are set and readable.
+fn scheduler_indexes(lookup: &impl Fn(&str) -> Option<String>) -> Vec<(&'static str, u32)> {
+    let read = |variable: &str| lookup(variable).and_then(|v| v.trim().parse::<u32>().ok());
+    let mut indexes = Vec::new();
+    for variable in ["JOB_COMPLETION_INDEX", "AWS_BATCH_JOB_ARRAY_INDEX"] {
+        if let Some(index) = read(variable) {
+            indexes.push((variable, index));
+        }
+    }
+    if let Some(id) = read("SLURM_ARRAY_TASK_ID") {
+        let min = read("SLURM_ARRAY_TASK_MIN").unwrap_or(0);
+        let step = read("SLURM_ARRAY_TASK_STEP").unwrap_or(1).max(1);
+        indexes.push(("SLURM_ARRAY_TASK_ID", id.saturating_sub(min) / step));
+    }
+    indexes
+}
+
 impl Shard {
     /// The shard this process should do, read from the environment a scheduler sets:
     ///
-    /// 1. `GRADER_SHARD=i/n`, when set, wins over everything else;
+    /// 1. `GRADER_SHARD=i/n`, when set, wins over everything else (a scheduler's index, where
+    ///    one is set too, must agree with it: a fixed value in a job template is refused);
     /// 2. Kubernetes Indexed Jobs: `JOB_COMPLETION_INDEX`, with the count from
     ///    `GRADER_SHARD_COUNT` (Kubernetes does not pass `completions` to the pod; set the
     ///    variable to it in the manifest);
@@ -267,11 +291,22 @@ impl Shard {
     /// [`ShardEnvError`], as [`Shard::from_env`].
     pub fn from_vars(lookup: impl Fn(&str) -> Option<String>) -> Result<Shard, ShardEnvError> {
         if let Some(value) = lookup(SHARD_VAR) {
-            return value.parse().map_err(|_| ShardEnvError::Invalid {
+            let shard: Shard = value.parse().map_err(|_| ShardEnvError::Invalid {
                 variable: SHARD_VAR,
-                value,
+                value: value.clone(),
                 why: "not `i/n` with 0 <= i < n".to_owned(),
-            });
+            })?;
+            // A fixed GRADER_SHARD in a job template would make every task do the same part:
+            // a scheduler's index, where one is set, must agree with it.
+            for (variable, index) in scheduler_indexes(&lookup) {
+                if index != shard.index() {
+                    return Err(ShardEnvError::Inconsistent(format!(
+                        "{SHARD_VAR}={value} but {variable} makes this task index {index}; \
+                         leave {SHARD_VAR} unset in an array job, or set it per task"
+                    )));
+                }
+            }
+            return Ok(shard);
         }
         let mut found: Vec<Found> = Vec::new();
         if let Some(index) = number(&lookup, "JOB_COMPLETION_INDEX")? {
@@ -383,11 +418,24 @@ mod tests {
             ]),
             shard(9, 10)
         );
-        // The explicit setting wins.
+        // The explicit setting wins where it agrees with the scheduler's index...
         assert_eq!(
-            read(&[("GRADER_SHARD", "1/2"), ("JOB_COMPLETION_INDEX", "7")]),
+            read(&[("GRADER_SHARD", "1/2"), ("JOB_COMPLETION_INDEX", "1")]),
             shard(1, 2)
         );
+        assert_eq!(
+            read(&[
+                ("GRADER_SHARD", "2/4"),
+                ("SLURM_ARRAY_TASK_ID", "3"),
+                ("SLURM_ARRAY_TASK_MIN", "1")
+            ]),
+            shard(2, 4)
+        );
+        // ... and is refused where it does not (a fixed value in a job template).
+        assert!(matches!(
+            read(&[("GRADER_SHARD", "0/4"), ("JOB_COMPLETION_INDEX", "3")]),
+            Err(ShardEnvError::Inconsistent(why)) if why.contains("JOB_COMPLETION_INDEX")
+        ));
     }
 
     #[test]
@@ -451,7 +499,18 @@ mod tests {
         ));
         assert!(matches!(
             read(&[("SLURM_ARRAY_TASK_ID", "2")]),
-            Err(ShardEnvError::MissingCount { .. })
+            Err(ShardEnvError::Invalid {
+                variable: "SLURM_ARRAY_TASK_ID",
+                ..
+            })
+        ));
+        assert!(matches!(
+            read(&[
+                ("SLURM_ARRAY_TASK_ID", "0"),
+                ("SLURM_ARRAY_TASK_MIN", "0"),
+                ("SLURM_ARRAY_TASK_MAX", "4294967295"),
+            ]),
+            Err(ShardEnvError::Inconsistent(_))
         ));
     }
 }

@@ -59,7 +59,8 @@ impl Reducer {
             return None;
         }
         match self {
-            Reducer::Mean => Some(metrics::mean(values)),
+            // Unscored (NaN) values are left out, as by every reducer (Inspect AI's too).
+            Reducer::Mean => metrics::collect(values).map(|values| metrics::mean(&values)),
             Reducer::Median => metrics::median(values),
             Reducer::Mode => metrics::mode(values),
             Reducer::Max => metrics::max(values),

@@ -214,6 +214,10 @@ mod tests {
         assert_eq!(read(json!("NO")), Ok(0.0));
         assert_eq!(read(json!("1_000")), Ok(1000.0));
         assert_eq!(read(json!("\u{663}.\u{665}")), Ok(3.5));
+        assert_eq!(read(json!("\u{2003}1\x0b")), Ok(1.0));
+        for unit_separator in ["\x1c1", "1\x1f"] {
+            assert!(read(json!(unit_separator)).is_err(), "{unit_separator:?}");
+        }
         for bad in [
             json!(null),
             json!([1]),

@@ -69,12 +69,21 @@ pub(crate) fn decimal_value(c: char) -> Option<u8> {
     u8::try_from(code - lo).ok().map(|offset| first + offset)
 }
 
-/// Python's `float()` of a string: surrounding whitespace stripped, `_` allowed between two
+/// Python's `float()` of a string: surrounding whitespace stripped (`\x1c` to `\x1f` are not
+/// whitespace there), `_` allowed between two
 /// digits, any Unicode decimal digit read as its ASCII digit, then the ASCII grammar that
 /// Python and Rust share (`[+-]` then digits with an optional `.` and exponent, or `inf`,
 /// `infinity`, `nan` in any case). `None` where Python raises `ValueError`.
 pub(crate) fn parse_float(s: &str) -> Option<f64> {
-    let s = strip(s);
+    // `float()` strips ASCII whitespace as C's `isspace` has it (not U+001C to U+001F, which
+    // `str.isspace()` counts) and non-ASCII whitespace as `str.isspace()`.
+    let s = s.trim_matches(|c: char| {
+        if c.is_ascii() {
+            matches!(c, ' ' | '\t' | '\n' | '\x0b' | '\x0c' | '\r')
+        } else {
+            is_space(c)
+        }
+    });
     let chars: Vec<char> = s.chars().collect();
     let is_digit = |at: usize| chars.get(at).is_some_and(|&c| decimal_value(c).is_some());
     let mut ascii = String::with_capacity(s.len());
