@@ -427,6 +427,9 @@ fn hand_picked_replies() -> Vec<String> {
     .map(|s| (*s).to_owned())
     .chain(std::iter::once("x".repeat(500) + " NOT MET"))
     .chain(std::iter::once("é".repeat(300) + " MET"))
+    // Floats printed as Python's repr: random doubles, and values halfway between two
+    // shortest strings (where Python rounds to the even digit).
+    .chain(float_explanations())
     // CPython reads integers of up to 4 300 digits from a string, and refuses longer ones.
     .chain([4300, 4301].map(|digits| {
         format!(
@@ -435,6 +438,25 @@ fn hand_picked_replies() -> Vec<String> {
         )
     }))
     .collect()
+}
+
+fn float_explanations() -> Vec<String> {
+    let mut rng = TestRunner::deterministic();
+    let mut values: Vec<f64> = (0..400)
+        .map(|_| {
+            let bits = any::<u64>().new_tree(&mut rng).expect("a value").current();
+            f64::from_bits(bits)
+        })
+        .filter(|x| x.is_finite())
+        .collect();
+    for k in 40..53 {
+        let base = 2_f64.powi(k);
+        values.extend([base + 0.25, base + 0.75, -(base + 1.25), base * 3.0 + 0.5]);
+    }
+    values
+        .into_iter()
+        .map(|x| format!(r#"{{"criterion_status": "MET", "explanation": [{x:?}]}}"#))
+        .collect()
 }
 
 fn random_replies(count: usize) -> Vec<String> {

@@ -383,6 +383,7 @@ pub fn py_float(x: f64) -> String {
         .unwrap_or((scientific.as_str(), "0"));
     let exponent: i32 = exponent.parse().unwrap_or(0);
     let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let digits = half_to_even(x.abs(), digits, exponent);
     let sign = if x.is_sign_negative() { "-" } else { "" };
     if !(-4..16).contains(&exponent) {
         let (first, rest) = digits.split_at(1);
@@ -405,6 +406,49 @@ pub fn py_float(x: f64) -> String {
     } else {
         format!("{sign}{}.{}", &digits[..point], &digits[point..])
     }
+}
+
+/// Where `x` lies exactly halfway between two shortest digit strings that both read back as
+/// it, Rust's shortest formatting rounds the tie up and Python's `repr` rounds it to the even
+/// digit: the digits Python prints. `digits` are Rust's, with `exponent` the power of ten of
+/// the first.
+fn half_to_even(x: f64, digits: String, exponent: i32) -> String {
+    if !digits.ends_with(['1', '3', '5', '7', '9']) {
+        return digits; // an even last digit is already Python's choice
+    }
+    // The exact value's digits: every double's decimal expansion ends within 1 100 places.
+    let exact = format!("{x:.1100e}");
+    let Some((mantissa, exact_exponent)) = exact.split_once('e') else {
+        return digits;
+    };
+    if exact_exponent.parse::<i32>().ok() != Some(exponent) {
+        return digits;
+    }
+    let exact: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let exact = exact.trim_end_matches('0');
+    let n = digits.len();
+    if exact.len() != n + 1 || !exact.ends_with('5') {
+        return digits;
+    }
+    // A tie between `below` (the exact digits cut) and the string one above it.
+    let below = &exact[..n];
+    let even = if below.ends_with(['0', '2', '4', '6', '8']) {
+        below.to_owned()
+    } else {
+        let mut bytes = below.as_bytes().to_vec();
+        let Some(last) = bytes.last_mut() else {
+            return digits;
+        };
+        if *last == b'9' {
+            return digits; // a carry would make a shorter string: not a tie of this length
+        }
+        *last += 1;
+        String::from_utf8(bytes).unwrap_or_else(|_| digits.clone())
+    };
+    let reads_back = format!("{}.{}e{exponent}", &even[..1], &even[1..])
+        .parse::<f64>()
+        .is_ok_and(|y| y == x);
+    if reads_back { even } else { digits }
 }
 
 /// Python's `repr(str)`: single quotes unless the text has a `'` and no `"`; backslash escapes
