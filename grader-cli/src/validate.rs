@@ -30,6 +30,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use grader_core::EvaluationResult;
+use grader_core::score::json_kind;
 use serde_json::{Map, Value};
 
 use crate::input::{self, Format, Line, parse_size};
@@ -393,18 +394,6 @@ fn line_start(bytes: &[u8], line: usize) -> usize {
         .map_or(bytes.len(), |at| at + 1)
 }
 
-/// The JSON kind of `value`, for messages.
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
 /// `$` followed by `.key` (or `["key"]` when the key is not a plain name).
 fn child_path(path: &str, key: &str) -> String {
     let plain = !key.is_empty()
@@ -440,7 +429,7 @@ fn check_line(value: &Value, found: &mut Found) {
             path.to_owned(),
             format!(
                 "an evaluation line must be a JSON object, found {}",
-                kind(value)
+                json_kind(value)
             ),
         ));
         return;
@@ -511,7 +500,7 @@ fn check_result(value: &Value, path: &str, found: &mut Found) {
     let Value::Object(fields) = value else {
         found.push((
             path.to_owned(),
-            format!("a result must be a JSON object, found {}", kind(value)),
+            format!("a result must be a JSON object, found {}", json_kind(value)),
         ));
         return;
     };
@@ -564,7 +553,7 @@ fn describe(value: &Value) -> String {
         Value::String(text) if text.chars().count() <= 40 => {
             format!("the string {value}")
         }
-        _ => kind(value).to_owned(),
+        _ => json_kind(value).to_owned(),
     }
 }
 
@@ -593,7 +582,10 @@ fn check_subscore(value: &Value, path: &str, found: &mut Found) {
     let Value::Object(fields) = value else {
         found.push((
             path.to_owned(),
-            format!("a subscore must be a JSON object, found {}", kind(value)),
+            format!(
+                "a subscore must be a JSON object, found {}",
+                json_kind(value)
+            ),
         ));
         return;
     };

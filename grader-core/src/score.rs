@@ -36,8 +36,16 @@ pub enum InfoError {
     },
 }
 
-/// What kind of JSON value this is, as an error message says it.
-fn json_kind(value: &Value) -> &'static str {
+/// What kind of JSON value this is, as an error message says it: `null`, `a boolean`,
+/// `a number`, `a string`, `an array` or `an object`.
+///
+/// ```
+/// use grader_core::score::json_kind;
+///
+/// assert_eq!(json_kind(&serde_json::json!([1, 2])), "an array");
+/// ```
+#[must_use]
+pub fn json_kind(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
