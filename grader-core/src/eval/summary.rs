@@ -547,34 +547,46 @@ impl SummaryBuilder {
         // Samples in the order of their ids, each one's lines in the order of their epochs.
         let rank = ids.ranks();
         drop(ids);
+        kept.shrink_to_fit();
         kept.sort_unstable_by_key(|line| (rank[line.sample as usize], line.epoch));
         drop(rank);
-        // Each sample's scored rewards, one after the other in `values`, the sample's
-        // starting at `starts[i]`.
-        let mut values: Vec<f64> = Vec::with_capacity(lines);
+        // Each sample's lines are `kept[starts[i]..starts[i + 1]]`; the reducers read their
+        // scored rewards through one scratch buffer, so nothing per line is copied.
         let mut starts: Vec<usize> = Vec::with_capacity(samples + 1);
-        let mut sizes: Vec<u32> = Vec::with_capacity(samples);
         let mut epochs = 0_u32;
         let mut errored_samples = 0;
-        for group in kept.chunk_by(|a, b| a.sample == b.sample) {
-            let size = u32::try_from(group.len()).unwrap_or(u32::MAX);
-            epochs = epochs.max(size);
-            sizes.push(size);
-            starts.push(values.len());
-            let before = values.len();
-            values.extend(group.iter().map(|line| line.reward).filter(|r| !r.is_nan()));
-            if values.len() == before {
+        let mut scored = 0;
+        for (at, group) in kept
+            .chunk_by(|a, b| a.sample == b.sample)
+            .scan(0, |at, group| {
+                let start = *at;
+                *at += group.len();
+                Some((start, group))
+            })
+        {
+            starts.push(at);
+            epochs = epochs.max(u32::try_from(group.len()).unwrap_or(u32::MAX));
+            let group_scored = group.iter().filter(|line| !line.reward.is_nan()).count();
+            scored += group_scored;
+            if group_scored == 0 {
                 errored_samples += 1;
             }
         }
-        starts.push(values.len());
-        drop(kept);
-        let scored = values.len();
-        let per_sample = || starts.windows(2).map(|w| &values[w[0]..w[1]]);
+        starts.push(kept.len());
         let reduce_all = |reducer: Reducer| -> Vec<f64> {
-            per_sample()
-                .filter_map(|values| reducer.reduce(values, options.threshold))
-                .collect()
+            let mut scratch: Vec<f64> = Vec::new();
+            let mut reduced = Vec::with_capacity(samples);
+            for bounds in starts.windows(2) {
+                scratch.clear();
+                scratch.extend(
+                    kept[bounds[0]..bounds[1]]
+                        .iter()
+                        .map(|line| line.reward)
+                        .filter(|r| !r.is_nan()),
+                );
+                reduced.extend(reducer.reduce(&scratch, options.threshold));
+            }
+            reduced
         };
         let stat = |reducer: Reducer| {
             let values = reduce_all(reducer);
@@ -614,8 +626,11 @@ impl SummaryBuilder {
             pass_rate: metrics::pass_rate(&headline, options.threshold),
         };
         drop(headline);
-        let expected = options.epochs.unwrap_or(epochs);
-        let incomplete_samples = sizes.iter().filter(|size| **size < expected).count();
+        let expected = options.epochs.unwrap_or(epochs) as usize;
+        let incomplete_samples = starts
+            .windows(2)
+            .filter(|bounds| bounds[1] - bounds[0] < expected)
+            .count();
         let pass_at_k = (1..=epochs as usize)
             .map(|k| stat(Reducer::PassAt(k)))
             .collect();
