@@ -401,13 +401,21 @@ impl Evaluation {
         let mut interrupted = false;
         let mut exhausted = false;
         // Appends finished lines to `buffer`, counting them.
-        let mut take = |buffer: &mut Vec<u8>, line: &Line| -> Result<(), EvalError> {
-            append_line(buffer, line)?;
+        let mut take = |buffer: &mut Vec<u8>, line: &Finished| -> Result<(), EvalError> {
+            match &line.json {
+                Ok(json) => buffer.extend_from_slice(json),
+                Err(message) => {
+                    return Err(EvalError::Serialize {
+                        id: line.id.to_string(),
+                        source: serde_json::Error::io(std::io::Error::other(message.clone())),
+                    });
+                }
+            }
             written += 1;
-            if line.error.is_some() {
+            if line.errored {
                 errored += 1;
             }
-            progress.record(line);
+            progress.record(line.reward);
             Ok(())
         };
         let mut outcome: Result<(), EvalError> = Ok(());
@@ -421,6 +429,9 @@ impl Evaluation {
                         let call =
                             std::panic::catch_unwind(AssertUnwindSafe(|| grade(sample, epoch)));
                         let line = finish_one(call, Arc::clone(&id), epoch, started);
+                        // The line is also written out as JSON on the worker, so the awaiting
+                        // task only appends bytes.
+                        let line = async move { Finished::from(line.await) };
                         running.spawn(id, epoch, Scoped::new(scope.clone(), line));
                     }
                     None => exhausted = true,
@@ -504,7 +515,7 @@ impl Evaluation {
 /// dropped), it aborts them all.
 #[derive(Default)]
 struct Running {
-    tasks: JoinSet<Line>,
+    tasks: JoinSet<Finished>,
     /// The (sample, epoch) of each task, to write its line should the task panic outside the
     /// grading (the grading's own panics are caught and become its line).
     ids: HashMap<tokio::task::Id, (Arc<str>, u32, Instant), foldhash::fast::RandomState>,
@@ -517,7 +528,7 @@ impl Running {
         &mut self,
         id: Arc<str>,
         epoch: u32,
-        line: impl Future<Output = Line> + Send + 'static,
+        line: impl Future<Output = Finished> + Send + 'static,
     ) {
         let handle = self.tasks.spawn(line);
         self.ids.insert(handle.id(), (id, epoch, Instant::now()));
@@ -535,8 +546,8 @@ impl Running {
     /// down, or [`cancel`](Self::cancel)), which gets no line.
     fn finished(
         &mut self,
-        joined: Result<(tokio::task::Id, Line), tokio::task::JoinError>,
-    ) -> Option<Line> {
+        joined: Result<(tokio::task::Id, Finished), tokio::task::JoinError>,
+    ) -> Option<Finished> {
         match joined {
             Ok((task, line)) => {
                 self.ids.remove(&task);
@@ -548,25 +559,25 @@ impl Running {
                     self.cancelled += 1;
                     return None;
                 }
-                Some(Line::failed(
+                Some(Finished::from(Line::failed(
                     &*id,
                     epoch,
                     ErrorKind::Panicked,
                     panic_message(&error.into_panic()),
                     started.elapsed().as_secs_f64(),
-                ))
+                )))
             }
         }
     }
 
     /// The next task to end: `Some(None)` when it was cancelled, `None` when there is none.
-    async fn next(&mut self) -> Option<Option<Line>> {
+    async fn next(&mut self) -> Option<Option<Finished>> {
         let joined = self.tasks.join_next_with_id().await?;
         Some(self.finished(joined))
     }
 
     /// A line that has already finished, if any.
-    fn try_next(&mut self) -> Option<Line> {
+    fn try_next(&mut self) -> Option<Finished> {
         while let Some(joined) = self.tasks.try_join_next_with_id() {
             if let Some(line) = self.finished(joined) {
                 return Some(line);
@@ -577,7 +588,7 @@ impl Running {
 
     /// Aborts every task still running and waits until each is gone; the lines of those that
     /// finished first are returned.
-    async fn cancel(&mut self) -> Vec<Line> {
+    async fn cancel(&mut self) -> Vec<Finished> {
         self.tasks.abort_all();
         let mut finished = Vec::new();
         while let Some(joined) = self.tasks.join_next_with_id().await {
@@ -588,14 +599,24 @@ impl Running {
     }
 }
 
-/// Appends `line` and a newline to `buffer`.
-fn append_line(buffer: &mut Vec<u8>, line: &Line) -> Result<(), EvalError> {
-    serde_json::to_writer(&mut *buffer, line).map_err(|source| EvalError::Serialize {
-        id: line.id.clone(),
-        source,
-    })?;
-    buffer.push(b'\n');
-    Ok(())
+/// A grading's line as the awaiting task writes it: its JSON (with the newline), or why it
+/// could not be written, and what the counts and progress need.
+struct Finished {
+    id: Arc<str>,
+    errored: bool,
+    reward: Option<f64>,
+    json: Result<Vec<u8>, String>,
+}
+
+impl From<Line> for Finished {
+    fn from(line: Line) -> Self {
+        Finished {
+            errored: line.error.is_some(),
+            reward: line.reward(),
+            json: line.to_json_line().map_err(|error| error.to_string()),
+            id: Arc::from(line.id.as_str()),
+        }
+    }
 }
 
 /// The line of one grading whose future (or the panic of the call that made it) is `call`,
@@ -770,11 +791,11 @@ impl Progress {
         not(feature = "progress"),
         allow(unused_variables, clippy::unused_self)
     )]
-    fn record(&mut self, line: &Line) {
+    fn record(&mut self, reward: Option<f64>) {
         #[cfg(feature = "progress")]
         if let Some(bar) = &self.bar {
             self.stats.0 += 1;
-            match line.reward() {
+            match reward {
                 Some(reward) => self.stats.2.push(reward),
                 None => self.stats.1 += 1,
             }
@@ -834,18 +855,19 @@ mod tests {
             running.spawn(Arc::from("fast"), 1, async move {
                 let line = Line::failed("fast", 1, ErrorKind::Failed, "quick", 0.0);
                 let _ = done_tx.send(());
-                line
+                Finished::from(line)
             });
             running.spawn(Arc::from("slow"), 1, async {
                 std::future::pending::<()>().await;
-                Line::failed("slow", 1, ErrorKind::Failed, "never", 0.0)
+                Finished::from(Line::failed("slow", 1, ErrorKind::Failed, "never", 0.0))
             });
             done_rx.await.expect("the fast grading ran");
             // Let the fast task complete after sending.
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;
             let finished = running.cancel().await;
             assert_eq!(finished.len(), 1);
-            assert_eq!(finished[0].id, "fast");
+            assert_eq!(&*finished[0].id, "fast");
+            assert!(finished[0].errored);
             assert_eq!(running.cancelled, 1);
             assert!(running.is_empty());
         });
