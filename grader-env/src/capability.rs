@@ -108,6 +108,7 @@ impl Capabilities {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)] // a test that cannot unwrap has failed
 mod tests {
     use super::*;
 

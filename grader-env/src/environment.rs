@@ -6,6 +6,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use crate::capability::{Capabilities, Capability};
+use crate::pyfmt::py_str_repr;
 use crate::template::Template;
 
 type HookFuture = Pin<Box<dyn Future<Output = Result<(), String>> + Send>>;
@@ -16,7 +17,7 @@ type Hook = Arc<dyn Fn() -> HookFuture + Send + Sync>;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EnvironmentError {
     /// Two templates share an id. The message is the reference's.
-    #[error("template {id:?} already registered on env {env:?}")]
+    #[error("template {} already registered on env {}", py_str_repr(.id), py_str_repr(.env))]
     DuplicateTemplate {
         /// The environment.
         env: String,
@@ -25,7 +26,8 @@ pub enum EnvironmentError {
     },
     /// A capability without a URL. The message is the reference's.
     #[error(
-        "capability {0:?} has no url; start the service in an initialize hook and publish its concrete address"
+        "capability {} has no url; start the service in an initialize hook and publish its concrete address",
+        py_str_repr(.0)
     )]
     NoUrl(String),
 }

@@ -132,6 +132,7 @@ pub(crate) fn py_str_repr(text: &str) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)] // a test that cannot unwrap has failed
 mod tests {
     use super::*;
     use serde_json::json;

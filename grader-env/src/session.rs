@@ -143,6 +143,7 @@ pub(crate) fn parse_answer<T: DeserializeOwned>(raw: Value) -> Answer<T> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)] // a test that cannot unwrap has failed
 mod tests {
     use super::*;
     use serde_json::json;

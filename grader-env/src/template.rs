@@ -197,16 +197,15 @@ impl Template {
                 )));
             }
         }
-        if self.args.get("additionalProperties") == Some(&Value::Bool(false)) {
-            if let Some(extra) = args
+        if self.args.get("additionalProperties") == Some(&Value::Bool(false))
+            && let Some(extra) = args
                 .keys()
                 .find(|k| !properties.is_some_and(|p| p.contains_key(k.as_str())))
-            {
-                return Err(bad(format!(
-                    "got an unexpected keyword argument {}",
-                    py_str_repr(extra)
-                )));
-            }
+        {
+            return Err(bad(format!(
+                "got an unexpected keyword argument {}",
+                py_str_repr(extra)
+            )));
         }
         let session_args = args.clone();
         (self.start)(session_args, session).map_err(bad)
@@ -238,10 +237,10 @@ pub(crate) fn hud_args_schema(mut schema: Value) -> Value {
     map.shift_remove("description");
     if let Some(Value::Object(properties)) = map.get_mut("properties") {
         for (name, property) in properties.iter_mut() {
-            if let Value::Object(property) = property {
-                if !property.contains_key("title") {
-                    property.insert("title".to_owned(), Value::from(pydantic_title(name)));
-                }
+            if let Value::Object(property) = property
+                && !property.contains_key("title")
+            {
+                property.insert("title".to_owned(), Value::from(pydantic_title(name)));
             }
         }
     } else {
@@ -303,6 +302,7 @@ fn pydantic_title(name: &str) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)] // a test that cannot unwrap has failed
 mod tests {
     use super::*;
 

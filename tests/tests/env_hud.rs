@@ -1,6 +1,7 @@
 //! The environment binary against the real thing: hud 0.6.21's own client drives it, and one
 //! scripted conversation (hostile frames included) gets the same replies, frame for frame,
 //! from it and from hud's own Python server serving the same templates.
+#![allow(clippy::unwrap_used)] // a test that cannot unwrap has failed
 
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::net::TcpStream;

@@ -35,14 +35,13 @@ struct SleeperArgs {
 }
 
 fn mark(line: &str) {
-    if let Some(path) = std::env::var_os("PROBE_MARKER") {
-        if let Ok(mut file) = std::fs::OpenOptions::new()
+    if let Some(path) = std::env::var_os("PROBE_MARKER")
+        && let Ok(mut file) = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(path)
-        {
-            let _ = writeln!(file, "{line}");
-        }
+    {
+        let _ = writeln!(file, "{line}");
     }
 }
 
