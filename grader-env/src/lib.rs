@@ -60,6 +60,11 @@ pub use server::{PORT_ANNOUNCEMENT, ServeConfig, ServeError, Server, Stopped};
 pub use session::{Answer, PromptError, Session};
 pub use template::{NoArgs, Template};
 
+/// Turns an async function into a [`Template`] with typed args. See the `grader-macros` crate.
+#[cfg(feature = "macros")]
+#[doc(inline)]
+pub use grader_macros::template;
+
 /// Re-exported for code the `#[template]` attribute generates; not part of the public API.
 #[doc(hidden)]
 pub mod __private {

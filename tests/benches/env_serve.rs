@@ -1,0 +1,153 @@
+//! The environment server beside the reference's (hud 0.6.21's `hud/environment/server.py`),
+//! each serving the same probe templates as a real process, driven by the same Rust client in
+//! the same run:
+//!
+//! - `roundtrip`: one `tasks.start` + `tasks.grade` of the trivial `echo` template over one
+//!   connection (criterion reports the time of one round trip; the ratio is the figure);
+//! - `port_line`: from spawning the process to reading its `HUD_SERVE_PORT=` line;
+//! - after criterion, the resident memory of 1 000 parked sessions (each connection says
+//!   `hello`, starts `echo` and hangs up), read from `/proc/<pid>/status`.
+//!
+//! `cargo bench -p grader-tests --bench env_serve`. It needs `python3` (the reference is
+//! installed under `target/` on first use); without it only this crate's side runs.
+#![allow(missing_docs, clippy::unwrap_used)]
+
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, criterion_group};
+use grader_tests::env_process::EnvProcess;
+use grader_tests::python::hud_python;
+
+const PROBE: &str = env!("CARGO_BIN_EXE_env-probe");
+
+fn servers() -> Vec<(&'static str, Command)> {
+    let mut list = vec![("grader-env", Command::new(PROBE))];
+    if let Some(python) = hud_python(env!("CARGO_TARGET_TMPDIR")) {
+        let mut command = Command::new(python);
+        command
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("data/env/env_probe.py"))
+            .stderr(std::process::Stdio::null());
+        list.push(("hud 0.6.21", command));
+    }
+    list
+}
+
+struct Client {
+    stream: TcpStream,
+    reader: BufReader<TcpStream>,
+    line: String,
+}
+
+impl Client {
+    fn connect(port: u16) -> Client {
+        let stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        stream.set_nodelay(true).unwrap();
+        let reader = BufReader::new(stream.try_clone().unwrap());
+        Client {
+            stream,
+            reader,
+            line: String::new(),
+        }
+    }
+
+    fn call(&mut self, frame: &[u8]) -> &str {
+        self.stream.write_all(frame).unwrap();
+        self.line.clear();
+        self.reader.read_line(&mut self.line).unwrap();
+        &self.line
+    }
+}
+
+const HELLO: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"hello\",\"params\":{}}\n";
+const START: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tasks.start\",\"params\":{\"id\":\"echo\",\"args\":{\"word\":\"hi\"}}}\n";
+const GRADE: &[u8] =
+    b"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tasks.grade\",\"params\":{\"answer\":\"hi\"}}\n";
+
+fn roundtrip(c: &mut Criterion) {
+    let mut group = c.benchmark_group("roundtrip");
+    group.measurement_time(Duration::from_secs(8));
+    for (name, command) in servers() {
+        let env = EnvProcess::spawn(command, Duration::from_secs(60));
+        let mut client = Client::connect(env.port);
+        client.call(HELLO);
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                assert!(client.call(START).contains("Repeat hi"));
+                assert!(client.call(GRADE).contains("\"score\":1.0"));
+            });
+        });
+    }
+    group.finish();
+}
+
+fn port_line(c: &mut Criterion) {
+    let mut group = c.benchmark_group("port_line");
+    group.sample_size(10);
+    group.measurement_time(Duration::from_secs(20));
+    for (name, _) in servers() {
+        group.bench_function(name, |b| {
+            b.iter_custom(|iterations| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iterations {
+                    let command = servers().into_iter().find(|(n, _)| *n == name).unwrap().1;
+                    let started = Instant::now();
+                    let env = EnvProcess::spawn(command, Duration::from_secs(60));
+                    total += started.elapsed();
+                    drop(env);
+                }
+                total
+            });
+        });
+    }
+    group.finish();
+}
+
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|kib| kib.parse().ok())
+        .unwrap()
+}
+
+fn parked_memory() {
+    println!("\nresident memory of 1 000 parked sessions (VmRSS)");
+    println!(
+        "{:<12} {:>12} {:>14} {:>16}",
+        "server", "idle KiB", "parked KiB", "per session B"
+    );
+    for (name, command) in servers() {
+        let env = EnvProcess::spawn(command, Duration::from_secs(60));
+        // One session first, so lazily initialized state is not counted as the sessions'.
+        let mut warm = Client::connect(env.port);
+        warm.call(HELLO);
+        warm.call(START);
+        warm.call(GRADE);
+        drop(warm);
+        std::thread::sleep(Duration::from_millis(300));
+        let idle = rss_kib(env.pid());
+        for _ in 0..1000 {
+            let mut client = Client::connect(env.port);
+            client.call(HELLO);
+            assert!(client.call(START).contains("Repeat hi"));
+        }
+        std::thread::sleep(Duration::from_millis(500));
+        let parked = rss_kib(env.pid());
+        let per = (parked.saturating_sub(idle)) * 1024 / 1000;
+        println!("{name:<12} {idle:>12} {parked:>14} {per:>16}");
+    }
+}
+
+criterion_group!(benches, roundtrip, port_line);
+
+fn main() {
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+    parked_memory();
+}
