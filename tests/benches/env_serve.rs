@@ -3,10 +3,14 @@
 //! the same run:
 //!
 //! - `roundtrip`: one `tasks.start` + `tasks.grade` of the trivial `echo` template over one
-//!   connection (criterion reports the time of one round trip; the ratio is the figure);
+//!   connection (criterion reports the time of one round trip; the ratio is the figure),
+//!   beside `tcp floor`, a server in this process that answers each line at once with a canned
+//!   reply: what two loopback exchanges cost on this machine, whatever the server;
 //! - `port_line`: from spawning the process to reading its `HUD_SERVE_PORT=` line;
-//! - after criterion, the resident memory of 1 000 parked sessions (each connection says
-//!   `hello`, starts `echo` and hangs up), read from `/proc/<pid>/status`.
+//! - after criterion, round trips per second with 32 clients at once (each on its own
+//!   connection and thread, 300 round trips each), and the resident memory of 1 000 parked
+//!   sessions (each connection says `hello`, starts `echo` and hangs up), read from
+//!   `/proc/<pid>/status`.
 //!
 //! `cargo bench -p grader-tests --bench env_serve`. It needs `python3` (the reference is
 //! installed under `target/` on first use); without it only this crate's side runs.
@@ -67,9 +71,43 @@ const START: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tasks.start\",
 const GRADE: &[u8] =
     b"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tasks.grade\",\"params\":{\"answer\":\"hi\"}}\n";
 
+/// A server that answers every line at once with a canned reply: the loopback floor.
+fn floor_server() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { return };
+            std::thread::spawn(move || {
+                stream.set_nodelay(true).unwrap();
+                let mut writer = stream.try_clone().unwrap();
+                let mut reader = BufReader::new(stream);
+                let mut line = String::new();
+                while reader.read_line(&mut line).is_ok_and(|n| n > 0) {
+                    let reply: &[u8] = if line.contains("tasks.grade") {
+                        b"{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"score\":1.0}}\n"
+                    } else {
+                        b"{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"prompt\":\"Repeat hi\"}}\n"
+                    };
+                    writer.write_all(reply).unwrap();
+                    line.clear();
+                }
+            });
+        }
+    });
+    port
+}
+
 fn roundtrip(c: &mut Criterion) {
     let mut group = c.benchmark_group("roundtrip");
     group.measurement_time(Duration::from_secs(8));
+    let mut floor = Client::connect(floor_server());
+    group.bench_function("tcp floor", |b| {
+        b.iter(|| {
+            assert!(floor.call(START).contains("Repeat hi"));
+            assert!(floor.call(GRADE).contains("\"score\":1.0"));
+        });
+    });
     for (name, command) in servers() {
         let env = EnvProcess::spawn(command, Duration::from_secs(60));
         let mut client = Client::connect(env.port);
@@ -144,10 +182,43 @@ fn parked_memory() {
     }
 }
 
+fn throughput() {
+    const CLIENTS: usize = 32;
+    const EACH: usize = 300;
+    println!("\nround trips (tasks.start + tasks.grade) per second, {CLIENTS} clients at once");
+    for (name, command) in servers() {
+        let env = EnvProcess::spawn(command, Duration::from_secs(60));
+        let port = env.port;
+        let barrier = std::sync::Arc::new(std::sync::Barrier::new(CLIENTS + 1));
+        let threads: Vec<_> = (0..CLIENTS)
+            .map(|_| {
+                let barrier = std::sync::Arc::clone(&barrier);
+                std::thread::spawn(move || {
+                    let mut client = Client::connect(port);
+                    client.call(HELLO);
+                    barrier.wait();
+                    for _ in 0..EACH {
+                        assert!(client.call(START).contains("Repeat hi"));
+                        assert!(client.call(GRADE).contains("\"score\":1.0"));
+                    }
+                })
+            })
+            .collect();
+        barrier.wait();
+        let started = Instant::now();
+        for thread in threads {
+            thread.join().unwrap();
+        }
+        let rate = (CLIENTS * EACH) as f64 / started.elapsed().as_secs_f64();
+        println!("{name:<12} {rate:>10.0} round trips/s");
+    }
+}
+
 criterion_group!(benches, roundtrip, port_line);
 
 fn main() {
     benches();
     Criterion::default().configure_from_args().final_summary();
+    throughput();
     parked_memory();
 }

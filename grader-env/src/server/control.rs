@@ -1,12 +1,14 @@
 //! One control connection: the session it speaks for and the one task call it runs, as the
 //! reference's `_Session`.
 //!
-//! `tasks.start` and `tasks.grade` run beside the read loop (a tokio task each), so a
+//! `tasks.start` and `tasks.grade` run beside the read loop (polled by it), so a
 //! `tasks.cancel` or a `bye` still reaches them; any other frame while one runs is refused
 //! with -32600. A hang-up lets a start finish and park its task for a resume, and cancels a
 //! grade, whose result nobody is left to receive. A malformed frame (not a JSON object) closes
 //! the connection without a reply, as the reference's does.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -14,7 +16,6 @@ use serde_json::{Map, Value, json};
 use tokio::io::AsyncWriteExt as _;
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::{Mutex, oneshot, watch};
-use tokio::task::JoinHandle;
 
 use super::channel::{Channel, NoTask, Resume};
 use super::hello::{check_connection, check_route, no_workspace};
@@ -76,18 +77,15 @@ fn no_get(value: &Value) -> String {
     format!("'{}' object has no attribute 'get'", py_type_name(value))
 }
 
+/// The task call in progress: its future is polled by the read loop itself (no task of its
+/// own), beside the next frame. Dropping it drops the call, and a runner it holds aborts its
+/// template.
 struct Work {
     id: Value,
     method: String,
     stop: Option<oneshot::Sender<()>>,
     replied: Arc<AtomicBool>,
-    handle: JoinHandle<Result<(), FrameError>>,
-}
-
-impl Drop for Work {
-    fn drop(&mut self) {
-        self.handle.abort();
-    }
+    future: Pin<Box<dyn Future<Output = Result<(), FrameError>> + Send>>,
 }
 
 struct Control {
@@ -121,7 +119,7 @@ pub(crate) async fn run(
 
 async fn wait_work(work: &mut Option<Work>) -> Result<(), FrameError> {
     match work {
-        Some(work) => (&mut work.handle).await.unwrap_or(Ok(())),
+        Some(work) => work.future.as_mut().await,
         None => std::future::pending().await,
     }
 }
@@ -183,7 +181,7 @@ impl Control {
             if let Some(stop) = work.stop.take() {
                 let _ = stop.send(());
             }
-            let _ = (&mut work.handle).await;
+            let _ = work.future.as_mut().await;
         }
     }
 
@@ -256,17 +254,18 @@ impl Control {
             id: id.clone(),
             replied: Arc::clone(&replied),
         };
-        let handle = if method == "tasks.start" {
-            tokio::spawn(call.start(params, stop_rx))
-        } else {
-            tokio::spawn(call.grade(params, stop_rx))
-        };
+        let future: Pin<Box<dyn Future<Output = Result<(), FrameError>> + Send>> =
+            if method == "tasks.start" {
+                Box::pin(call.start(params, stop_rx))
+            } else {
+                Box::pin(call.grade(params, stop_rx))
+            };
         self.work = Some(Work {
             id,
             method: method.to_owned(),
             stop: Some(stop_tx),
             replied,
-            handle,
+            future,
         });
     }
 
