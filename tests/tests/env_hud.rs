@@ -305,3 +305,29 @@ fn sigterm_cancels_templates_kills_their_commands_and_runs_the_hooks() {
 fn sigint_stops_the_same_way() {
     stops_on("INT", 130);
 }
+
+/// A whole hud rollout runs offline against the binary: `Task.run` with a scripted agent,
+/// placed on a `Runtime` that points at it (no API key: hud reports nothing to the platform).
+#[test]
+fn a_hud_rollout_with_a_scripted_agent_is_graded_by_the_binary() {
+    let Some(python) = hud_python(env!("CARGO_TARGET_TMPDIR")) else {
+        return;
+    };
+    let env = probe();
+    let output = Command::new(&python)
+        .arg(data("rollout.py"))
+        .arg(env.port.to_string())
+        .env_remove("HUD_API_KEY")
+        .output()
+        .expect("run python");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let seen: Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    assert_eq!(
+        seen["runs"],
+        json!([{"reward": 1.0, "evaluation": {"score": 1.0}, "prompt": "Repeat offline"}])
+    );
+}
