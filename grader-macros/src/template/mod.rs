@@ -7,6 +7,9 @@ mod expand;
 mod model;
 mod validate;
 
+#[cfg(test)]
+mod snapshots;
+
 use proc_macro2::TokenStream;
 use quote::quote;
 
