@@ -137,3 +137,17 @@ async fn shutdown_hooks_run_in_reverse_order_after_the_tasks_are_cancelled() {
         ["registered second", "registered first"]
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_hook_that_hangs_does_not_hold_the_stop_past_hud_s_grace() {
+    let env = Environment::new("hangs").shutdown(|| async {
+        tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
+        Ok::<(), String>(())
+    });
+    let server = env.bind(&ServeConfig::default()).await.unwrap();
+    let started = tokio::time::Instant::now();
+    server.shutdown().await;
+    let took = started.elapsed();
+    assert!(took >= std::time::Duration::from_secs(5), "{took:?}");
+    assert!(took < std::time::Duration::from_secs(10), "{took:?}");
+}

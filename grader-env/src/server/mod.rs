@@ -28,6 +28,10 @@ pub const PORT_ANNOUNCEMENT: &str = "HUD_SERVE_PORT=";
 /// inside the 10 s hud's runtimes allow between SIGTERM and SIGKILL.
 const SESSION_GRACE: Duration = Duration::from_secs(3);
 
+/// How long the teardown and shutdown hooks get once the sessions are gone; with
+/// [`SESSION_GRACE`] a stop takes at most 8 s.
+const HOOK_GRACE: Duration = Duration::from_secs(5);
+
 /// Where to listen: `127.0.0.1` on a free port by default.
 ///
 /// ```
@@ -211,14 +215,24 @@ impl Server {
 
     /// Stops serving: no new connections; every session's task call is cancelled (a started
     /// task is not parked); every held task is cancelled with its teardown hooks; then the
-    /// environment's shutdown hooks run. Returns once all of that is done.
+    /// environment's shutdown hooks run. Returns once all of that is done, or after at most
+    /// 8 s (3 s for sessions to finish their own cleanup, then 5 s for the hooks; what is still
+    /// running then is dropped, with a warning), inside the 10 s hud's runtimes allow.
     pub async fn shutdown(mut self) {
         let _ = self.stop.send(true);
         if let Some(accept) = self.accept.take() {
             let _ = accept.await;
         }
-        self.channel.cancel_all().await;
-        self.channel.env.stop().await;
+        let hooks = async {
+            self.channel.cancel_all().await;
+            self.channel.env.stop().await;
+        };
+        if tokio::time::timeout(HOOK_GRACE, hooks).await.is_err() {
+            tracing::warn!(
+                env = %self.channel.env.name,
+                "teardown and shutdown hooks still running after {HOOK_GRACE:?}; stopping anyway"
+            );
+        }
     }
 }
 
