@@ -44,9 +44,15 @@ pub fn expand(template: &Template) -> TokenStream {
     };
     let args = quote::format_ident!("args", span = proc_macro2::Span::mixed_site());
     let session = quote::format_ident!("session", span = proc_macro2::Span::mixed_site());
+    // With no fields, the args value is not read.
+    let args_pattern = if names.is_empty() {
+        quote!(_)
+    } else {
+        quote!(#args)
+    };
     let new = respan(
         quote! {
-            #krate::Template::new(#id, |#args: #ident, #session: #krate::Session| {
+            #krate::Template::new(#id, |#args_pattern: #ident, #session: #krate::Session| {
                 #function(#( #args.#names, )* #session)
             })
         },
@@ -58,6 +64,8 @@ pub fn expand(template: &Template) -> TokenStream {
         #[derive(#krate::__private::serde::Deserialize, #krate::__private::schemars::JsonSchema)]
         #[serde(crate = #serde_path)]
         #[schemars(crate = #schemars_path)]
+        // A doc comment on a field would become its description in the manifest's schema.
+        #[allow(missing_docs)]
         #vis struct #ident {
             #( #vis #names: #types, )*
         }

@@ -32,6 +32,7 @@ fn args_and_options() {
             )]
             #[serde(crate = "::grader_env::__private::serde")]
             #[schemars(crate = "::grader_env::__private::schemars")]
+            #[allow(missing_docs)]
             pub struct FixTests {
                 pub repo: String,
                 pub limit: Option<u32>,
