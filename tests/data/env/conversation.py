@@ -7,8 +7,11 @@ Each step states how many replies it waits for; `eof` steps read until the serve
 """
 
 import json
+import os
 import socket
 import sys
+import tempfile
+import time
 
 PORT = int(sys.argv[1])
 LIMIT = 16 * 1024 * 1024
@@ -58,7 +61,7 @@ def send(name, frame, replies=1, label=None):
         data, shown = frame, label or repr(frame[:80])
     else:
         frame = substitute(frame)
-        data, shown = (json.dumps(frame) + "\n").encode(), frame
+        data, shown = (json.dumps(frame) + "\n").encode(), label or frame
     conns[name].sendall(data)
     got = [read_reply(name) for _ in range(replies)]
     transcript.append({"conn": name, "sent": shown, "replies": got})
@@ -193,6 +196,37 @@ open_("z")
 send("z", rpc(1, "hello", {"session_id": "$y"}))
 close("z")
 close("y")
+
+# A hang-up during a grade cancels it: its command is killed and nothing is left to grade.
+pid_file = os.path.join(tempfile.mkdtemp(), "pid")
+open_("g")
+send("g", rpc(1, "hello", {}))
+send("g", rpc(2, "tasks.start", {"id": "sleeper", "args": {"pid_file": pid_file}}), label="start sleeper")
+send("g", rpc(3, "tasks.grade", {"answer": "done"}), replies=0)
+deadline = time.time() + 20
+while not (os.path.exists(pid_file) and open(pid_file).read().strip()):
+    assert time.time() < deadline, "the grade's command never started"
+    time.sleep(0.02)
+pid = int(open(pid_file).read())
+close("g")
+
+
+def alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(") ", 1)[1][0] not in "ZX"
+    except OSError:
+        return False
+
+
+deadline = time.time() + 10
+while alive(pid) and time.time() < deadline:
+    time.sleep(0.02)
+transcript.append({"conn": "g", "command_alive_after_hang_up": alive(pid)})
+open_("h")
+send("h", rpc(1, "hello", {}))
+send("h", rpc(2, "tasks.grade", {"answer": "done"}))
+close("h")
 
 # Hostile connections: each ends the connection the reference's way.
 open_("m")
