@@ -2,6 +2,13 @@
 //! [`FRAME_LIMIT`] bytes without its newline, read with bounded memory.
 //!
 //! The messages of [`FrameError::TooLarge`] are the reference's (`hud/environment/utils.py`).
+//!
+//! Where this differs from the reference: frames are written as UTF-8 (the reference escapes
+//! non-ASCII characters as `\uXXXX`; the JSON is the same) with serde_json's numbers (`1e-7`
+//! where Python writes `1e-07`); a frame with `NaN` or `Infinity` literals, which Python's
+//! `json.loads` accepts, is malformed here; and the count in the "exceeds the limit" message
+//! is the whole frame when it arrived over several reads, where the reference's count depends
+//! on how the bytes arrived.
 
 use serde_json::{Map, Value, json};
 use tokio::io::{AsyncBufReadExt as _, AsyncRead, BufReader};

@@ -18,7 +18,8 @@ pub struct EnvProcess {
 }
 
 impl EnvProcess {
-    /// Spawns `command` and waits (at most `timeout`) for its port line.
+    /// Spawns `command` (its stderr as the caller set it, inherited by default) and waits (at
+    /// most `timeout`) for its port line.
     ///
     /// # Panics
     /// When it cannot start, prints anything else first, or announces no port in time.
@@ -27,7 +28,6 @@ impl EnvProcess {
         let mut child = command
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
             .spawn()
             .expect("start the environment");
         let stdout = child.stdout.take().expect("stdout is piped");
