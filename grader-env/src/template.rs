@@ -2,8 +2,10 @@
 //! what becomes the grade, registered under an id with its manifest entry.
 //!
 //! The args schema in the manifest is written as the reference's `_args_json_schema` writes
-//! it: no title, `additionalProperties: false` (unless the args type takes any extra key), and
-//! each property titled as pydantic titles it (`repo_url` → `Repo Url`). Where it differs:
+//! it: no title, `additionalProperties: false` (unless the args type takes any extra key), each
+//! property titled as pydantic titles it (`repo_url` → `Repo Url`; a reference to a nested
+//! type untitled, the nested type titled with its name in `$defs`), and an optional argument
+//! defaulting to null. Where it differs:
 //! schemars' numeric formats (`int64`, `double`, …) are dropped, as pydantic writes none, but
 //! bounds schemars derives from the type (`minimum: 0` for unsigned integers) are kept, and
 //! optional fields are written the schemars way (`"type": ["string", "null"]`).
@@ -235,16 +237,22 @@ pub(crate) fn hud_args_schema(mut schema: Value) -> Value {
     map.shift_remove("title");
     // The args model is built from the parameters: the type's own doc comment is not in it.
     map.shift_remove("description");
-    if let Some(Value::Object(properties)) = map.get_mut("properties") {
-        for (name, property) in properties.iter_mut() {
-            if let Value::Object(property) = property
-                && !property.contains_key("title")
-            {
-                property.insert("title".to_owned(), Value::from(pydantic_title(name)));
+    if !map.contains_key("properties") {
+        map.insert("properties".to_owned(), Value::Object(Map::new()));
+    }
+    title_properties(map);
+    default_nulls(map);
+    if let Some(Value::Object(defs)) = map.get_mut("$defs") {
+        for (name, definition) in defs.iter_mut() {
+            if let Value::Object(definition) = definition {
+                if definition.get("type").and_then(Value::as_str) == Some("object") {
+                    definition
+                        .entry("title")
+                        .or_insert_with(|| Value::from(name.clone()));
+                }
+                title_properties(definition);
             }
         }
-    } else {
-        map.insert("properties".to_owned(), Value::Object(Map::new()));
     }
     map.entry("type").or_insert_with(|| Value::from("object"));
     let additional = !matches!(
@@ -254,6 +262,68 @@ pub(crate) fn hud_args_schema(mut schema: Value) -> Value {
     map.shift_remove("additionalProperties");
     map.insert("additionalProperties".to_owned(), Value::Bool(additional));
     schema
+}
+
+/// Titles each property as pydantic does: its name in title case, except a property that is
+/// a reference to a model (alone or as an option), which pydantic leaves untitled.
+fn title_properties(schema: &mut Map<String, Value>) {
+    let Some(Value::Object(properties)) = schema.get_mut("properties") else {
+        return;
+    };
+    for (name, property) in properties.iter_mut() {
+        let Value::Object(property) = property else {
+            continue;
+        };
+        let refers = |value: &Value| value.get("$ref").is_some();
+        let is_reference = refers(&Value::Object(property.clone()))
+            || ["anyOf", "oneOf"].iter().any(|key| {
+                property
+                    .get(*key)
+                    .and_then(Value::as_array)
+                    .is_some_and(|items| items.iter().any(refers))
+            });
+        if !is_reference && !property.contains_key("title") {
+            property.insert("title".to_owned(), Value::from(pydantic_title(name)));
+        }
+    }
+}
+
+/// An optional argument that can be null and has no default defaults to null, as serde reads
+/// a missing `Option` and as pydantic writes a parameter defaulting to `None`.
+fn default_nulls(schema: &mut Map<String, Value>) {
+    let required: Vec<String> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| {
+            r.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
+    let Some(Value::Object(properties)) = schema.get_mut("properties") else {
+        return;
+    };
+    for (name, property) in properties.iter_mut() {
+        let Value::Object(property) = property else {
+            continue;
+        };
+        let null = |value: &Value| {
+            value.get("type").is_some_and(|t| {
+                t == "null"
+                    || t.as_array()
+                        .is_some_and(|types| types.iter().any(|t| t == "null"))
+            })
+        };
+        let nullable = null(&Value::Object(property.clone()))
+            || property
+                .get("anyOf")
+                .and_then(Value::as_array)
+                .is_some_and(|items| items.iter().any(null));
+        if nullable && !required.contains(name) && !property.contains_key("default") {
+            property.insert("default".to_owned(), Value::Null);
+        }
+    }
 }
 
 /// Drops schemars' numeric `format`s (`int64`, `uint32`, `double`, …), which pydantic never
@@ -305,6 +375,39 @@ fn pydantic_title(name: &str) -> String {
 #[allow(clippy::unwrap_used)] // a test that cannot unwrap has failed
 mod tests {
     use super::*;
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct Limits {
+        seconds: i64,
+    }
+
+    fn three() -> i64 {
+        3
+    }
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct Nested {
+        limits: Limits,
+        #[serde(default)]
+        opt: Option<Limits>,
+        #[serde(default)]
+        tags: Vec<String>,
+        #[serde(default = "three")]
+        u: i64,
+    }
+
+    /// pydantic's `_args_json_schema` for `async def f(limits: Limits, opt: Limits | None =
+    /// None, tags: list[str] = [], u: int = 3)`, printed by hud 0.6.21.
+    const PYDANTIC: &str = r##"{"$defs": {"Limits": {"properties": {"seconds": {"title": "Seconds", "type": "integer"}}, "required": ["seconds"], "title": "Limits", "type": "object"}}, "properties": {"limits": {"$ref": "#/$defs/Limits"}, "opt": {"anyOf": [{"$ref": "#/$defs/Limits"}, {"type": "null"}], "default": null}, "tags": {"default": [], "items": {"type": "string"}, "title": "Tags", "type": "array"}, "u": {"default": 3, "title": "U", "type": "integer"}}, "required": ["limits"], "type": "object", "additionalProperties": false}"##;
+
+    #[test]
+    fn nested_args_get_pydantic_s_schema() {
+        let ours = hud_args_schema(serde_json::to_value(schemars::schema_for!(Nested)).unwrap());
+        let theirs: Value = serde_json::from_str(PYDANTIC).unwrap();
+        assert_eq!(ours, theirs, "{ours}");
+    }
 
     #[test]
     fn titles_as_pydantic_writes_them() {
