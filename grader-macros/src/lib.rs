@@ -7,6 +7,7 @@ mod derive;
 mod expand;
 mod fallback;
 mod model;
+mod template;
 mod validate;
 
 #[cfg(test)]
@@ -358,4 +359,55 @@ pub fn grader(args: TokenStream, input: TokenStream) -> TokenStream {
 #[proc_macro_derive(Grader, attributes(grader))]
 pub fn derive_grader(input: TokenStream) -> TokenStream {
     derive::derive(input.into()).into()
+}
+
+/// Turns an async function into a task template an environment serves: its parameters (all
+/// but the last) become the fields of an args type, parsed with serde and described in the
+/// manifest by schemars; its last parameter is the task's `Session`. Use it through
+/// `grader-env`, which re-exports it.
+///
+/// Beside the function, `#[template]` generates the args type, named in UpperCamelCase
+/// (`fn fix_tests` → `FixTests`), with `FixTests::template()`, the `Template` to register:
+///
+/// ```
+/// use grader_env::{Environment, Session, template};
+///
+/// /// Repeat a word.
+/// #[template(id = "echo")]
+/// async fn echo(word: String, times: Option<u32>, session: Session) -> Result<f64, grader_env::PromptError> {
+///     let times = times.unwrap_or(1) as usize;
+///     let answer = session.prompt(format!("Say {word} {times} times")).await?;
+///     Ok(if answer == word.repeat(times).as_str() { 1.0 } else { 0.0 })
+/// }
+///
+/// let env = Environment::new("words").template(Echo::template())?;
+/// let manifest = env.templates()[0].manifest();
+/// assert_eq!(manifest["id"], "echo");
+/// assert_eq!(manifest["description"], "Repeat a word.");
+/// assert_eq!(manifest["args"]["required"], serde_json::json!(["word"]));
+/// assert_eq!(manifest["args"]["additionalProperties"], false);
+/// # Ok::<(), grader_env::EnvironmentError>(())
+/// ```
+///
+/// # Options
+///
+/// - `id = "…"`: the task id (default: the function's name).
+/// - `description = "…"`: the manifest's description (default: the doc comment).
+/// - `input = Type`, `returns = Type`: the types the agent is given and answers with, whose
+///   schemas go in the manifest; read a typed answer with `Session::prompt_as`.
+/// - `crate = path`: where `grader_env` is, for code that reaches it through a re-export.
+///
+/// An `Option<T>` parameter is optional: a task that leaves it out gets `None`.
+///
+/// # Compile errors
+///
+/// Reported at once, on the token to change: a function that is not `async`, a method, a
+/// generic function, a last parameter that is not the `Session`, a parameter that is a pattern
+/// or a borrowed type (`&str`, `impl Trait`, a lifetime), an unknown or duplicate option, an
+/// empty `id`. The compiler reports a return type that cannot become a grade (see
+/// `IntoGrade`) and a parameter type serde cannot parse. On errors the function and a stub
+/// args type are still emitted, so code that uses the template reports nothing more.
+#[proc_macro_attribute]
+pub fn template(args: TokenStream, input: TokenStream) -> TokenStream {
+    template::template(args.into(), input.into()).into()
 }

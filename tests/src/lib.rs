@@ -2,6 +2,7 @@
 //! first use into a virtual environment under `target/`, and a scripted OpenAI-compatible
 //! server for the judge.
 
+pub mod env_process;
 pub mod judge_server;
 pub mod python;
 

@@ -1,0 +1,138 @@
+//! The `coding_env` example as hud runs it: a process that prints its port line and nothing
+//! else on stdout, graded through its control channel by the `coding_agent` example, stopped
+//! by SIGTERM. Docker is not available to these tests: they run the container recipe's
+//! command (`coding_env --host 0.0.0.0 --port …`) as a plain process instead.
+#![allow(missing_docs, clippy::unwrap_used)]
+
+use std::io::{BufRead as _, BufReader, Read as _};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Builds the examples once into this build's target directory and returns its folder.
+fn examples_dir() -> PathBuf {
+    let target_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let status = Command::new(env!("CARGO"))
+        .args(["build", "--quiet", "--package", "grader-examples"])
+        .args(["--example", "coding_env", "--example", "coding_agent"])
+        .arg("--target-dir")
+        .arg(&target_dir)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    target_dir.join("debug").join("examples")
+}
+
+struct Served {
+    child: Child,
+    port: u16,
+    stdout: BufReader<std::process::ChildStdout>,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(dir: &std::path::Path, args: &[&str]) -> Served {
+    let mut child = Command::new(dir.join("coding_env"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    let port = line
+        .strip_prefix("HUD_SERVE_PORT=")
+        .and_then(|p| p.trim_end().parse().ok())
+        .unwrap_or_else(|| panic!("not the port line: {line:?}"));
+    Served {
+        child,
+        port,
+        stdout,
+    }
+}
+
+fn agent(dir: &std::path::Path, port: u16, extra: &[&str]) -> serde_json::Value {
+    let output = Command::new(dir.join("coding_agent"))
+        .arg(port.to_string())
+        .args(extra)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let (_, grade) = stdout.split_once("== grade:\n").unwrap();
+    serde_json::from_str(grade).unwrap()
+}
+
+#[test]
+fn the_agent_is_graded_by_the_served_template_and_sigterm_stops_it() {
+    let dir = examples_dir();
+    // The container recipe's command: every interface, a fixed port.
+    let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = probe.local_addr().unwrap().port();
+    drop(probe);
+    let port_arg = port.to_string();
+    let mut served = serve(&dir, &["--host", "0.0.0.0", "--port", &port_arg]);
+    assert_eq!(served.port, port);
+
+    let fixed = agent(&dir, served.port, &[]);
+    assert_eq!(fixed["score"], 1.0);
+    assert_eq!(fixed["subscores"][0]["name"], "BashGrader");
+    assert_eq!(fixed["subscores"][0]["info"]["exit_code"], 0);
+    assert_eq!(fixed["subscores"][1]["name"], "tests_tampered");
+    // The checkout the task made is gone once it is graded.
+    let checkout = fixed["subscores"][0]["info"]["_parameters"]["cwd"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(!std::path::Path::new(&checkout).exists());
+
+    let cheated = agent(&dir, served.port, &["--cheat"]);
+    assert_eq!(cheated["score"], 0.0);
+    assert_eq!(cheated["subscores"][1]["value"], 1.0);
+
+    let sent = Instant::now();
+    let status = Command::new("kill")
+        .args(["-TERM", &served.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let code = loop {
+        if let Some(status) = served.child.try_wait().unwrap() {
+            break status.code();
+        }
+        assert!(
+            sent.elapsed() < Duration::from_secs(10),
+            "still running after SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(code, Some(143));
+    let mut rest = String::new();
+    served.stdout.read_to_string(&mut rest).unwrap();
+    assert_eq!(rest, "", "nothing but the port line on stdout");
+}
+
+#[test]
+fn a_bad_option_is_a_usage_error() {
+    let dir = examples_dir();
+    let output = Command::new(dir.join("coding_env"))
+        .args(["--port", "many"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(output.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("not a port"));
+}

@@ -1,0 +1,218 @@
+//! The environment: a name and version, its templates, its capabilities, and the hooks run
+//! around serving (`initialize` before, `shutdown` after) and after each task (`teardown`).
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use crate::capability::{Capabilities, Capability};
+use crate::pyfmt::py_str_repr;
+use crate::template::Template;
+
+type HookFuture = Pin<Box<dyn Future<Output = Result<(), String>> + Send>>;
+type InitHook = Arc<dyn Fn(Capabilities) -> HookFuture + Send + Sync>;
+type Hook = Arc<dyn Fn() -> HookFuture + Send + Sync>;
+
+/// Why an environment cannot be declared as written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EnvironmentError {
+    /// Two templates share an id. The message is the reference's.
+    #[error("template {} already registered on env {}", py_str_repr(.id), py_str_repr(.env))]
+    DuplicateTemplate {
+        /// The environment.
+        env: String,
+        /// The id registered twice.
+        id: String,
+    },
+    /// A capability without a URL. The message is the reference's.
+    #[error(
+        "capability {} has no url; start the service in an initialize hook and publish its concrete address",
+        py_str_repr(.0)
+    )]
+    NoUrl(String),
+}
+
+/// Capabilities and task templates, served to the HUD runtime by [`serve`](Environment::serve).
+///
+/// ```
+/// use grader_env::{Environment, NoArgs, Session, Template};
+///
+/// let env = Environment::new("demo")
+///     .version("1.2.0")
+///     .template(Template::new("ping", |_: NoArgs, session: Session| async move {
+///         let answer = session.prompt("Say pong.").await?;
+///         Ok::<_, grader_env::PromptError>(answer == "pong")
+///     }))?;
+/// assert_eq!(env.name(), "demo");
+/// assert_eq!(env.templates().len(), 1);
+/// # Ok::<(), grader_env::EnvironmentError>(())
+/// ```
+#[derive(Clone)]
+pub struct Environment {
+    pub(crate) name: String,
+    pub(crate) version: String,
+    pub(crate) templates: Vec<Template>,
+    pub(crate) capabilities: Capabilities,
+    pub(crate) on_start: Vec<InitHook>,
+    pub(crate) on_stop: Vec<Hook>,
+    pub(crate) on_teardown: Vec<Hook>,
+}
+
+impl std::fmt::Debug for Environment {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Environment")
+            .field("name", &self.name)
+            .field("version", &self.version)
+            .field("templates", &self.templates)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Environment {
+    /// An environment with this name, version `0.0.1` (the reference's default) and nothing
+    /// else.
+    #[must_use]
+    pub fn new(name: impl Into<String>) -> Self {
+        Environment {
+            name: name.into(),
+            version: "0.0.1".to_owned(),
+            templates: Vec::new(),
+            capabilities: Capabilities::default(),
+            on_start: Vec::new(),
+            on_stop: Vec::new(),
+            on_teardown: Vec::new(),
+        }
+    }
+
+    /// Sets the version `hello` reports.
+    #[must_use]
+    pub fn version(mut self, version: impl Into<String>) -> Self {
+        self.version = version.into();
+        self
+    }
+
+    /// The environment's name.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Registers a template.
+    ///
+    /// # Errors
+    /// [`EnvironmentError::DuplicateTemplate`] when its id is taken.
+    pub fn template(mut self, template: Template) -> Result<Self, EnvironmentError> {
+        if self.templates.iter().any(|t| t.id() == template.id()) {
+            return Err(EnvironmentError::DuplicateTemplate {
+                env: self.name,
+                id: template.id().to_owned(),
+            });
+        }
+        self.templates.push(template);
+        Ok(self)
+    }
+
+    /// The registered templates, in registration order.
+    #[must_use]
+    pub fn templates(&self) -> &[Template] {
+        &self.templates
+    }
+
+    /// Publishes a capability that already exists (one the environment starts itself is
+    /// published from an [`initialize`](Self::initialize) hook).
+    ///
+    /// # Errors
+    /// [`EnvironmentError::NoUrl`] when its URL is empty.
+    pub fn capability(self, capability: Capability) -> Result<Self, EnvironmentError> {
+        if capability.url.is_empty() {
+            return Err(EnvironmentError::NoUrl(capability.name));
+        }
+        self.capabilities.add(capability);
+        Ok(self)
+    }
+
+    /// The published capabilities (shared with the `initialize` hooks).
+    #[must_use]
+    pub fn capabilities(&self) -> &Capabilities {
+        &self.capabilities
+    }
+
+    /// Registers a hook run once before the control channel serves, in registration order;
+    /// it may publish capabilities. A failing hook stops [`serve`](Self::serve) with its
+    /// message.
+    #[must_use]
+    pub fn initialize<F, Fut, E>(mut self, hook: F) -> Self
+    where
+        F: Fn(Capabilities) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<(), E>> + Send + 'static,
+        E: std::fmt::Display,
+    {
+        self.on_start.push(Arc::new(move |caps| {
+            let future = hook(caps);
+            Box::pin(async move { future.await.map_err(|e| e.to_string()) })
+        }));
+        self
+    }
+
+    /// Registers a hook run when serving stops (hooks run in reverse registration order;
+    /// a failure is logged and the others still run).
+    #[must_use]
+    pub fn shutdown<F, Fut, E>(mut self, hook: F) -> Self
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<(), E>> + Send + 'static,
+        E: std::fmt::Display,
+    {
+        self.on_stop.push(wrap(hook));
+        self
+    }
+
+    /// Registers a hook run whenever a task ends: after its grade, on `tasks.cancel` or
+    /// `bye`, and when a new `tasks.start` replaces it (the reference's task teardown). A
+    /// failure is logged and ignored.
+    #[must_use]
+    pub fn teardown<F, Fut, E>(mut self, hook: F) -> Self
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<(), E>> + Send + 'static,
+        E: std::fmt::Display,
+    {
+        self.on_teardown.push(wrap(hook));
+        self
+    }
+
+    pub(crate) async fn run_teardown(&self) {
+        for hook in &self.on_teardown {
+            if let Err(message) = hook().await {
+                tracing::warn!(env = %self.name, %message, "task teardown hook failed");
+            }
+        }
+    }
+
+    pub(crate) async fn start(&self) -> Result<(), String> {
+        for hook in &self.on_start {
+            hook(self.capabilities.clone()).await?;
+        }
+        Ok(())
+    }
+
+    pub(crate) async fn stop(&self) {
+        for hook in self.on_stop.iter().rev() {
+            if let Err(message) = hook().await {
+                tracing::warn!(env = %self.name, %message, "shutdown hook failed");
+            }
+        }
+    }
+}
+
+fn wrap<F, Fut, E>(hook: F) -> Hook
+where
+    F: Fn() -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<(), E>> + Send + 'static,
+    E: std::fmt::Display,
+{
+    Arc::new(move || {
+        let future = hook();
+        Box::pin(async move { future.await.map_err(|e| e.to_string()) })
+    })
+}

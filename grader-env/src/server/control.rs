@@ -1,0 +1,472 @@
+//! One control connection: the session it speaks for and the one task call it runs, as the
+//! reference's `_Session`.
+//!
+//! `tasks.start` and `tasks.grade` run beside the read loop (polled by it), so a
+//! `tasks.cancel` or a `bye` still reaches them; any other frame while one runs is refused
+//! with -32600. A hang-up lets a start finish and park its task for a resume, and cancels a
+//! grade, whose result nobody is left to receive. A malformed frame (not a JSON object) closes
+//! the connection without a reply, as the reference's does.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use serde_json::{Map, Value, json};
+use tokio::io::AsyncWriteExt as _;
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::sync::{Mutex, oneshot, watch};
+
+use super::channel::{Channel, NoTask, Resume};
+use super::hello::{check_connection, check_route, no_workspace};
+use crate::frame::{FRAME_LIMIT, FrameError, FrameReader, encode_frame, error, reply};
+use crate::pyfmt::{py_str, py_str_repr, py_truthy, py_type_name};
+
+/// The write half of a connection, shared by the read loop and the task call it runs.
+pub(crate) type Writer = Arc<Mutex<OwnedWriteHalf>>;
+
+async fn write(writer: &Writer, bytes: &[u8]) -> Result<(), FrameError> {
+    let mut writer = writer.lock().await;
+    writer.write_all(bytes).await?;
+    writer.flush().await?;
+    Ok(())
+}
+
+/// Sends a success reply (nothing for a notification, whose id is null).
+async fn send_reply(writer: &Writer, id: &Value, result: Value) -> Result<(), FrameError> {
+    if id.is_null() {
+        return Ok(());
+    }
+    write(writer, &encode_frame(&reply(id, result), FRAME_LIMIT)?).await
+}
+
+/// Sends an error frame even when it is too large (then with the size message instead), as
+/// the reference's `_send_control_error`.
+pub(crate) async fn send_control_error(
+    writer: &Writer,
+    id: &Value,
+    code: i64,
+    message: &str,
+) -> Result<(), FrameError> {
+    let bytes = match encode_frame(&error(id, code, message), FRAME_LIMIT) {
+        Ok(bytes) => bytes,
+        Err(too_large) => {
+            let text = too_large.to_string();
+            encode_frame(&error(id, -32000, &text), FRAME_LIMIT)
+                .or_else(|_| encode_frame(&error(&Value::Null, -32000, &text), FRAME_LIMIT))?
+        }
+    };
+    write(writer, &bytes).await
+}
+
+/// Sends an error reply (nothing for a notification).
+async fn send_error(
+    writer: &Writer,
+    id: &Value,
+    code: i64,
+    message: &str,
+) -> Result<(), FrameError> {
+    if id.is_null() {
+        return Ok(());
+    }
+    send_control_error(writer, id, code, message).await
+}
+
+/// Python's `AttributeError` for `params.get` on a value that is not a dict.
+fn no_get(value: &Value) -> String {
+    format!("'{}' object has no attribute 'get'", py_type_name(value))
+}
+
+/// The task call in progress: its future is polled by the read loop itself (no task of its
+/// own), beside the next frame. Dropping it drops the call, and a runner it holds aborts its
+/// template.
+struct Work {
+    id: Value,
+    method: String,
+    stop: Option<oneshot::Sender<()>>,
+    replied: Arc<AtomicBool>,
+    future: Pin<Box<dyn Future<Output = Result<(), FrameError>> + Send>>,
+}
+
+struct Control {
+    channel: Arc<Channel>,
+    writer: Writer,
+    id: String,
+    work: Option<Work>,
+}
+
+/// Serves one control session until the peer says `bye`, hangs up, sends a frame that ends
+/// the connection, or the server shuts down.
+pub(crate) async fn run(
+    channel: Arc<Channel>,
+    first: Map<String, Value>,
+    reader: &mut FrameReader<OwnedReadHalf>,
+    writer: Writer,
+    shutdown: &mut watch::Receiver<bool>,
+) -> Result<(), FrameError> {
+    let id = channel.open_session();
+    let mut control = Control {
+        channel,
+        writer,
+        id,
+        work: None,
+    };
+    let result = control.serve(first, reader, shutdown).await;
+    control.stop_work().await;
+    control.channel.close_session(&control.id);
+    result
+}
+
+async fn wait_work(work: &mut Option<Work>) -> Result<(), FrameError> {
+    match work {
+        Some(work) => work.future.as_mut().await,
+        None => std::future::pending().await,
+    }
+}
+
+impl Control {
+    async fn serve(
+        &mut self,
+        first: Map<String, Value>,
+        reader: &mut FrameReader<OwnedReadHalf>,
+        shutdown: &mut watch::Receiver<bool>,
+    ) -> Result<(), FrameError> {
+        let mut pending = Some(first);
+        loop {
+            let msg = match pending.take() {
+                Some(msg) => msg,
+                None => {
+                    tokio::select! {
+                        biased;
+                        _ = shutdown.changed() => return Ok(()),
+                        done = wait_work(&mut self.work) => {
+                            self.work = None;
+                            done?;
+                            continue;
+                        }
+                        frame = reader.read_frame() => match frame? {
+                            Some(msg) => msg,
+                            None => {
+                                if self.work.as_ref().is_some_and(|w| w.method == "tasks.start") {
+                                    // Let the start finish: its task parks for a resume.
+                                    tokio::select! {
+                                        _ = shutdown.changed() => {}
+                                        _ = wait_work(&mut self.work) => self.work = None,
+                                    }
+                                }
+                                return Ok(());
+                            }
+                        },
+                    }
+                }
+            };
+            // A task call that has already replied is over, whatever the scheduler says.
+            if self
+                .work
+                .as_ref()
+                .is_some_and(|w| w.replied.load(Ordering::Acquire))
+            {
+                let done = wait_work(&mut self.work).await;
+                self.work = None;
+                done?;
+            }
+            if !self.receive(msg).await? {
+                return Ok(());
+            }
+        }
+    }
+
+    async fn stop_work(&mut self) {
+        if let Some(mut work) = self.work.take() {
+            if let Some(stop) = work.stop.take() {
+                let _ = stop.send(());
+            }
+            let _ = work.future.as_mut().await;
+        }
+    }
+
+    /// Acts on one frame; `false` once the peer has said goodbye.
+    async fn receive(&mut self, msg: Map<String, Value>) -> Result<bool, FrameError> {
+        let method = msg
+            .get("method")
+            .cloned()
+            .unwrap_or_else(|| Value::String(String::new()));
+        let id = msg.get("id").cloned().unwrap_or(Value::Null);
+        let name = method.as_str().unwrap_or("");
+        if method.is_string() && (name == "tasks.cancel" || name == "bye") {
+            if let Some(work_id) = self.work.as_ref().map(|w| w.id.clone()) {
+                self.stop_work().await;
+                send_error(
+                    &self.writer,
+                    &work_id,
+                    -32000,
+                    &format!("{name} interrupted the task"),
+                )
+                .await?;
+            }
+            self.channel.cancel(&self.id).await;
+            if name == "bye" {
+                send_reply(&self.writer, &id, json!({"goodbye": true})).await?;
+                return Ok(false);
+            }
+            send_reply(&self.writer, &id, json!({"cancelled": true})).await?;
+        } else if self.work.is_some() {
+            let message = format!("{}: a task call is still running", py_str(&method));
+            send_error(&self.writer, &id, -32600, &message).await?;
+        } else if method.is_string() && (name == "tasks.start" || name == "tasks.grade") {
+            self.spawn_work(name, id, params_of(&msg));
+        } else {
+            let params = params_of(&msg);
+            let outcome = match name {
+                "hello" if method.is_string() => self.hello(&id, &params).await,
+                "tasks.list" if method.is_string() => {
+                    let tasks: Vec<Value> = self
+                        .channel
+                        .env
+                        .templates
+                        .iter()
+                        .map(crate::Template::manifest)
+                        .collect();
+                    send_reply(&self.writer, &id, json!({"tasks": tasks})).await
+                }
+                _ => {
+                    let message = format!("method not found: {}", py_str(&method));
+                    send_error(&self.writer, &id, -32601, &message).await
+                }
+            };
+            if let Err(failure) = outcome {
+                if matches!(failure, FrameError::Io(_)) {
+                    return Err(failure);
+                }
+                send_error(&self.writer, &id, -32000, &failure.to_string()).await?;
+            }
+        }
+        Ok(true)
+    }
+
+    fn spawn_work(&mut self, method: &str, id: Value, params: Value) {
+        let (stop_tx, stop_rx) = oneshot::channel();
+        let replied = Arc::new(AtomicBool::new(false));
+        let call = Call {
+            channel: Arc::clone(&self.channel),
+            writer: Arc::clone(&self.writer),
+            session: self.id.clone(),
+            id: id.clone(),
+            replied: Arc::clone(&replied),
+        };
+        let future: Pin<Box<dyn Future<Output = Result<(), FrameError>> + Send>> =
+            if method == "tasks.start" {
+                Box::pin(call.start(params, stop_rx))
+            } else {
+                Box::pin(call.grade(params, stop_rx))
+            };
+        self.work = Some(Work {
+            id,
+            method: method.to_owned(),
+            stop: Some(stop_tx),
+            replied,
+            future,
+        });
+    }
+
+    async fn hello(&mut self, id: &Value, params: &Value) -> Result<(), FrameError> {
+        let Value::Object(params) = params else {
+            return send_error(&self.writer, id, -32000, &no_get(params)).await;
+        };
+        let requested = params.get("session_id").unwrap_or(&Value::Null);
+        if !requested.is_null() && requested.as_str() != Some(self.id.as_str()) {
+            let Some(requested) = requested.as_str() else {
+                return send_error(
+                    &self.writer,
+                    id,
+                    -32602,
+                    "hello: 'session_id' must be a string",
+                )
+                .await;
+            };
+            match self.channel.resume(&self.id, requested) {
+                Resume::Live => {
+                    let message =
+                        format!("session {} has a live connection", py_str_repr(requested));
+                    return send_error(&self.writer, id, -32600, &message).await;
+                }
+                Resume::Unknown => {
+                    let message = format!("unknown session: {}", py_str_repr(requested));
+                    return send_error(&self.writer, id, -32600, &message).await;
+                }
+                Resume::Resumed => self.id = requested.to_owned(),
+            }
+        }
+        let empty = Value::Array(Vec::new());
+        let Value::Array(routes) = params.get("workspace_routes").unwrap_or(&empty) else {
+            return send_error(
+                &self.writer,
+                id,
+                -32602,
+                "hello: 'workspace_routes' must be a list",
+            )
+            .await;
+        };
+        let routes = match routes
+            .iter()
+            .map(check_route)
+            .collect::<Result<Vec<_>, _>>()
+        {
+            Ok(routes) => routes,
+            Err(message) => {
+                return send_error(&self.writer, id, -32602, &format!("hello: {message}")).await;
+            }
+        };
+        let Value::Array(connections) = params.get("connections").unwrap_or(&empty) else {
+            return send_error(
+                &self.writer,
+                id,
+                -32602,
+                "hello: 'connections' must be a list",
+            )
+            .await;
+        };
+        let connections = match connections
+            .iter()
+            .map(check_connection)
+            .collect::<Result<Vec<_>, _>>()
+        {
+            Ok(connections) => connections,
+            Err(message) => {
+                return send_error(&self.writer, id, -32602, &format!("hello: {message}")).await;
+            }
+        };
+        if let Some(capability) = connections.first().or(routes.first()) {
+            return send_error(&self.writer, id, -32000, &no_workspace(capability)).await;
+        }
+        let env = &self.channel.env;
+        let bindings: Vec<crate::Capability> = env.capabilities.list();
+        let result = json!({
+            "session_id": self.id,
+            "env": {"name": env.name, "version": env.version},
+            "bindings": bindings,
+        });
+        send_reply(&self.writer, id, result).await
+    }
+}
+
+/// `msg.get("params") or {}`.
+fn params_of(msg: &Map<String, Value>) -> Value {
+    match msg.get("params") {
+        Some(params) if py_truthy(params) => params.clone(),
+        _ => Value::Object(Map::new()),
+    }
+}
+
+/// One `tasks.start` or `tasks.grade`, running beside the read loop.
+struct Call {
+    channel: Arc<Channel>,
+    writer: Writer,
+    session: String,
+    id: Value,
+    replied: Arc<AtomicBool>,
+}
+
+impl Call {
+    async fn reply(&self, result: Value) -> Result<(), FrameError> {
+        if self.id.is_null() {
+            self.replied.store(true, Ordering::Release);
+            return Ok(());
+        }
+        match encode_frame(&reply(&self.id, result), FRAME_LIMIT) {
+            Ok(bytes) => {
+                self.replied.store(true, Ordering::Release);
+                write(&self.writer, &bytes).await
+            }
+            Err(too_large) => self.error(-32000, &too_large.to_string()).await,
+        }
+    }
+
+    async fn error(&self, code: i64, message: &str) -> Result<(), FrameError> {
+        self.replied.store(true, Ordering::Release);
+        send_error(&self.writer, &self.id, code, message).await
+    }
+
+    async fn start(self, params: Value, mut stop: oneshot::Receiver<()>) -> Result<(), FrameError> {
+        let Value::Object(params) = &params else {
+            return self.error(-32000, &no_get(&params)).await;
+        };
+        let Some(Value::String(task_id)) = params.get("id") else {
+            return self
+                .error(-32602, "tasks.start: 'id' must be a string")
+                .await;
+        };
+        let args = match params.get("args") {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(args)) => args.clone(),
+            Some(_) => {
+                return self
+                    .error(-32602, "tasks.start: 'args' must be an object")
+                    .await;
+            }
+        };
+        let env = Arc::clone(&self.channel.env);
+        let Some(template) = env.templates.iter().find(|t| t.id() == task_id) else {
+            let message = format!("unknown task: {}", py_str_repr(task_id));
+            return self.error(-32602, &message).await;
+        };
+        self.channel.cancel(&self.session).await;
+        let mut runner = match self.channel.begin(template, args) {
+            Ok(runner) => runner,
+            Err(message) => return self.error(-32000, &message).await,
+        };
+        let outcome = tokio::select! {
+            biased;
+            _ = &mut stop => None,
+            prompt = runner.wait_prompt() => Some(prompt),
+        };
+        match outcome {
+            None => {
+                self.channel.finish(runner).await;
+                Ok(())
+            }
+            Some(Err(message)) => {
+                self.channel.finish(runner).await;
+                self.error(-32000, &message).await
+            }
+            Some(Ok(prompt)) => {
+                self.channel.hold(&self.session, runner);
+                if self.id.is_null() {
+                    return self.reply(Value::Null).await;
+                }
+                match encode_frame(&reply(&self.id, Value::Object(prompt)), FRAME_LIMIT) {
+                    Ok(bytes) => {
+                        self.replied.store(true, Ordering::Release);
+                        write(&self.writer, &bytes).await
+                    }
+                    Err(too_large) => {
+                        self.channel.cancel(&self.session).await;
+                        self.error(-32000, &too_large.to_string()).await
+                    }
+                }
+            }
+        }
+    }
+
+    async fn grade(self, params: Value, mut stop: oneshot::Receiver<()>) -> Result<(), FrameError> {
+        let mut runner = match self.channel.take_for_grade(&self.session) {
+            Ok(runner) => runner,
+            Err(NoTask(message)) => return self.error(-32600, &message).await,
+        };
+        let Value::Object(payload) = params else {
+            self.channel.finish(runner).await;
+            return self.error(-32000, &no_get(&params)).await;
+        };
+        let outcome = tokio::select! {
+            biased;
+            _ = &mut stop => None,
+            grade = runner.grade(payload) => Some(grade),
+        };
+        self.channel.finish(runner).await;
+        match outcome {
+            None => Ok(()),
+            Some(Ok(frame)) => self.reply(Value::Object(frame)).await,
+            Some(Err(message)) => self.error(-32000, &message).await,
+        }
+    }
+}

@@ -1,0 +1,427 @@
+//! Serving: the listener, each connection's preface (a capability stream or a control
+//! session), the port line, and a clean stop on SIGTERM or SIGINT.
+
+mod channel;
+mod control;
+mod hello;
+mod tunnel;
+
+use std::io::Write as _;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{Mutex, watch};
+use tokio::task::{JoinHandle, JoinSet};
+
+use crate::environment::Environment;
+use crate::frame::{FRAME_LIMIT, FrameError, FrameReader};
+use channel::Channel;
+
+/// The line a serving process prints on stdout once it accepts connections, followed by the
+/// port; hud's runtimes read it.
+pub const PORT_ANNOUNCEMENT: &str = "HUD_SERVE_PORT=";
+
+/// How long a stop waits for sessions to finish their own cleanup before aborting them; well
+/// inside the 10 s hud's runtimes allow between SIGTERM and SIGKILL.
+const SESSION_GRACE: Duration = Duration::from_secs(3);
+
+/// How long the teardown and shutdown hooks get once the sessions are gone; with
+/// [`SESSION_GRACE`] a stop takes at most 8 s.
+const HOOK_GRACE: Duration = Duration::from_secs(5);
+
+/// Where to listen: `127.0.0.1` on a free port by default.
+///
+/// ```
+/// use grader_env::ServeConfig;
+///
+/// let config = ServeConfig::from_args(["--host", "0.0.0.0", "--port", "8765"])?;
+/// assert_eq!(config.address(), "0.0.0.0:8765");
+/// assert!(ServeConfig::from_args(["--port", "many"]).is_err());
+/// # Ok::<(), grader_env::ServeError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServeConfig {
+    host: String,
+    port: u16,
+}
+
+impl Default for ServeConfig {
+    fn default() -> Self {
+        ServeConfig {
+            host: "127.0.0.1".to_owned(),
+            port: 0,
+        }
+    }
+}
+
+impl ServeConfig {
+    /// Sets the interface to bind (`0.0.0.0` inside a container).
+    #[must_use]
+    pub fn host(mut self, host: impl Into<String>) -> Self {
+        self.host = host.into();
+        self
+    }
+
+    /// Sets the port (0, the default, picks a free one).
+    #[must_use]
+    pub fn port(mut self, port: u16) -> Self {
+        self.port = port;
+        self
+    }
+
+    /// The `host:port` to bind.
+    #[must_use]
+    pub fn address(&self) -> String {
+        if self.host.contains(':') {
+            format!("[{}]:{}", self.host, self.port)
+        } else {
+            format!("{}:{}", self.host, self.port)
+        }
+    }
+
+    /// Reads `--host HOST` and `--port PORT` (also as `--host=HOST`), the options of the
+    /// reference's `python -m hud.environment.server`, from command-line arguments (without
+    /// the program name).
+    ///
+    /// # Errors
+    /// [`ServeError::Usage`] for an unknown option, a missing value or a bad port.
+    pub fn from_args<I, S>(args: I) -> Result<Self, ServeError>
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let mut config = ServeConfig::default();
+        let mut args = args.into_iter().map(Into::into);
+        while let Some(arg) = args.next() {
+            let (key, inline) = match arg.split_once('=') {
+                Some((key, value)) => (key.to_owned(), Some(value.to_owned())),
+                None => (arg.clone(), None),
+            };
+            let mut value = || {
+                inline
+                    .clone()
+                    .or_else(|| args.next())
+                    .ok_or_else(|| ServeError::Usage(format!("{key} needs a value")))
+            };
+            match key.as_str() {
+                "--host" => config.host = value()?,
+                "--port" => {
+                    let text = value()?;
+                    config.port = text
+                        .parse()
+                        .map_err(|_| ServeError::Usage(format!("--port: not a port: {text:?}")))?;
+                }
+                _ => return Err(ServeError::Usage(format!("unknown argument: {arg:?}"))),
+            }
+        }
+        Ok(config)
+    }
+}
+
+/// Why serving could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// Bad command-line arguments.
+    #[error("{0}")]
+    Usage(String),
+    /// An `initialize` hook of the environment failed.
+    #[error("environment {env:?}: an initialize hook failed: {message}")]
+    Initialize {
+        /// The environment.
+        env: String,
+        /// The hook's message.
+        message: String,
+    },
+    /// The address could not be bound.
+    #[error("environment {env:?}: cannot listen on {address}: {source}")]
+    Bind {
+        /// The environment.
+        env: String,
+        /// The address.
+        address: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// Writing the port line or waiting for signals failed.
+    #[error("environment {env:?}: {source}")]
+    Io {
+        /// The environment.
+        env: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
+/// Why [`Environment::serve`] returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stopped {
+    /// SIGTERM.
+    Terminated,
+    /// SIGINT (Ctrl-C).
+    Interrupted,
+}
+
+impl Stopped {
+    /// The exit status for the process: 143 after SIGTERM (as the reference's
+    /// `run_until_terminated`), 130 after SIGINT.
+    #[must_use]
+    pub fn exit_code(self) -> std::process::ExitCode {
+        match self {
+            Stopped::Terminated => std::process::ExitCode::from(143),
+            Stopped::Interrupted => std::process::ExitCode::from(130),
+        }
+    }
+}
+
+/// A bound, serving control channel. [`shutdown`](Server::shutdown) stops it; dropping it
+/// stops accepting and aborts every connection and task.
+#[derive(Debug)]
+pub struct Server {
+    address: SocketAddr,
+    stop: watch::Sender<bool>,
+    accept: Option<JoinHandle<()>>,
+    channel: Arc<Channel>,
+}
+
+impl std::fmt::Debug for Channel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Channel").finish_non_exhaustive()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(accept) = &self.accept {
+            accept.abort();
+        }
+    }
+}
+
+impl Server {
+    /// The address it listens on.
+    #[must_use]
+    pub fn local_addr(&self) -> SocketAddr {
+        self.address
+    }
+
+    /// How many tasks are held between start and grade (running or parked).
+    #[must_use]
+    pub fn held_tasks(&self) -> usize {
+        self.channel.held()
+    }
+
+    /// Stops serving: no new connections; every session's task call is cancelled (a started
+    /// task is not parked); every held task is cancelled with its teardown hooks; then the
+    /// environment's shutdown hooks run. Returns once all of that is done, or after at most
+    /// 8 s (3 s for sessions to finish their own cleanup, then 5 s for the hooks; what is still
+    /// running then is dropped, with a warning), inside the 10 s hud's runtimes allow.
+    pub async fn shutdown(mut self) {
+        let _ = self.stop.send(true);
+        if let Some(accept) = self.accept.take() {
+            let _ = accept.await;
+        }
+        let hooks = async {
+            self.channel.cancel_all().await;
+            self.channel.env.stop().await;
+        };
+        if tokio::time::timeout(HOOK_GRACE, hooks).await.is_err() {
+            tracing::warn!(
+                env = %self.channel.env.name,
+                "teardown and shutdown hooks still running after {HOOK_GRACE:?}; stopping anyway"
+            );
+        }
+    }
+}
+
+impl Environment {
+    /// Runs the `initialize` hooks and binds the control channel (not printing the port line:
+    /// [`serve`](Self::serve) does that). For tests and for programs that serve several
+    /// environments.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use grader_env::{Environment, ServeConfig};
+    ///
+    /// let server = Environment::new("empty").bind(&ServeConfig::default()).await?;
+    /// assert!(server.local_addr().ip().is_loopback());
+    /// server.shutdown().await;
+    /// # Ok::<(), grader_env::ServeError>(())
+    /// # }).unwrap();
+    /// ```
+    ///
+    /// # Errors
+    /// [`ServeError::Initialize`] when a hook fails (the shutdown hooks then run),
+    /// [`ServeError::Bind`] when the address cannot be bound.
+    pub async fn bind(self, config: &ServeConfig) -> Result<Server, ServeError> {
+        let env = Arc::new(self);
+        if let Err(message) = env.start().await {
+            env.stop().await;
+            return Err(ServeError::Initialize {
+                env: env.name.clone(),
+                message,
+            });
+        }
+        let address = config.address();
+        let listener = match TcpListener::bind(&address).await {
+            Ok(listener) => listener,
+            Err(source) => {
+                env.stop().await;
+                return Err(ServeError::Bind {
+                    env: env.name.clone(),
+                    address,
+                    source,
+                });
+            }
+        };
+        let local = listener.local_addr().map_err(|source| ServeError::Io {
+            env: env.name.clone(),
+            source,
+        })?;
+        tracing::info!(env = %env.name, address = %local, "bound");
+        let channel = Arc::new(Channel::new(env));
+        let (stop, stopped) = watch::channel(false);
+        let accept = tokio::spawn(accept_loop(listener, Arc::clone(&channel), stopped));
+        Ok(Server {
+            address: local,
+            stop,
+            accept: Some(accept),
+            channel,
+        })
+    }
+
+    /// Serves until SIGTERM or SIGINT: runs the `initialize` hooks, binds, prints
+    /// `HUD_SERVE_PORT=<port>` on stdout (flushed; nothing else goes to stdout, logs go through
+    /// `tracing`), and on a signal cancels every running template (dropping what they own, the
+    /// commands they started included), runs the teardown and shutdown hooks, and returns.
+    ///
+    /// # Errors
+    /// As [`bind`](Self::bind), and [`ServeError::Io`] when stdout or the signal handlers
+    /// fail.
+    pub async fn serve(self, config: &ServeConfig) -> Result<Stopped, ServeError> {
+        let name = self.name.clone();
+        let io = |source| ServeError::Io {
+            env: name.clone(),
+            source,
+        };
+        let signals = Signals::new().map_err(io)?;
+        let server = self.bind(config).await?;
+        let announced = {
+            let mut stdout = std::io::stdout().lock();
+            writeln!(stdout, "{PORT_ANNOUNCEMENT}{}", server.local_addr().port())
+                .and_then(|()| stdout.flush())
+        };
+        if let Err(source) = announced {
+            server.shutdown().await;
+            return Err(io(source));
+        }
+        let stopped = signals.wait().await;
+        tracing::info!(env = %name, ?stopped, "stopping");
+        server.shutdown().await;
+        Ok(stopped)
+    }
+}
+
+struct Signals {
+    #[cfg(unix)]
+    terminate: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    interrupt: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    #[cfg(unix)]
+    fn new() -> std::io::Result<Self> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(Signals {
+            terminate: signal(SignalKind::terminate())?,
+            interrupt: signal(SignalKind::interrupt())?,
+        })
+    }
+
+    #[cfg(not(unix))]
+    fn new() -> std::io::Result<Self> {
+        Ok(Signals {})
+    }
+
+    #[cfg(unix)]
+    async fn wait(mut self) -> Stopped {
+        tokio::select! {
+            _ = self.terminate.recv() => Stopped::Terminated,
+            _ = self.interrupt.recv() => Stopped::Interrupted,
+        }
+    }
+
+    #[cfg(not(unix))]
+    async fn wait(self) -> Stopped {
+        let _ = tokio::signal::ctrl_c().await;
+        Stopped::Interrupted
+    }
+}
+
+async fn accept_loop(
+    listener: TcpListener,
+    channel: Arc<Channel>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let mut connections = JoinSet::new();
+    loop {
+        tokio::select! {
+            _ = stop.changed() => break,
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    let _ = stream.set_nodelay(true);
+                    connections.spawn(connection(Arc::clone(&channel), stream, stop.clone()));
+                }
+                Err(error) => {
+                    tracing::warn!(%error, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            },
+        }
+    }
+    drop(listener);
+    let drained = tokio::time::timeout(SESSION_GRACE, async {
+        while connections.join_next().await.is_some() {}
+    })
+    .await;
+    if drained.is_err() {
+        connections.shutdown().await;
+    }
+}
+
+async fn connection(channel: Arc<Channel>, stream: TcpStream, mut stop: watch::Receiver<bool>) {
+    let (read, write) = stream.into_split();
+    let mut reader = FrameReader::new(read, FRAME_LIMIT);
+    let writer = Arc::new(Mutex::new(write));
+    let first = tokio::select! {
+        _ = stop.changed() => return,
+        first = reader.read_frame() => first,
+    };
+    let result = match first {
+        Ok(None) => Ok(()),
+        Ok(Some(first)) if first.get("method").and_then(Value::as_str) == Some("tunnel.open") => {
+            let env = Arc::clone(&channel.env);
+            tokio::select! {
+                _ = stop.changed() => Ok(()),
+                done = tunnel::run(env, first, reader, Arc::clone(&writer)) => done,
+            }
+        }
+        Ok(Some(first)) => {
+            control::run(channel, first, &mut reader, Arc::clone(&writer), &mut stop).await
+        }
+        Err(error) => Err(error),
+    };
+    match result {
+        Err(FrameError::TooLarge(message)) => {
+            let _ = control::send_control_error(&writer, &Value::Null, -32000, &message).await;
+        }
+        Err(error) => tracing::debug!(%error, "connection ended"),
+        Ok(()) => {}
+    }
+    let mut write = writer.lock().await;
+    let _ = tokio::io::AsyncWriteExt::shutdown(&mut *write).await;
+}

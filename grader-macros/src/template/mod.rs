@@ -1,0 +1,40 @@
+//! `#[template]`: parse the options ([`args`]), build the model ([`model`]), check it
+//! ([`validate`]), then generate the args type and its `template()` or, on any error, the
+//! fallback ([`expand`]).
+
+mod args;
+mod expand;
+mod model;
+mod validate;
+
+#[cfg(test)]
+mod snapshots;
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use crate::args::Errors;
+
+/// The whole attribute.
+pub fn template(args: TokenStream, input: TokenStream) -> TokenStream {
+    let mut errors = Errors::default();
+    let (options, arg_errors) = args::parse(args);
+    errors.extend(arg_errors);
+    let func = match syn::parse2::<model::Function>(input.clone()) {
+        Ok(func) => func,
+        Err(error) => {
+            errors.push(error);
+            let errors = errors.into_error().map(syn::Error::into_compile_error);
+            return quote! { #errors #input };
+        }
+    };
+    errors.extend(validate::check(&func, &options));
+    let model = model::Template::new(&func, &options);
+    match errors.into_error() {
+        None => {
+            let generated = expand::expand(&model);
+            quote! { #input #generated }
+        }
+        Some(error) => expand::fallback(input, &model, &error),
+    }
+}

@@ -1,0 +1,8 @@
+use grader_env::template;
+
+#[template]
+struct Echo {
+    word: String,
+}
+
+fn main() {}
