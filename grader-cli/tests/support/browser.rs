@@ -91,6 +91,12 @@ fn install() -> Result<(), String> {
 /// `--screenshot=…`), with a fresh profile, no network features, and a two-minute limit after
 /// which the browser's whole process group is killed.
 pub fn run(chromium: &Path, page: &Path, extra: &[&str]) -> Output {
+    run_url(chromium, &format!("file://{}", page.display()), extra)
+}
+
+/// As [`run`], on a URL (a page with a fragment, `file:///…/report.html#status=failed`, or a
+/// server on 127.0.0.1).
+pub fn run_url(chromium: &Path, url: &str, extra: &[&str]) -> Output {
     use std::os::unix::process::CommandExt as _;
     let profile = tempfile::tempdir().expect("a profile folder");
     let mut command = Command::new(chromium);
@@ -109,7 +115,7 @@ pub fn run(chromium: &Path, page: &Path, extra: &[&str]) -> Output {
         ])
         .arg(format!("--user-data-dir={}", profile.path().display()))
         .args(extra)
-        .arg(format!("file://{}", page.display()))
+        .arg(url)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
