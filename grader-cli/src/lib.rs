@@ -12,7 +12,8 @@
 //! | `grader schema` | the JSON Schema of `EvaluationResult`, derived from the Rust types |
 //! | `grader summary FILE...` | grader-core's evaluation summary (shards merged), table or JSON |
 //! | `grader diff BASE NEW` | per-sample changes and the change in mean with its interval |
-//! | `grader report FILE... -o PAGE` | one self-contained HTML page: summary, histogram, table |
+//! | `grader report FILE... -o PAGE` | one self-contained HTML page: why each result scored what it did |
+//! | `grader export --inspect FILE... -o LOG` | an Inspect AI eval log, for `inspect view` |
 //!
 //! Exit codes: 0 when all is well, 1 when the data is invalid (or, for `diff --fail-if-worse`,
 //! worse), 2 when the command line is wrong or a file cannot be read.
@@ -36,6 +37,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand, ValueEnum};
 
 pub mod diff;
+pub mod export;
 pub mod input;
 pub mod records;
 pub mod report;
@@ -91,6 +93,8 @@ pub enum Command {
     Diff(diff::DiffArgs),
     /// Write one self-contained HTML page of an evaluation.
     Report(report::ReportArgs),
+    /// Write an evaluation in another tool's format: an Inspect AI eval log (`--inspect`).
+    Export(export::ExportArgs),
 }
 
 /// What a subcommand failed with, before it could finish: the data itself is fine or not
@@ -151,6 +155,7 @@ pub fn run(cli: Cli, auto_color: bool, out: &mut dyn Write, err: &mut dyn Write)
         Command::Summary(args) => summary::run(&args, out, err),
         Command::Diff(args) => diff::run(&args, out, err),
         Command::Report(args) => report::run(&args, out, err),
+        Command::Export(args) => export::run(&args, out, err),
     };
     match outcome {
         Ok(code) => code,
