@@ -764,7 +764,7 @@ fn subscore_section(summary: &Summary, collected: &Collected, threshold: f64) ->
                                 td.num { (format!("{mean:.4}")) }
                                 @if tally.is_penalty() {
                                     @let rate = tally.fired as f64 / tally.results.max(1) as f64;
-                                    td.num class=(if tally.fired > 0 { "fail" } else { "pass" })
+                                    td class=(if tally.fired > 0 { "num fail" } else { "num pass" })
                                         data-fired-rate=(rate) {
                                         "fired " (format!("{rate:.4}")) " (" (tally.fired) ")" }
                                     td { span.meter.penalty { span style=(format!("width: {:.1}%", rate * 100.0)) {} } }

@@ -442,3 +442,56 @@ fn filters_and_sorting_work_in_a_headless_browser() {
         eprintln!("screenshot: {}", shot.display());
     }
 }
+
+#[test]
+fn a_fired_penalty_is_painted_in_the_failure_colour() {
+    let Some(chromium) = browser::chromium() else {
+        return;
+    };
+    // The browser is driven over the DevTools protocol by a script in the Inspect AI venv.
+    let Some(python) = support::inspect_python() else {
+        return;
+    };
+    let dir = temp_dir();
+    let page = coding_page(dir.path());
+    let colour =
+        |selector: &str| format!("getComputedStyle(document.querySelector({selector:?})).color");
+    let shots = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("report");
+    std::fs::create_dir_all(&shots).unwrap();
+    let shot = shots.join("penalty-colours.png");
+    let values = browser::look(
+        &chromium,
+        &python,
+        &browser::Look {
+            url: &format!("file://{}#open=1", page.display()),
+            wait: "document.documentElement.getAttribute('data-ready') === 'yes'",
+            evaluate: &[
+                // The penalty that fired in `edited`: its value, its name, its badge.
+                &colour(r#"tr[data-sample="edited"] li[data-subscore="tests_edited"] > span.fail"#),
+                &colour(r#"tr[data-sample="edited"] li[data-subscore="tests_edited"] > .sub-name"#),
+                &colour(r#"tr[data-sample="edited"] li[data-subscore="tests_edited"] > .badge"#),
+                // A failed subscore, a passed one, and the penalty that did not fire in `ok`.
+                &colour(r#"tr[data-sample="broken"] li[data-subscore="tests"] > span.fail"#),
+                &colour(r#"tr[data-sample="ok"] li[data-subscore="tests"] > span.pass"#),
+                &colour(r#"tr[data-sample="ok"] li[data-subscore="tests_edited"] > span.pass"#),
+                // The penalty's row in the subscore table, and its bar.
+                &colour(r#"tr[data-subscore="tests_edited"] td[data-fired-rate]"#),
+                r#"getComputedStyle(document.querySelector('tr[data-subscore="tests_edited"] .meter > span')).backgroundColor"#,
+                r#"getComputedStyle(document.querySelector('tr[data-subscore="tests"] .meter > span')).backgroundColor"#,
+            ],
+            screenshot: Some(&shot),
+            size: (1200, 1600),
+        },
+    );
+    let colours: Vec<&str> = values.iter().map(|v| v.as_str().unwrap()).collect();
+    let (fail, pass) = (colours[3], colours[4]);
+    assert_ne!(fail, pass);
+    assert_eq!(colours[0], fail, "the fired penalty's value");
+    assert_eq!(colours[1], fail, "the fired penalty's name");
+    assert_eq!(colours[2], fail, "the fired penalty's badge");
+    assert_eq!(colours[5], pass, "a penalty that did not fire");
+    assert_eq!(colours[6], fail, "the penalty's fired rate");
+    assert_eq!(colours[7], fail, "the penalty's bar");
+    assert_ne!(colours[8], fail, "a score's bar");
+    eprintln!("screenshot: {}", shot.display());
+}
