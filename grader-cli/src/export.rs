@@ -10,8 +10,9 @@
 //! - the scores of a sample: `reward` (the result's reward, its `content` as the explanation,
 //!   its `info` in the metadata), and one per top-level subscore under the subscore's name (a
 //!   subscore named `reward` becomes `reward (subscore)`), whose explanation is what a person
-//!   reads first (a judge's `reason`, an `error`, or a command's exit code and output, long
-//!   output cut to its first and last lines as in the report) and whose metadata holds the
+//!   reads first (a judge's `reason`, an `error`, a command's exit code and output, long
+//!   output cut to its first and last lines as in the report, or else its children with their
+//!   values and reasons, as a judge's criteria) and whose metadata holds the
 //!   weight, the whole `info` and the subscore's children;
 //! - the results: for each score, `mean` and `stderr` over the samples, each sample's scored
 //!   epochs first reduced to their mean, as Inspect AI computes them for a scorer with
@@ -476,11 +477,36 @@ fn subscore(sub: &SubScore) -> Value {
     if let Some(children) = sub.children() {
         metadata["children"] = json!(children);
     }
+    let explanation = explanation(info).or_else(|| sub.children().and_then(children_explanation));
     json!({
         "value": sub.value(),
-        "explanation": explanation(info),
+        "explanation": explanation,
         "metadata": metadata,
     })
+}
+
+/// A subscore's children as a Markdown list, each with its weight, value and what explains it
+/// (a judge's criteria with their reasons).
+fn children_explanation(children: &[SubScore]) -> Option<String> {
+    if children.is_empty() {
+        return None;
+    }
+    let empty = Map::new();
+    let lines: Vec<String> = children
+        .iter()
+        .map(|child| {
+            let why = explanation(child.info().unwrap_or(&empty))
+                .map(|text| format!(": {}", text.replace('\n', "\n  ")))
+                .unwrap_or_default();
+            format!(
+                "- **{}** (weight {}): {}{why}",
+                child.name(),
+                child.weight(),
+                child.value()
+            )
+        })
+        .collect();
+    Some(lines.join("\n"))
 }
 
 /// What a person reads first about a subscore (Markdown, as Inspect AI's viewer shows

@@ -18,7 +18,7 @@
 //! Everything from the files is escaped: the page is built with `maud`, which escapes every
 //! interpolated string, and nothing from the files is ever inserted unescaped.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -55,8 +55,9 @@ pub struct ReportArgs {
     /// The page's title.
     #[arg(long, default_value = "Evaluation report")]
     pub title: String,
-    /// List at most this many results in the table, and as many error groups (the summary,
-    /// the histogram, the subscore table and the error counts count all).
+    /// List at most this many results in the table (those that went worst: errored, then
+    /// penalised, then the lowest rewards), and as many error groups; the summary, the
+    /// histogram, the subscore table and the error counts count all.
     #[arg(long, default_value_t = 5000)]
     pub max_rows: usize,
     /// How the summary is computed; `--threshold` is also what a result or a subscore must
@@ -117,15 +118,69 @@ pub struct Collected {
     pub error_groups: HashMap<String, ErrorGroup>,
     /// Errored results whose message started a group beyond the limit.
     pub errors_ungrouped: usize,
-    /// The table's rows, in file order, up to the limit.
-    pub rows: Vec<Row>,
+    /// The table's rows, up to the limit: the results that went worst (see [`Standing`]),
+    /// kept as a heap whose top is the first to give way; [`Collected::table`] puts them in
+    /// file order.
+    pub rows: BinaryHeap<Row>,
     /// Results not in the table because of the limit.
     pub rows_left_out: usize,
+    /// Results seen, for the rows' file order.
+    pub seen: u64,
+}
+
+impl Collected {
+    /// The table's rows in file order.
+    #[must_use]
+    pub fn table(&self) -> Vec<&Row> {
+        let mut rows: Vec<&Row> = self.rows.iter().collect();
+        rows.sort_by_key(|row| row.order);
+        rows
+    }
+}
+
+/// How well a result went, for choosing which results the table lists when there are more
+/// than `--max-rows`: errored results went worst, then those a penalty hit, then failed ones,
+/// then passed ones; within each, the lower reward went worse. The table keeps the results
+/// that went worst, earlier ones first among equals.
+///
+/// ```
+/// use grader_cli::report::Standing;
+///
+/// assert!(Standing::Errored < Standing::Penalised(0.9));
+/// assert!(Standing::Penalised(0.9) < Standing::Failed(0.1));
+/// assert!(Standing::Failed(0.1) < Standing::Failed(0.5));
+/// assert!(Standing::Failed(0.9) < Standing::Passed(1.0));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd)]
+pub enum Standing {
+    /// Grading failed: no reward.
+    Errored,
+    /// A penalty fired; the reward.
+    Penalised(f64),
+    /// Below the threshold; the reward.
+    Failed(f64),
+    /// At or above the threshold; the reward.
+    Passed(f64),
+}
+
+impl Standing {
+    fn rank(self) -> (u8, f64) {
+        match self {
+            Standing::Errored => (0, 0.0),
+            Standing::Penalised(reward) => (1, reward),
+            Standing::Failed(reward) => (2, reward),
+            Standing::Passed(reward) => (3, reward),
+        }
+    }
 }
 
 /// One row of the results table.
 #[derive(Debug)]
 pub struct Row {
+    /// Its place among the results read, from 0.
+    pub order: u64,
+    /// How well it went.
+    pub standing: Standing,
     /// The sample.
     pub sample: String,
     /// The epoch.
@@ -135,6 +190,31 @@ pub struct Row {
     /// Why it has no reward, if it has none.
     pub error: Option<String>,
 }
+
+// Rows are ordered by how well they went, then by their place (a later one gives way first
+// among equals), so that the heap's top is the row the table drops first.
+impl Ord for Row {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        let (a, b) = (self.standing.rank(), other.standing.rank());
+        a.0.cmp(&b.0)
+            .then_with(|| a.1.total_cmp(&b.1))
+            .then_with(|| self.order.cmp(&other.order))
+    }
+}
+
+impl PartialOrd for Row {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Row {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+
+impl Eq for Row {}
 
 /// Runs `grader report`.
 ///
@@ -248,16 +328,51 @@ fn gather(
             }
         }
     }
-    if collected.rows.len() < max_rows {
-        collected.rows.push(Row {
-            sample: id.to_owned(),
-            epoch,
-            result: record.result.clone(),
-            error,
-        });
-    } else {
+    let order = collected.seen;
+    collected.seen += 1;
+    let standing = match record.reward() {
+        None => Standing::Errored,
+        Some(reward) => {
+            let subscores = record
+                .result
+                .as_ref()
+                .and_then(|r| r.subscores.as_deref())
+                .unwrap_or_default();
+            if any_fired(subscores) {
+                Standing::Penalised(reward)
+            } else if reward < threshold {
+                Standing::Failed(reward)
+            } else {
+                Standing::Passed(reward)
+            }
+        }
+    };
+    if max_rows == 0 {
         collected.rows_left_out += 1;
+        return;
     }
+    if collected.rows.len() == max_rows {
+        let goes_in = collected.rows.peek().is_some_and(|top| {
+            let (new, kept) = (standing.rank(), top.standing.rank());
+            new.0
+                .cmp(&kept.0)
+                .then_with(|| new.1.total_cmp(&kept.1))
+                .is_lt()
+        });
+        collected.rows_left_out += 1;
+        if !goes_in {
+            return;
+        }
+        collected.rows.pop();
+    }
+    collected.rows.push(Row {
+        order,
+        standing,
+        sample: id.to_owned(),
+        epoch,
+        result: record.result.clone(),
+        error,
+    });
 }
 
 /// The key errors are grouped by: the message with each run of digits replaced by `#`, so
@@ -830,7 +945,7 @@ fn error_section(collected: &Collected) -> Markup {
 }
 
 fn sample_section(collected: &Collected, threshold: f64) -> Markup {
-    let rows = &collected.rows;
+    let rows = collected.table();
     html! {
         section {
             h2 { "Results" }
@@ -863,7 +978,10 @@ fn sample_section(collected: &Collected, threshold: f64) -> Markup {
                 button #expand type="button" { "expand / fold shown" }
                 span.muted { span #shown { (rows.len()) } " of " (rows.len()) " shown" }
                 @if collected.rows_left_out > 0 {
-                    span.muted { "; " (collected.rows_left_out) " more results not in the table (--max-rows)" }
+                    span.muted #left-out data-left-out=(collected.rows_left_out) {
+                        "; the table lists the " (rows.len()) " results that went worst (errored, "
+                        "then penalised, then the lowest rewards), in file order; "
+                        (collected.rows_left_out) " more results are counted above but not listed (--max-rows)" }
                 }
             }
             table #samples data-rows=(rows.len()) {
@@ -871,7 +989,7 @@ fn sample_section(collected: &Collected, threshold: f64) -> Markup {
                     th.num.sortable #reward-heading title="sort by reward" { "reward" }
                     th { "grade" } } }
                 tbody {
-                    @for row in rows {
+                    @for row in &rows {
                         (result_row(row, threshold))
                     }
                 }

@@ -239,8 +239,13 @@ fn inspect_ai_reads_the_log_and_gets_our_rewards() {
     assert_eq!(q0["tests_edited"]["metadata"]["weight"], -0.5);
     assert_eq!(find("q3", 2)["scores"]["tests_edited"]["value"], 1.0);
     // A tree's children stay in the metadata.
-    let tree = &find("tree", 1)["scores"]["checks"]["metadata"]["children"];
-    assert_eq!(tree[0]["name"], "lint");
+    let checks = &find("tree", 1)["scores"]["checks"];
+    assert_eq!(checks["metadata"]["children"][0]["name"], "lint");
+    // With nothing of its own to explain it, a subscore is explained by its children.
+    assert_eq!(
+        checks["explanation"],
+        "- **lint** (weight 1): 1\n- **types** (weight 1): 0.5"
+    );
 
     // The metrics: as Inspect AI computes them from these samples, and the reward's as
     // `grader summary` computes it.
@@ -442,6 +447,7 @@ fn inspect_view_serves_the_log_and_shows_its_samples() {
                 name.replace('+', "%2B")
             ),
             wait: &format!("{cells}.length >= 5"),
+            timeout_secs: 60,
             evaluate: &[
                 &format!("{cells}.map(e => e.textContent)"),
                 "document.body.innerText",

@@ -90,7 +90,7 @@ fn python_sdk_results_make_a_page() {
 }
 
 #[test]
-fn rows_beyond_the_limit_are_left_out_of_the_table_only() {
+fn rows_beyond_the_limit_are_left_out_of_the_table_only_the_worst_kept() {
     let dir = temp_dir();
     let results = dir.path().join("many.jsonl");
     let mut list = samples(30, |_| (1.0, 1.0));
@@ -107,7 +107,13 @@ fn rows_beyond_the_limit_are_left_out_of_the_table_only() {
         .code(0);
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains(r#"data-rows="5""#));
-    assert!(html.contains("33 more results not in the table (--max-rows)"));
+    // The table keeps the results that went worst: the first five errored ones.
+    assert!(html.contains(r#"data-left-out="33""#));
+    assert!(html.contains("the table lists the 5 results that went worst"));
+    assert_eq!(
+        shown(&table_rows(&html)),
+        ["bad0", "bad1", "bad2", "bad3", "bad4"]
+    );
     assert!(html.contains(r#"data-count="30""#));
     // The eight errors share one message: one group, counted whole.
     assert!(html.contains(r#"<section id="errors" data-errors="8" data-groups="1">"#));
@@ -465,6 +471,7 @@ fn a_fired_penalty_is_painted_in_the_failure_colour() {
         &browser::Look {
             url: &format!("file://{}#open=1", page.display()),
             wait: "document.documentElement.getAttribute('data-ready') === 'yes'",
+            timeout_secs: 60,
             evaluate: &[
                 // The penalty that fired in `edited`: its value, its name, its badge.
                 &colour(r#"tr[data-sample="edited"] li[data-subscore="tests_edited"] > span.fail"#),
@@ -494,4 +501,27 @@ fn a_fired_penalty_is_painted_in_the_failure_colour() {
     assert_eq!(colours[7], fail, "the penalty's bar");
     assert_ne!(colours[8], fail, "a score's bar");
     eprintln!("screenshot: {}", shot.display());
+}
+
+#[test]
+fn a_limited_table_keeps_errors_then_penalties_then_the_lowest_rewards() {
+    let dir = temp_dir();
+    let results = coding_results(dir.path());
+    let page = dir.path().join("worst.html");
+    grader()
+        .args(["report", "--max-rows", "44", "-o"])
+        .arg(&page)
+        .arg(&results)
+        .assert()
+        .code(0);
+    let html = std::fs::read_to_string(&page).unwrap();
+    // 42 errors, then the penalised result, then the lowest reward (`broken`, 0.3) of the
+    // three others; in file order.
+    let rows = shown(&table_rows(&html)).join(" ");
+    assert!(rows.starts_with("edited broken slow0 slow1 "), "{rows}");
+    assert!(
+        !rows.contains("unjudged") && !rows.contains("ok "),
+        "{rows}"
+    );
+    assert!(html.contains(r#"data-left-out="2""#));
 }

@@ -173,8 +173,10 @@ impl Drop for Group {
 pub struct Look<'a> {
     /// The page.
     pub url: &'a str,
-    /// A JavaScript expression to wait for until it is true (at most a minute).
+    /// A JavaScript expression to wait for until it is true.
     pub wait: &'a str,
+    /// How long to wait for it, in seconds, before failing.
+    pub timeout_secs: u32,
     /// Expressions whose values are returned, evaluated once `wait` is true.
     pub evaluate: &'a [&'a str],
     /// Where to save a screenshot of the window, if anywhere.
@@ -235,7 +237,7 @@ pub fn look(chromium: &Path, python: &Path, look: &Look<'_>) -> Vec<serde_json::
         "screenshot": look.screenshot.map(|p| p.display().to_string()),
         "width": look.size.0,
         "height": look.size.1,
-        "timeout": 60,
+        "timeout": look.timeout_secs,
     });
     let printed =
         grader_tests::python::run_script(python, include_str!("cdp.py"), &orders.to_string());
