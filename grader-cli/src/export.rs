@@ -374,7 +374,9 @@ fn write_header(
         },
         "plan": {"name": "plan", "steps": [], "config": {}},
         "results": {
-            "total_samples": tally.results,
+            // As Inspect AI counts them: every sample in every epoch the run asked for (the
+            // most any sample has), so a sample with fewer epochs shows as missing ones.
+            "total_samples": tally.samples.len() * tally.epochs.max(1) as usize,
             "completed_samples": tally.scored,
             "scores": scores,
         },

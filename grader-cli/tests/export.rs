@@ -132,6 +132,8 @@ out = {
     "status": log.status,
     "task": log.eval.task,
     "epochs": log.eval.config.epochs,
+    "total_samples": log.results.total_samples,
+    "completed_samples": log.results.completed_samples,
     "samples": [
         {"id": s.id, "epoch": s.epoch,
          "scores": None if s.scores is None else {
@@ -180,6 +182,9 @@ fn inspect_ai_reads_the_log_and_gets_our_rewards() {
     assert_eq!(log["status"], "success");
     assert_eq!(log["task"], "coding");
     assert_eq!(log["epochs"], 2);
+    // 23 samples × 2 epochs asked for; 42 graded without error.
+    assert_eq!(log["total_samples"], 46);
+    assert_eq!(log["completed_samples"], 42);
 
     // One sample per (sample, epoch), in the file's order, the repeated line left out; each
     // scored one with our reward, each failed one with its error and no score.
