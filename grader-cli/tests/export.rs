@@ -402,8 +402,10 @@ fn inspect_view_serves_the_log_and_shows_its_samples() {
         .local_addr()
         .unwrap()
         .port();
-    let server = std::process::Command::new(python.with_file_name("inspect"))
-        .args(["view", "--log-dir"])
+    // `python -m inspect_ai` rather than the venv's `inspect` script, whose first line names
+    // the interpreter of wherever the venv was made.
+    let server = std::process::Command::new(&python)
+        .args(["-m", "inspect_ai", "view", "--log-dir"])
         .arg(&logs)
         .args(["--port", &port.to_string(), "--host", "127.0.0.1"])
         .stdin(std::process::Stdio::null())
