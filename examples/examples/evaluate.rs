@@ -10,6 +10,15 @@
 //! Run it on a terminal and press Ctrl-C during the second run: it stops, keeps every finished
 //! line, says how to resume and exits with status 130 (not 0: half a run is not a success);
 //! run it again with the same file and it carries on.
+//!
+//! The file is what the `grader` command reads: a page that shows why each sample scored what
+//! it did, and a log for Inspect AI's viewer:
+//!
+//! ```sh
+//! cargo run -p grader-cli -- report out.jsonl -o report.html
+//! mkdir -p logs && cargo run -p grader-cli -- export --inspect out.jsonl -o logs/
+//! inspect view --log-dir logs/
+//! ```
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -13,7 +13,8 @@
 //! | `grader summary FILE...` | grader-core's evaluation summary (shards merged), table or JSON |
 //! | `grader merge FILE... -o OUT` | joins shards' results files into one, each (sample, epoch) once |
 //! | `grader diff BASE NEW` | per-sample and per-subscore changes, the change in mean with its interval |
-//! | `grader report FILE... -o PAGE` | one self-contained HTML page: summary, histogram, table |
+//! | `grader report FILE... -o PAGE` | one self-contained HTML page: why each result scored what it did |
+//! | `grader export --inspect FILE... -o LOG` | an Inspect AI eval log, for `inspect view` |
 //!
 //! Exit codes: 0 when all is well, 1 when the data is invalid (or, for `diff --fail-if-worse`,
 //! worse), 2 when the command line is wrong or a file cannot be read.
@@ -37,6 +38,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand, ValueEnum};
 
 pub mod diff;
+pub mod export;
 pub mod input;
 pub mod merge;
 pub mod records;
@@ -102,6 +104,8 @@ pub enum Command {
     Diff(diff::DiffArgs),
     /// Write one self-contained HTML page of an evaluation.
     Report(report::ReportArgs),
+    /// Write an evaluation in another tool's format: an Inspect AI eval log (`--inspect`).
+    Export(export::ExportArgs),
 }
 
 /// What a subcommand failed with, before it could finish: the data itself is fine or not
@@ -169,6 +173,7 @@ pub fn run(cli: Cli, auto_color: bool, out: &mut dyn Write, err: &mut dyn Write)
         Command::Merge(args) => merge::run(&args, err),
         Command::Diff(args) => diff::run(&args, out, err),
         Command::Report(args) => report::run(&args, out, err),
+        Command::Export(args) => export::run(&args, out, err),
     };
     match outcome {
         Ok(code) => code,

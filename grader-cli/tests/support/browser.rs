@@ -91,6 +91,12 @@ fn install() -> Result<(), String> {
 /// `--screenshot=…`), with a fresh profile, no network features, and a two-minute limit after
 /// which the browser's whole process group is killed.
 pub fn run(chromium: &Path, page: &Path, extra: &[&str]) -> Output {
+    run_url(chromium, &format!("file://{}", page.display()), extra)
+}
+
+/// As [`run`], on a URL (a page with a fragment, `file:///…/report.html#status=failed`, or a
+/// server on 127.0.0.1).
+pub fn run_url(chromium: &Path, url: &str, extra: &[&str]) -> Output {
     use std::os::unix::process::CommandExt as _;
     let profile = tempfile::tempdir().expect("a profile folder");
     let mut command = Command::new(chromium);
@@ -109,7 +115,7 @@ pub fn run(chromium: &Path, page: &Path, extra: &[&str]) -> Output {
         ])
         .arg(format!("--user-data-dir={}", profile.path().display()))
         .args(extra)
-        .arg(format!("file://{}", page.display()))
+        .arg(url)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -146,4 +152,96 @@ pub fn run(chromium: &Path, page: &Path, extra: &[&str]) -> Output {
         "chromium did not finish within two minutes: {output:?}"
     );
     output
+}
+
+/// A process that leads its own process group (started with `process_group(0)`); the whole
+/// group is killed and the leader reaped when this is dropped, so a failed assertion leaves
+/// nothing running.
+pub struct Group(pub std::process::Child);
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", self.0.id())])
+            .stderr(Stdio::null())
+            .status();
+        let _ = self.0.wait();
+    }
+}
+
+/// What [`look`] is to do on a page.
+pub struct Look<'a> {
+    /// The page.
+    pub url: &'a str,
+    /// A JavaScript expression to wait for until it is true.
+    pub wait: &'a str,
+    /// How long to wait for it, in seconds, before failing.
+    pub timeout_secs: u32,
+    /// Expressions whose values are returned, evaluated once `wait` is true.
+    pub evaluate: &'a [&'a str],
+    /// Where to save a screenshot of the window, if anywhere.
+    pub screenshot: Option<&'a Path>,
+    /// The window's size.
+    pub size: (u32, u32),
+}
+
+/// Opens a page in headless Chromium driven over the DevTools protocol (by `cdp.py`, run with
+/// `python`, the Inspect AI test venv's, which has aiohttp), for pages that are ready only
+/// after the load event (the viewer of Inspect AI, or a measure of paint timing): waits for
+/// `look.wait`, returns the values of `look.evaluate`, takes the screenshot. Chromium's whole
+/// process group is killed afterwards, whatever happens.
+pub fn look(chromium: &Path, python: &Path, look: &Look<'_>) -> Vec<serde_json::Value> {
+    use std::os::unix::process::CommandExt as _;
+    let profile = tempfile::tempdir().expect("a profile folder");
+    let child = Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--hide-scrollbars",
+            "--remote-debugging-address=127.0.0.1",
+            "--remote-debugging-port=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg("about:blank")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .expect("start chromium");
+    let group = Group(child);
+    // Chromium writes the port it listens on into the profile.
+    let port_file = profile.path().join("DevToolsActivePort");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let port = loop {
+        if let Some(port) = fs::read_to_string(&port_file)
+            .ok()
+            .and_then(|text| text.lines().next().and_then(|l| l.parse::<u16>().ok()))
+        {
+            break port;
+        }
+        assert!(Instant::now() < deadline, "chromium did not open its port");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let orders = serde_json::json!({
+        "port": port,
+        "url": look.url,
+        "wait": look.wait,
+        "evaluate": look.evaluate,
+        "screenshot": look.screenshot.map(|p| p.display().to_string()),
+        "width": look.size.0,
+        "height": look.size.1,
+        "timeout": look.timeout_secs,
+    });
+    let printed =
+        grader_tests::python::run_script(python, include_str!("cdp.py"), &orders.to_string());
+    let values: Vec<serde_json::Value> = serde_json::from_str(&printed).expect("cdp.py's JSON");
+    drop(group);
+    values
 }

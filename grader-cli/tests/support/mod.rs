@@ -77,6 +77,11 @@ pub fn python() -> Option<PathBuf> {
     grader_tests::python::hud_python(env!("CARGO_TARGET_TMPDIR"))
 }
 
+/// The Inspect AI test venv's Python, or `None` (after saying why) where it cannot run.
+pub fn inspect_python() -> Option<PathBuf> {
+    grader_tests::python::inspect_python(env!("CARGO_TARGET_TMPDIR"))
+}
+
 /// Runs `script` in the venv with `path` as `sys.argv[1]`.
 pub fn python_writes(python: &Path, script: &str, path: &Path) {
     let status = std::process::Command::new(python)
