@@ -15,6 +15,10 @@
 //! | `grader diff BASE NEW` | per-sample changes and the change in mean with its interval |
 //! | `grader report FILE... -o PAGE` | one self-contained HTML page: summary, histogram, table |
 //!
+//! Every input may be an `s3://`, `gs://` or `az://` URL beside local paths (feature
+//! `object-store`, on by default; credentials from the environment, as `object_store` reads
+//! them): one object, or the chunks an evaluation wrote under it.
+//!
 //! Exit codes: 0 when all is well, 1 when the data is invalid (or, for `diff --fail-if-worse`,
 //! worse), 2 when the command line is wrong or a file cannot be read.
 //!
@@ -121,6 +125,11 @@ pub enum CliError {
     /// a result). `validate` reports these without stopping.
     #[error("{0}")]
     Invalid(String),
+    /// Object storage could not be listed or read (a missing bucket, denied access, a
+    /// network failure): the message names the URL, never a credential.
+    #[cfg(feature = "object-store")]
+    #[error(transparent)]
+    Store(#[from] grader_core::eval::store::StoreError),
     /// Writing the output failed (a closed pipe, a full disk).
     #[error("cannot write the output: {0}")]
     Output(#[from] std::io::Error),
@@ -133,6 +142,8 @@ impl CliError {
         match self {
             CliError::Invalid(_) => EXIT_INVALID,
             CliError::Read { .. } | CliError::Write { .. } | CliError::Output(_) => EXIT_USAGE,
+            #[cfg(feature = "object-store")]
+            CliError::Store(_) => EXIT_USAGE,
         }
     }
 }

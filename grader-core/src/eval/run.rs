@@ -74,6 +74,11 @@ pub enum EvalError {
     /// The shard could not be read from the environment ([`Shard::from_env`]).
     #[error(transparent)]
     ShardEnv(#[from] super::shard::ShardEnvError),
+    /// Object storage failed (feature `object-store`): the message names the URL, never a
+    /// credential.
+    #[cfg(feature = "object-store")]
+    #[error(transparent)]
+    Store(#[from] super::store::StoreError),
     /// A line could not be written as JSON.
     #[error("sample `{id}`: cannot write its line: {source}")]
     Serialize {
@@ -161,6 +166,8 @@ pub struct Evaluation {
     shard: Shard,
     interrupts: bool,
     progress: bool,
+    #[cfg(feature = "object-store")]
+    store: super::store::StoreOptions,
 }
 
 impl Evaluation {
@@ -176,6 +183,8 @@ impl Evaluation {
             shard: Shard::ALL,
             interrupts: true,
             progress: true,
+            #[cfg(feature = "object-store")]
+            store: super::store::StoreOptions::default(),
         }
     }
 
@@ -223,6 +232,15 @@ impl Evaluation {
         self
     }
 
+    /// How lines reach object storage when the output is an `s3://`, `gs://` or `az://` URL
+    /// (feature `object-store`): chunk size and interval, and retries. See the `store` module
+    /// for the layout and its guarantees.
+    #[cfg(feature = "object-store")]
+    pub fn store_options(mut self, options: super::store::StoreOptions) -> Self {
+        self.store = options;
+        self
+    }
+
     /// Whether to draw a progress bar on stderr when it is a terminal (the default; only with
     /// the `progress` feature).
     pub fn progress(mut self, enabled: bool) -> Self {
@@ -263,16 +281,8 @@ impl Evaluation {
     {
         let started = Instant::now();
         let path = self.output.clone();
-        let io = |source| EvalError::Io {
-            path: path.clone(),
-            source,
-        };
-        let (done, torn_line) = resume(&path)?;
-        let mut file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .map_err(io)?;
+        let io = |error: SinkError| error.into_eval(&path);
+        let (done, torn_line, mut sink) = self.open_output().await?;
 
         let resumed_before: usize = done.values().map(Vec::len).sum();
         let mut resumed = 0;
@@ -346,14 +356,22 @@ impl Evaluation {
                     interrupted = true;
                     break;
                 }
-                Some(line) = running.next() => line,
+                Some(line) = running.next() => Some(line),
+                () = sink.due() => None,
+            };
+            let Some(line) = line else {
+                // Lines have waited long enough for object storage.
+                sink.upload().await?;
+                continue;
             };
             // Lines that finished together are written together, in one `write`, before any
             // other grading is polled: a crash still loses only what was in flight.
             buffer.clear();
+            let mut batch = 0;
             let mut next = Some(line);
             while let Some(line) = next {
                 append_line(&mut buffer, &line)?;
+                batch += 1;
                 written += 1;
                 if line.error.is_some() {
                     errored += 1;
@@ -361,18 +379,18 @@ impl Evaluation {
                 progress.record(&line);
                 next = running.next().now_or_never().flatten();
             }
-            file.write_all(&buffer).map_err(io)?;
+            sink.write(&buffer, batch).await.map_err(io)?;
         }
         // Dropping the gradings in flight cancels them (and kills their commands).
         let in_flight = running.len();
         drop(running);
         drop(queue);
-        file.flush().map_err(io)?;
+        sink.finish().await.map_err(io)?;
         progress.finish();
         if interrupted {
             eprintln!(
                 "interrupted: {written} lines written to {}, {in_flight} gradings in flight \
-                 cancelled. Run the same evaluation with the same output file to resume.",
+                 cancelled. Run the same evaluation with the same output to resume.",
                 path.display()
             );
         }
@@ -444,6 +462,94 @@ fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
     }
 }
 
+impl Evaluation {
+    /// Opens the output: resumes from what it holds (a local file, or the chunks of this
+    /// run's shard at an object store URL) and returns where the next lines go.
+    async fn open_output(&self) -> Result<(HashMap<String, Vec<u32>>, bool, Sink), EvalError> {
+        #[cfg(feature = "object-store")]
+        if let Some(url) = super::store::StoreUrl::of_path(&self.output) {
+            let (done, writer) = super::store::open_run(&url?, self.shard, self.store).await?;
+            return Ok((done, false, Sink::Store(writer)));
+        }
+        let (done, torn_line) = resume(&self.output)?;
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.output)
+            .map_err(|source| EvalError::Io {
+                path: self.output.clone(),
+                source,
+            })?;
+        Ok((done, torn_line, Sink::File(file)))
+    }
+}
+
+/// Where a run's lines go: a local file opened for appending, or chunks in object storage.
+enum Sink {
+    File(File),
+    #[cfg(feature = "object-store")]
+    Store(super::store::ChunkWriter),
+}
+
+/// A sink's failure: a local file's I/O error, or object storage's own error.
+enum SinkError {
+    Io(std::io::Error),
+    #[cfg(feature = "object-store")]
+    Store(super::store::StoreError),
+}
+
+impl SinkError {
+    fn into_eval(self, path: &Path) -> EvalError {
+        match self {
+            SinkError::Io(source) => EvalError::Io {
+                path: path.to_owned(),
+                source,
+            },
+            #[cfg(feature = "object-store")]
+            SinkError::Store(error) => EvalError::Store(error),
+        }
+    }
+}
+
+impl Sink {
+    /// Writes `lines` whole lines (`bytes`).
+    #[cfg_attr(not(feature = "object-store"), allow(unused_variables))]
+    async fn write(&mut self, bytes: &[u8], lines: usize) -> Result<(), SinkError> {
+        match self {
+            Sink::File(file) => file.write_all(bytes).map_err(SinkError::Io),
+            #[cfg(feature = "object-store")]
+            Sink::Store(writer) => writer.write(bytes, lines).await.map_err(SinkError::Store),
+        }
+    }
+
+    /// Resolves when written lines wait to be uploaded (never for a file).
+    async fn due(&self) {
+        match self {
+            Sink::File(_) => std::future::pending().await,
+            #[cfg(feature = "object-store")]
+            Sink::Store(writer) => writer.due().await,
+        }
+    }
+
+    /// Uploads the lines waiting (nothing for a file).
+    async fn upload(&mut self) -> Result<(), EvalError> {
+        match self {
+            Sink::File(_) => Ok(()),
+            #[cfg(feature = "object-store")]
+            Sink::Store(writer) => Ok(writer.upload().await?),
+        }
+    }
+
+    /// Flushes a file, or uploads what waits and waits for every upload.
+    async fn finish(&mut self) -> Result<(), SinkError> {
+        match self {
+            Sink::File(file) => file.flush().map_err(SinkError::Io),
+            #[cfg(feature = "object-store")]
+            Sink::Store(writer) => writer.finish().await.map_err(SinkError::Store),
+        }
+    }
+}
+
 /// Reads what an existing results file already holds, cutting off a torn last line. Returns
 /// the epochs done of each sample id and whether a torn line was removed.
 fn resume(path: &Path) -> Result<(HashMap<String, Vec<u32>>, bool), EvalError> {
@@ -492,10 +598,15 @@ pub struct MergeReport {
 /// The merged file is itself a results file: an [`Evaluation`] can resume from it, and its
 /// [`Summary`](super::Summary) equals the summary of the inputs read together.
 ///
+/// With the feature `object-store`, inputs may be object store URLs (every chunk of every
+/// shard an evaluation wrote there, or one object); the output is a local file.
+///
 /// # Errors
 /// When an input cannot be read or holds a line that is not an evaluation line, or the output
 /// cannot be written. `output` must not be one of the inputs.
 pub fn merge(inputs: &[PathBuf], output: &Path) -> Result<MergeReport, EvalError> {
+    #[cfg(feature = "object-store")]
+    super::store::refuse_url_output(output)?;
     let io = |source| EvalError::Io {
         path: output.to_owned(),
         source,
