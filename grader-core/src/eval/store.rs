@@ -826,7 +826,8 @@ fn is_secret_variable(name: &str) -> bool {
             .any(|word| name.contains(word))
 }
 
-/// A store error's message with its causes, credentials elided.
+/// A store error's message with its causes, credentials elided, led by what it most likely
+/// means, with an XML error document from the store shortened to its code and message.
 fn describe(error: &object_store::Error) -> String {
     let mut message = error.to_string();
     let mut source = std::error::Error::source(error);
@@ -838,7 +839,53 @@ fn describe(error: &object_store::Error) -> String {
         }
         source = cause.source();
     }
-    elide(&message)
+    let message = shorten_xml(&elide(&message));
+    let meaning = if message.contains("NoSuchBucket") {
+        Some("the bucket does not exist")
+    } else if matches!(
+        error,
+        object_store::Error::PermissionDenied { .. } | object_store::Error::Unauthenticated { .. }
+    ) || [
+        "403 Forbidden",
+        "AccessDenied",
+        "InvalidAccessKeyId",
+        "SignatureDoesNotMatch",
+    ]
+    .iter()
+    .any(|code| message.contains(code))
+    {
+        Some("access denied")
+    } else if message.contains("error sending request") || message.contains("timed out") {
+        Some("network error")
+    } else {
+        None
+    };
+    match meaning {
+        Some(meaning) => format!("{meaning} ({message})"),
+        None => message,
+    }
+}
+
+/// `text` with an XML error document (`<Error><Code>…</Code><Message>…</Message>…`) replaced
+/// by `Code: Message`.
+fn shorten_xml(text: &str) -> String {
+    let Some(start) = text.find("<?xml").or_else(|| text.find("<Error>")) else {
+        return text.to_owned();
+    };
+    let field = |name: &str| {
+        let open = format!("<{name}>");
+        let close = format!("</{name}>");
+        let from = text[start..].find(&open)? + start + open.len();
+        let to = text[from..].find(&close)? + from;
+        Some(text[from..to].to_owned())
+    };
+    let mut short = text[..start].trim_end().to_owned();
+    match (field("Code"), field("Message")) {
+        (Some(code), Some(message)) => short.push_str(&format!(" {code}: {message}")),
+        (Some(code), None) => short.push_str(&format!(" {code}")),
+        _ => return text.to_owned(),
+    }
+    short
 }
 
 /// `text` with the values of secret environment variables replaced by `***`, and the query
@@ -940,6 +987,18 @@ mod tests {
             "error sending request for url (https://acct.blob.core.windows.net/c/x?***): \
              refused by http://***@host:9/p, see https://docs/"
         );
+    }
+
+    #[test]
+    fn error_documents_are_shortened_to_code_and_message() {
+        let text = "GET http://h/b?*** - 404 Not Found: <?xml version=\"1.0\"?>\n<Error><Code>\
+                    NoSuchBucket</Code><Message>The bucket does not exist</Message><RequestId>x\
+                    </RequestId></Error>";
+        assert_eq!(
+            shorten_xml(text),
+            "GET http://h/b?*** - 404 Not Found: NoSuchBucket: The bucket does not exist"
+        );
+        assert_eq!(shorten_xml("no document"), "no document");
     }
 
     #[test]
