@@ -144,7 +144,7 @@ fn a_run_killed_with_sigkill_resumes_from_its_chunks_and_reads_back_as_a_local_r
     );
     let (stored, chunks) = server.count_lines("evals", "runs/killed/");
     assert!(
-        chunks >= 4 && stored >= 40 && stored < TOTAL,
+        chunks >= 4 && (40..TOTAL).contains(&stored),
         "{stored} lines"
     );
     // A chunk is uploaded once 10 lines wait (lines that finish together are added together).
@@ -248,7 +248,7 @@ fn a_network_failure_mid_run_names_the_url_and_resume_loses_and_doubles_nothing(
         "{stderr}"
     );
     let (stored, _) = server.count_lines("evals", "cut/");
-    assert!(stored >= 30 && stored < TOTAL, "{stored} lines");
+    assert!((30..TOTAL).contains(&stored), "{stored} lines");
 
     // The network is back: the resumed run does exactly what was not stored.
     let (code, report, stderr) = call(server.port(), &["run", url, "80", "2", "4"]);

@@ -469,7 +469,7 @@ impl Evaluation {
         #[cfg(feature = "object-store")]
         if let Some(url) = super::store::StoreUrl::of_path(&self.output) {
             let (done, writer) = super::store::open_run(&url?, self.shard, self.store).await?;
-            return Ok((done, false, Sink::Store(writer)));
+            return Ok((done, false, Sink::Store(Box::new(writer))));
         }
         let (done, torn_line) = resume(&self.output)?;
         let file = OpenOptions::new()
@@ -488,7 +488,7 @@ impl Evaluation {
 enum Sink {
     File(File),
     #[cfg(feature = "object-store")]
-    Store(super::store::ChunkWriter),
+    Store(Box<super::store::ChunkWriter>),
 }
 
 /// A sink's failure: a local file's I/O error, or object storage's own error.

@@ -321,9 +321,11 @@ impl StoreUrl {
 
     /// The store, configured from the environment.
     fn connect(&self, options: &StoreOptions) -> Result<Arc<dyn ObjectStore>, StoreError> {
-        let mut retry = RetryConfig::default();
-        retry.max_retries = options.max_retries;
-        retry.retry_timeout = options.retry_timeout;
+        let retry = RetryConfig {
+            max_retries: options.max_retries,
+            retry_timeout: options.retry_timeout,
+            ..RetryConfig::default()
+        };
         let root = format!("{}://{}", self.scheme, self.bucket);
         let built: object_store::Result<Arc<dyn ObjectStore>> = match self.scheme {
             "s3" => object_store::aws::AmazonS3Builder::from_env()
