@@ -13,10 +13,10 @@ fn run_example(port: u16, url: &str) -> String {
         .expect("CARGO_TARGET_TMPDIR is inside the target directory");
     let output = Command::new(env!("CARGO"))
         .args(["run", "--quiet", "--package", "grader-examples"])
-        .args(["--example", "object_storage", "--"])
-        .arg(url)
         .arg("--target-dir")
         .arg(target_dir)
+        .args(["--example", "object_storage", "--"])
+        .arg(url)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .envs(S3Server::env(port))
         .output()
