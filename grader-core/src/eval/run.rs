@@ -248,7 +248,9 @@ impl Evaluation {
         self
     }
 
-    /// The summary of a results file (or of any evaluation file), streamed line by line.
+    /// The summary of a results file (or of any evaluation file), streamed line by line. With
+    /// the feature `object-store`, `path` may be an object store URL: every chunk of every
+    /// shard written there, or the one object it names.
     ///
     /// # Errors
     /// When the file cannot be read or holds a line that is not an evaluation line. A torn

@@ -44,6 +44,9 @@
 //!   the URL and never the credentials: the values of the environment's secret variables and
 //!   the query strings of the HTTP addresses in the store's messages are elided.
 //!
+//! A run writing to a URL needs a tokio runtime with I/O and timers enabled (`enable_all`, as
+//! `#[tokio::main]` builds it); readers bring their own.
+//!
 //! Two runs of the same shard writing to one URL at the same time overwrite each other's
 //! chunks, as two runs appending to one local file would mix their lines: give each run its
 //! own shard.
@@ -124,7 +127,8 @@ impl Default for StoreOptions {
 
 impl StoreOptions {
     /// Uploads a chunk once `lines` lines (at least one) are waiting, or once the oldest has
-    /// waited `interval`. A crash loses at most about this much work.
+    /// waited `interval`. A crash loses at most about this much work. Lines that finish
+    /// together go into one chunk, so a chunk may hold a few more than `lines`.
     #[must_use]
     pub fn upload_every(mut self, lines: usize, interval: Duration) -> Self {
         self.upload_lines = lines.max(1);
@@ -142,7 +146,7 @@ impl StoreOptions {
         self
     }
 
-    /// Lines per chunk.
+    /// The number of waiting lines that makes a chunk.
     #[must_use]
     pub fn upload_lines(&self) -> usize {
         self.upload_lines
@@ -474,6 +478,26 @@ fn chunk_lines(url: &str, bytes: &[u8]) -> Result<Vec<Line>, StoreError> {
     Ok(lines)
 }
 
+/// How many chunks are fetched at once when a run resumes or a reader reads ahead.
+const FETCH_AHEAD: usize = 8;
+
+/// A chunk's whole content.
+async fn fetch_whole(
+    store: &dyn ObjectStore,
+    url: &StoreUrl,
+    chunk: Chunk,
+) -> Result<(Chunk, Bytes), StoreError> {
+    let read = url.request(&chunk.location, "read the chunk");
+    let bytes = store
+        .get(&chunk.location)
+        .await
+        .map_err(&read)?
+        .bytes()
+        .await
+        .map_err(&read)?;
+    Ok((chunk, bytes))
+}
+
 /// Writes a run's lines as chunks of one shard's part (see the [module](self) docs).
 pub(crate) struct ChunkWriter {
     store: Arc<dyn ObjectStore>,
@@ -526,20 +550,21 @@ pub(crate) async fn open_run(
     }
     let mut done: HashMap<String, Vec<u32>> = HashMap::new();
     let mut next = 0;
-    for chunk in chunks.iter().filter(|chunk| chunk.index == shard.index()) {
-        let chunk_url = url.object_url(&chunk.location);
-        let read = url.request(&chunk.location, "read the chunk");
-        let bytes = store
-            .get(&chunk.location)
-            .await
-            .map_err(&read)?
-            .bytes()
-            .await
-            .map_err(&read)?;
-        for line in chunk_lines(&chunk_url, &bytes)? {
-            done.entry(line.id).or_default().push(line.epoch);
+    let own: Vec<Chunk> = chunks
+        .into_iter()
+        .filter(|chunk| chunk.index == shard.index())
+        .collect();
+    {
+        let mut fetched = futures_util::stream::iter(own)
+            .map(|chunk| fetch_whole(&*store, url, chunk))
+            .buffered(FETCH_AHEAD);
+        while let Some(fetched) = fetched.next().await {
+            let (chunk, bytes) = fetched?;
+            for line in chunk_lines(&url.object_url(&chunk.location), &bytes)? {
+                done.entry(line.id).or_default().push(line.epoch);
+            }
+            next = next.max(chunk.number + 1);
         }
-        next = next.max(chunk.number + 1);
     }
     let writer = ChunkWriter {
         store,
@@ -633,9 +658,9 @@ impl ChunkWriter {
 /// of every shard (by shard, then by number), or the one object the URL names when there are
 /// no chunks under it.
 ///
-/// The requests run on a thread of the reader's own, which fetches ahead of the reading (a
-/// chunk at a time, bounded) and is stopped and joined when the reader is dropped, so this
-/// works inside or outside an async runtime.
+/// The requests run on a thread of the reader's own, which fetches a few chunks ahead of the
+/// reading (bounded; one object is streamed) and is stopped and joined when the reader is
+/// dropped, so this works inside or outside an async runtime.
 ///
 /// # Errors
 /// [`StoreError`] when the URL is not usable, the store cannot be listed (a missing bucket,
@@ -711,11 +736,11 @@ fn fetch(
                     counts,
                 });
             }
-            let objects: Vec<ObjectPath> = if chunks.is_empty() {
+            if chunks.is_empty() {
                 // No chunks: the URL may name one object.
                 let read = url.request(&url.prefix, "read the object");
                 match store.head(&url.prefix).await {
-                    Ok(_) => vec![url.prefix.clone()],
+                    Ok(_) => {}
                     Err(object_store::Error::NotFound { .. }) => {
                         return Err(StoreError::Empty {
                             url: url.to_string(),
@@ -723,13 +748,11 @@ fn fetch(
                     }
                     Err(error) => return Err(read(error)),
                 }
-            } else {
-                chunks.into_iter().map(|chunk| chunk.location).collect()
-            };
-            Ok((store, objects))
+            }
+            Ok((store, chunks))
         }
         .await;
-        let (store, objects) = match listed {
+        let (store, chunks) = match listed {
             Ok(found) => {
                 let _ = ready.send(Ok(()));
                 found
@@ -739,9 +762,10 @@ fn fetch(
                 return;
             }
         };
-        for location in objects {
-            let read = url.request(&location, "read the chunk");
-            let mut stream = match store.get(&location).await {
+        if chunks.is_empty() {
+            // One object, streamed: it may be larger than memory.
+            let read = url.request(&url.prefix, "read the object");
+            let mut stream = match store.get(&url.prefix).await {
                 Ok(result) => result.into_stream(),
                 Err(error) => {
                     let _ = data.send(Err(read(error)));
@@ -754,6 +778,17 @@ fn fetch(
                     // The reader is gone, or the error is delivered: stop.
                     return;
                 }
+            }
+            return;
+        }
+        // Chunks are small: a few are fetched whole ahead of the reader.
+        let mut fetched = futures_util::stream::iter(chunks)
+            .map(|chunk| fetch_whole(&*store, url, chunk))
+            .buffered(FETCH_AHEAD);
+        while let Some(fetched) = fetched.next().await {
+            let failed = fetched.is_err();
+            if data.send(fetched.map(|(_, bytes)| bytes)).is_err() || failed {
+                return;
             }
         }
     });
