@@ -292,3 +292,32 @@ fn a_missing_bucket_and_denied_access_name_the_url_and_never_the_secret() {
     assert_eq!(code, 1);
     assert_clean_error(&stderr, url);
 }
+
+#[test]
+fn waiting_lines_are_uploaded_after_the_interval_while_gradings_still_run() {
+    let Some(server) = S3Server::start(TMP, false) else {
+        return;
+    };
+    server.create_bucket("evals");
+    let url = "s3://evals/slow";
+    // One grading at a time, 400 ms each: 8 gradings take over 3 s, and no chunk ever fills.
+    let mut child = probe(server.port(), &["run", url, "8", "1", "1"])
+        .env("STORE_PROBE_DELAY_MS", "400")
+        .env("STORE_PROBE_CHUNK", "1000")
+        .env("STORE_PROBE_INTERVAL_MS", "100")
+        .spawn()
+        .expect("start the run");
+    wait_until(&mut child, || !server.keys("evals", "slow/").is_empty());
+    assert!(
+        child.try_wait().expect("poll the probe").is_none(),
+        "a chunk was uploaded while the run went on, not only at its end"
+    );
+    let (lines, chunks) = server.count_lines("evals", "slow/");
+    assert!(lines < 8 && chunks >= 1, "{lines} lines in {chunks} chunks");
+    let (code, report, stderr) = finish(child);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(report.contains("written: 8"), "{report}");
+    let (lines, chunks) = server.count_lines("evals", "slow/");
+    assert_eq!(lines, 8);
+    assert!(chunks >= 4, "a chunk per line or two: {chunks}");
+}

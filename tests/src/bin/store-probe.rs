@@ -4,7 +4,8 @@
 //! - `store-probe run OUTPUT SAMPLES EPOCHS CONCURRENCY [SHARD]` grades `SAMPLES` samples
 //!   (`p{i}`; `p5` fails on every epoch) into `OUTPUT`, a local file or a URL, each grading
 //!   first waiting `STORE_PROBE_DELAY_MS` milliseconds (0 by default). Chunks of
-//!   `STORE_PROBE_CHUNK` lines (default 1000), retries `STORE_PROBE_RETRIES` (default 10,
+//!   `STORE_PROBE_CHUNK` lines (default 1000) or every `STORE_PROBE_INTERVAL_MS` (with the
+//!   chunk size set; default a minute), retries `STORE_PROBE_RETRIES` (default 10,
 //!   within 3 minutes; with it set, within 2 seconds). Prints the run's report.
 //! - `store-probe merge OUT INPUT...` merges the inputs into the local file `OUT`.
 //! - `store-probe summary INPUT...` prints the summary of the inputs as JSON (without the
@@ -54,7 +55,8 @@ fn run(args: &[String]) -> Result<String, Box<dyn std::error::Error>> {
     };
     let mut options = StoreOptions::default();
     if let Some(lines) = env_number("STORE_PROBE_CHUNK") {
-        options = options.upload_every(lines as usize, Duration::from_secs(60));
+        let interval = env_number("STORE_PROBE_INTERVAL_MS").unwrap_or(60_000);
+        options = options.upload_every(lines as usize, Duration::from_millis(interval));
     }
     if let Some(retries) = env_number("STORE_PROBE_RETRIES") {
         options = options.retries(retries as usize, Duration::from_secs(2));
