@@ -16,18 +16,20 @@
 //! Each chunk holds whole lines (each ending in a newline), in the order they finished. An
 //! unsharded run writes `part-0-of-1/`. A run buffers the lines that finish and uploads them
 //! as the next chunk once [`StoreOptions::upload_every`] lines are waiting, once the oldest
-//! has waited its interval, and at the end (also on Ctrl-C). One upload is in flight at a
-//! time, beside the gradings; the next chunk starts only after the previous one is stored.
+//! has waited its interval, and at the end (also on Ctrl-C). Up to [`UPLOADS_IN_FLIGHT`]
+//! uploads are in flight at once, beside the gradings (a store answers a `PUT` in tens of
+//! milliseconds, in which a run grades thousands of lines).
 //!
 //! # Guarantees
 //!
-//! - **A crash loses at most the lines since the last completed upload** (the lines waiting
-//!   in the buffer and the chunk in flight). A chunk is one `PUT`, which the stores make
-//!   atomic: a chunk is there whole or not at all, so there are no torn lines in a store.
+//! - **A crash loses at most the lines not yet stored**: those waiting in the buffer and those
+//!   of the chunks in flight. A chunk is one `PUT`, which the stores make atomic: a chunk is
+//!   there whole or not at all, so there are no torn lines in a store.
 //! - **Resume redoes exactly what was lost.** Running again with the same URL and shard lists
 //!   the shard's chunks, skips every (sample, epoch) they hold, and writes the next chunks
-//!   after the highest number found. A chunk whose `PUT` succeeded on the store but whose
-//!   answer was lost is found on resume like any other, so no line is written twice.
+//!   after the highest number found (a chunk lost in flight leaves a gap in the numbers, which
+//!   nothing needs filled). A chunk whose `PUT` succeeded on the store but whose answer was
+//!   lost is found on resume like any other, so no line is written twice.
 //! - **One shard setting per URL.** A run refuses a URL holding parts of a different number
 //!   of shards ([`StoreError::ShardMismatch`]), and reading refuses a URL that mixes them
 //!   ([`StoreError::MixedShards`]): their samples would overlap.
@@ -481,6 +483,9 @@ fn chunk_lines(url: &str, bytes: &[u8]) -> Result<Vec<Line>, StoreError> {
 /// How many chunks are fetched at once when a run resumes or a reader reads ahead.
 const FETCH_AHEAD: usize = 8;
 
+/// How many chunks a run uploads at once.
+pub const UPLOADS_IN_FLIGHT: usize = 4;
+
 /// A chunk's whole content.
 async fn fetch_whole(
     store: &dyn ObjectStore,
@@ -508,7 +513,8 @@ pub(crate) struct ChunkWriter {
     pending_lines: usize,
     oldest: Option<tokio::time::Instant>,
     options: StoreOptions,
-    uploading: Option<tokio::task::JoinHandle<Result<(), StoreError>>>,
+    /// The uploads in flight, oldest first.
+    uploading: std::collections::VecDeque<tokio::task::JoinHandle<Result<(), StoreError>>>,
 }
 
 impl fmt::Debug for ChunkWriter {
@@ -522,9 +528,9 @@ impl fmt::Debug for ChunkWriter {
 }
 
 impl Drop for ChunkWriter {
-    /// A run dropped mid-way does not leave its upload running.
+    /// A run dropped mid-way does not leave its uploads running.
     fn drop(&mut self) {
-        if let Some(upload) = self.uploading.take() {
+        for upload in self.uploading.drain(..) {
             upload.abort();
         }
     }
@@ -575,7 +581,7 @@ pub(crate) async fn open_run(
         pending_lines: 0,
         oldest: None,
         options,
-        uploading: None,
+        uploading: std::collections::VecDeque::new(),
     };
     Ok((done, writer))
 }
@@ -607,10 +613,16 @@ impl ChunkWriter {
         }
     }
 
-    /// Starts uploading the waiting lines as the next chunk, after the previous upload has
-    /// finished (whose error, if any, is returned).
+    /// Starts uploading the waiting lines as the next chunk, once fewer than
+    /// [`UPLOADS_IN_FLIGHT`] uploads are in flight. The error of an upload that failed is
+    /// returned here, or by [`finish`](Self::finish).
     pub(crate) async fn upload(&mut self) -> Result<(), StoreError> {
-        self.wait_upload().await?;
+        while let Some(oldest) = self.uploading.front() {
+            if !oldest.is_finished() && self.uploading.len() < UPLOADS_IN_FLIGHT {
+                break;
+            }
+            self.wait_oldest().await?;
+        }
         if self.pending_lines == 0 {
             return Ok(());
         }
@@ -621,7 +633,7 @@ impl ChunkWriter {
         self.next += 1;
         let store = Arc::clone(&self.store);
         let failed = self.url.request(&location, "upload the chunk");
-        self.uploading = Some(tokio::spawn(async move {
+        self.uploading.push_back(tokio::spawn(async move {
             store
                 .put(&location, payload)
                 .await
@@ -631,13 +643,12 @@ impl ChunkWriter {
         Ok(())
     }
 
-    async fn wait_upload(&mut self) -> Result<(), StoreError> {
-        let Some(upload) = self.uploading.as_mut() else {
+    /// Waits for the oldest upload in flight, if any.
+    async fn wait_oldest(&mut self) -> Result<(), StoreError> {
+        let Some(upload) = self.uploading.pop_front() else {
             return Ok(());
         };
-        let outcome = upload.await;
-        self.uploading = None;
-        match outcome {
+        match upload.await {
             Ok(result) => result,
             Err(join) => Err(StoreError::Request {
                 url: self.url.to_string(),
@@ -650,7 +661,10 @@ impl ChunkWriter {
     /// Uploads whatever is waiting and waits until every chunk is stored.
     pub(crate) async fn finish(&mut self) -> Result<(), StoreError> {
         self.upload().await?;
-        self.wait_upload().await
+        while !self.uploading.is_empty() {
+            self.wait_oldest().await?;
+        }
+        Ok(())
     }
 }
 
