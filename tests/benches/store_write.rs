@@ -1,5 +1,5 @@
 //! Lines per second an evaluation writes to object storage against a local file, in the same
-//! run: the same `Evaluation` (10 000 samples, one cheap subscore each, so that writing is
+//! run: the same `Evaluation` (50 000 samples, one cheap subscore each, so that writing is
 //! most of the cost) into a fresh local file, and into a fresh prefix of a real S3-compatible
 //! server on 127.0.0.1 (moto, installed on first use like the tests'), with the default
 //! chunking (a chunk every 1 000 lines) and with chunks of 100 lines.
@@ -21,7 +21,7 @@ use grader_core::eval::store::StoreOptions;
 use grader_core::{Grade, SubScore};
 use grader_tests::s3_server::S3Server;
 
-const SAMPLES: usize = 10_000;
+const SAMPLES: usize = 50_000;
 const BUCKET: &str = "bench";
 const TMP: &str = env!("CARGO_TARGET_TMPDIR");
 
