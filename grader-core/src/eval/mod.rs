@@ -20,6 +20,8 @@
 pub mod line;
 pub mod metrics;
 #[cfg(feature = "eval")]
+mod output;
+#[cfg(feature = "eval")]
 mod run;
 #[cfg(feature = "eval")]
 pub mod shard;

@@ -15,6 +15,7 @@ use futures_util::stream::FuturesUnordered;
 use futures_util::{FutureExt as _, StreamExt as _};
 
 use super::line::{Entry, ErrorKind, Line, LinesError, read_lines};
+use super::output::SinkError;
 use super::shard::Shard;
 use crate::limit::Limiter;
 use crate::score::EvaluationResult;
@@ -284,7 +285,13 @@ impl Evaluation {
         let started = Instant::now();
         let path = self.output.clone();
         let io = |error: SinkError| error.into_eval(&path);
-        let (done, torn_line, mut sink) = self.open_output().await?;
+        let (done, torn_line, mut sink) = super::output::open(
+            &self.output,
+            self.shard,
+            #[cfg(feature = "object-store")]
+            self.store,
+        )
+        .await?;
 
         let resumed_before: usize = done.values().map(Vec::len).sum();
         let mut resumed = 0;
@@ -464,97 +471,9 @@ fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
     }
 }
 
-impl Evaluation {
-    /// Opens the output: resumes from what it holds (a local file, or the chunks of this
-    /// run's shard at an object store URL) and returns where the next lines go.
-    async fn open_output(&self) -> Result<(HashMap<String, Vec<u32>>, bool, Sink), EvalError> {
-        #[cfg(feature = "object-store")]
-        if let Some(url) = super::store::StoreUrl::of_path(&self.output) {
-            let (done, writer) = super::store::open_run(&url?, self.shard, self.store).await?;
-            return Ok((done, false, Sink::Store(Box::new(writer))));
-        }
-        let (done, torn_line) = resume(&self.output)?;
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&self.output)
-            .map_err(|source| EvalError::Io {
-                path: self.output.clone(),
-                source,
-            })?;
-        Ok((done, torn_line, Sink::File(file)))
-    }
-}
-
-/// Where a run's lines go: a local file opened for appending, or chunks in object storage.
-enum Sink {
-    File(File),
-    #[cfg(feature = "object-store")]
-    Store(Box<super::store::ChunkWriter>),
-}
-
-/// A sink's failure: a local file's I/O error, or object storage's own error.
-enum SinkError {
-    Io(std::io::Error),
-    #[cfg(feature = "object-store")]
-    Store(super::store::StoreError),
-}
-
-impl SinkError {
-    fn into_eval(self, path: &Path) -> EvalError {
-        match self {
-            SinkError::Io(source) => EvalError::Io {
-                path: path.to_owned(),
-                source,
-            },
-            #[cfg(feature = "object-store")]
-            SinkError::Store(error) => EvalError::Store(error),
-        }
-    }
-}
-
-impl Sink {
-    /// Writes `lines` whole lines (`bytes`).
-    #[cfg_attr(not(feature = "object-store"), allow(unused_variables))]
-    async fn write(&mut self, bytes: &[u8], lines: usize) -> Result<(), SinkError> {
-        match self {
-            Sink::File(file) => file.write_all(bytes).map_err(SinkError::Io),
-            #[cfg(feature = "object-store")]
-            Sink::Store(writer) => writer.write(bytes, lines).await.map_err(SinkError::Store),
-        }
-    }
-
-    /// Resolves when written lines wait to be uploaded (never for a file).
-    async fn due(&self) {
-        match self {
-            Sink::File(_) => std::future::pending().await,
-            #[cfg(feature = "object-store")]
-            Sink::Store(writer) => writer.due().await,
-        }
-    }
-
-    /// Uploads the lines waiting (nothing for a file).
-    async fn upload(&mut self) -> Result<(), EvalError> {
-        match self {
-            Sink::File(_) => Ok(()),
-            #[cfg(feature = "object-store")]
-            Sink::Store(writer) => Ok(writer.upload().await?),
-        }
-    }
-
-    /// Flushes a file, or uploads what waits and waits for every upload.
-    async fn finish(&mut self) -> Result<(), SinkError> {
-        match self {
-            Sink::File(file) => file.flush().map_err(SinkError::Io),
-            #[cfg(feature = "object-store")]
-            Sink::Store(writer) => writer.finish().await.map_err(SinkError::Store),
-        }
-    }
-}
-
 /// Reads what an existing results file already holds, cutting off a torn last line. Returns
 /// the epochs done of each sample id and whether a torn line was removed.
-fn resume(path: &Path) -> Result<(HashMap<String, Vec<u32>>, bool), EvalError> {
+pub(super) fn resume(path: &Path) -> Result<(HashMap<String, Vec<u32>>, bool), EvalError> {
     let mut done: HashMap<String, Vec<u32>> = HashMap::new();
     if !path.exists() {
         return Ok((done, false));
