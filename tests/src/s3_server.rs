@@ -40,33 +40,39 @@ impl S3Server {
     #[must_use]
     pub fn start(target_tmpdir: &str, auth: bool) -> Option<S3Server> {
         let python = crate::python::moto_python(target_tmpdir)?;
-        let port = free_port();
-        let log_path = Path::new(target_tmpdir).join(format!("moto-{port}.log"));
-        let log = File::create(&log_path).expect("create the moto log");
-        let mut command = Command::new(&python);
-        command
-            .args(["-m", "moto.server", "-H", "127.0.0.1", "-p"])
-            .arg(port.to_string())
-            .stdin(Stdio::null())
-            .stdout(log.try_clone().expect("clone the log handle"))
-            .stderr(log);
-        if auth {
-            command.env("INITIAL_NO_AUTH_ACTION_COUNT", "0");
-        }
-        let child = command.spawn().expect("start moto's server");
-        let mut server = S3Server { child, port };
-        loop {
-            if let Some(status) = server.child.try_wait().expect("poll moto") {
-                panic!(
-                    "moto's server exited ({status}):\n{}",
-                    std::fs::read_to_string(&log_path).unwrap_or_default()
-                );
+        // The free port found may be taken by another test before moto binds it: try again.
+        let mut failures = Vec::new();
+        for _ in 0..5 {
+            let port = free_port();
+            let log_path = Path::new(target_tmpdir).join(format!("moto-{port}.log"));
+            let log = File::create(&log_path).expect("create the moto log");
+            let mut command = Command::new(&python);
+            command
+                .args(["-m", "moto.server", "-H", "127.0.0.1", "-p"])
+                .arg(port.to_string())
+                .stdin(Stdio::null())
+                .stdout(log.try_clone().expect("clone the log handle"))
+                .stderr(log);
+            if auth {
+                command.env("INITIAL_NO_AUTH_ACTION_COUNT", "0");
             }
-            if server.request("GET", "/", &[]).is_ok() {
-                return Some(server);
+            let child = command.spawn().expect("start moto's server");
+            let mut server = S3Server { child, port };
+            loop {
+                if let Some(status) = server.child.try_wait().expect("poll moto") {
+                    failures.push(format!(
+                        "moto's server exited ({status}):\n{}",
+                        std::fs::read_to_string(&log_path).unwrap_or_default()
+                    ));
+                    break;
+                }
+                if server.request("GET", "/", &[]).is_ok() {
+                    return Some(server);
+                }
+                std::thread::sleep(Duration::from_millis(50));
             }
-            std::thread::sleep(Duration::from_millis(50));
         }
+        panic!("{}", failures.join("\n"));
     }
 
     /// The server's port.
