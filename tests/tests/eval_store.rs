@@ -2,7 +2,8 @@
 //! run killed with SIGKILL resumes from its chunks, shards are read back, and `merge` and the
 //! summary of the URL equal those of a local run; a missing bucket, denied access, a network
 //! failure in the middle of an upload and a wrong shard setting each fail with an error that
-//! names the URL and not the secret key, losing and doubling no line.
+//! names the URL and not the secret key, losing and doubling no line. An Azure SAS token from
+//! the environment stays out of a network error too.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -320,4 +321,33 @@ fn waiting_lines_are_uploaded_after_the_interval_while_gradings_still_run() {
     let (lines, chunks) = server.count_lines("evals", "slow/");
     assert_eq!(lines, 8);
     assert!(chunks >= 4, "a chunk per line or two: {chunks}");
+}
+
+#[test]
+fn an_azure_sas_token_in_the_environment_never_shows_in_an_error() {
+    // A port nothing listens on: the request fails as it is sent, with its address.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+        .port();
+    let sas = "sv=2020-01-01&sig=AzSasSignatureNeverShown";
+    let output = Command::new(PROBE)
+        .args(["run", "az://container/run", "3", "1", "1"])
+        .env("AZURE_STORAGE_USE_EMULATOR", "true")
+        .env("AZURE_STORAGE_ACCOUNT_NAME", "devstoreaccount1")
+        .env("AZURE_STORAGE_SAS_KEY", sas)
+        .env(
+            "AZURITE_BLOB_STORAGE_URL",
+            format!("http://127.0.0.1:{port}"),
+        )
+        .env("STORE_PROBE_RETRIES", "0")
+        .output()
+        .expect("run the probe");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("az://container/run: cannot list the chunks: network error"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("AzSasSignatureNeverShown"), "{stderr}");
 }
