@@ -46,6 +46,10 @@
 //!   the URL and never the credentials: the values of the environment's secret variables and
 //!   the query strings of the HTTP addresses in the store's messages are elided.
 //!
+//! Where Inspect AI differs: writing its log to S3, it rewrites the whole log object every
+//! `log_buffer` samples (10 to 100 by default), so each flush costs more as the run grows;
+//! here an upload writes only the new lines, as a new object.
+//!
 //! A run writing to a URL needs a tokio runtime with I/O and timers enabled (`enable_all`, as
 //! `#[tokio::main]` builds it); readers bring their own.
 //!
