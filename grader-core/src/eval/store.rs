@@ -548,7 +548,16 @@ pub(crate) async fn open_run(
     shard: Shard,
     options: StoreOptions,
 ) -> Result<(HashMap<String, Vec<u32>>, ChunkWriter), StoreError> {
-    let store = url.connect(&options)?;
+    open_run_in(url.connect(&options)?, url, shard, options).await
+}
+
+/// As [`open_run`], in a store already connected.
+async fn open_run_in(
+    store: Arc<dyn ObjectStore>,
+    url: &StoreUrl,
+    shard: Shard,
+    options: StoreOptions,
+) -> Result<(HashMap<String, Vec<u32>>, ChunkWriter), StoreError> {
     let chunks = list_chunks(&*store, url).await?;
     if let Some(other) = chunks.iter().find(|chunk| chunk.count != shard.count()) {
         return Err(StoreError::ShardMismatch {
@@ -1074,6 +1083,90 @@ mod tests {
             assert!(parse(other).is_none(), "{other}");
         }
         assert_eq!(chunk_name(17), "chunk-000017.jsonl");
+    }
+
+    fn line_bytes(id: &str) -> Vec<u8> {
+        Line::failed(id, 1, super::super::ErrorKind::Failed, "x", 0.0)
+            .to_json_line()
+            .expect("serializes")
+    }
+
+    #[test]
+    fn chunks_are_numbered_in_order_and_resume_skips_what_they_hold_even_past_a_gap() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        runtime.block_on(async {
+            let store: Arc<dyn ObjectStore> = Arc::new(object_store::memory::InMemory::new());
+            let url = StoreUrl::parse("s3://b/runs/1").expect("a URL");
+            let shard = Shard::new(1, 2).expect("a shard");
+            let options = StoreOptions::default().upload_every(10, Duration::from_secs(60));
+            let (done, mut writer) = open_run_in(Arc::clone(&store), &url, shard, options)
+                .await
+                .expect("an empty prefix opens");
+            assert!(done.is_empty());
+            // 25 lines, 3 of them finishing together at the end of the first chunk.
+            for i in 0..22 {
+                let lines = if i == 8 { 3 } else { 1 };
+                let bytes: Vec<u8> = (0..lines)
+                    .flat_map(|k| line_bytes(&format!("s{i}-{k}")))
+                    .collect();
+                writer.write(&bytes, lines).await.expect("written");
+            }
+            writer.finish().await.expect("finished");
+            let listed = list_chunks(&*store, &url).await.expect("listed");
+            let sizes: Vec<(u64, usize)> = futures_util::future::join_all(
+                listed
+                    .iter()
+                    .map(|chunk| fetch_whole(&*store, &url, chunk.clone())),
+            )
+            .await
+            .into_iter()
+            .map(|fetched| {
+                let (chunk, bytes) = fetched.expect("fetched");
+                (
+                    chunk.number,
+                    chunk_lines("u", &bytes).expect("whole lines").len(),
+                )
+            })
+            .collect();
+            // The first chunk takes the 3 lines that finished together whole.
+            assert_eq!(sizes, [(0, 11), (1, 10), (2, 3)]);
+            assert!(
+                listed
+                    .iter()
+                    .all(|chunk| chunk.location.as_ref().starts_with("runs/1/part-1-of-2/"))
+            );
+
+            // A chunk lost (in flight when the run died): resume skips the others' lines and
+            // numbers after the highest.
+            store.delete(&listed[1].location).await.expect("deleted");
+            let (done, mut writer) = open_run_in(Arc::clone(&store), &url, shard, options)
+                .await
+                .expect("reopened");
+            assert_eq!(done.len(), 14);
+            assert!(done.contains_key("s8-2") && !done.contains_key("s9-0"));
+            writer.write(&line_bytes("late"), 1).await.expect("written");
+            writer.finish().await.expect("finished");
+            let numbers: Vec<u64> = list_chunks(&*store, &url)
+                .await
+                .expect("listed")
+                .iter()
+                .map(|chunk| chunk.number)
+                .collect();
+            assert_eq!(numbers, [0, 2, 3]);
+
+            // Another shard count is refused, naming the URL and the part found.
+            let error = open_run_in(store, &url, Shard::new(0, 3).expect("a shard"), options)
+                .await
+                .expect_err("another shard count");
+            let text = error.to_string();
+            assert!(
+                text.starts_with("s3://b/runs/1: holds part-1-of-2/"),
+                "{text}"
+            );
+        });
     }
 
     #[test]
