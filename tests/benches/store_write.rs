@@ -88,7 +88,14 @@ fn store_write(c: &mut Criterion) {
         group.bench_function(name, |b| {
             b.iter_custom(|iterations| {
                 (0..iterations)
-                    .map(|_| run(&runtime, &fresh(kind), options))
+                    .map(|_| {
+                        let output = fresh(kind);
+                        let took = run(&runtime, &output, options);
+                        if kind == "file" {
+                            let _ = std::fs::remove_file(&output);
+                        }
+                        took
+                    })
                     .sum()
             });
         });

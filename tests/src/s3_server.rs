@@ -26,6 +26,7 @@ pub const SECRET_KEY: &str = "s3cr3t-dummy-key-never-shown";
 pub struct S3Server {
     child: Child,
     port: u16,
+    log: std::path::PathBuf,
 }
 
 impl S3Server {
@@ -44,7 +45,9 @@ impl S3Server {
         let mut failures = Vec::new();
         for _ in 0..5 {
             let port = free_port();
-            let log_path = Path::new(target_tmpdir).join(format!("moto-{port}.log"));
+            let logs = Path::new(target_tmpdir).join("moto-logs");
+            std::fs::create_dir_all(&logs).expect("make the moto log folder");
+            let log_path = logs.join(format!("moto-{port}.log"));
             let log = File::create(&log_path).expect("create the moto log");
             let mut command = Command::new(&python);
             command
@@ -57,7 +60,11 @@ impl S3Server {
                 command.env("INITIAL_NO_AUTH_ACTION_COUNT", "0");
             }
             let child = command.spawn().expect("start moto's server");
-            let mut server = S3Server { child, port };
+            let mut server = S3Server {
+                child,
+                port,
+                log: log_path.clone(),
+            };
             loop {
                 if let Some(status) = server.child.try_wait().expect("poll moto") {
                     failures.push(format!(
@@ -202,6 +209,7 @@ impl Drop for S3Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        let _ = std::fs::remove_file(&self.log);
     }
 }
 
