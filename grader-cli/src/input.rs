@@ -31,13 +31,22 @@ impl Format {
     }
 }
 
-/// Opens `path` for reading (`-` is standard input).
+/// Opens `path` for reading (`-` is standard input). With the feature `object-store` (on by
+/// default), an `s3://`, `gs://` or `az://` URL is read from object storage: the one object it
+/// names, or every chunk of every shard an evaluation wrote under it (see grader-core's
+/// `eval::store`), with credentials from the environment.
 ///
 /// # Errors
-/// [`CliError::Read`] when it cannot be opened.
+/// [`CliError::Read`] when it cannot be opened; [`CliError::Store`] when object storage
+/// cannot be listed or read.
 pub fn open(path: &Path) -> Result<Box<dyn Read>, CliError> {
     if path == Path::new("-") {
         return Ok(Box::new(io::stdin()));
+    }
+    #[cfg(feature = "object-store")]
+    if let Some(url) = grader_core::eval::store::StoreUrl::of_path(path) {
+        let reader = grader_core::eval::store::open(&url?)?;
+        return Ok(Box::new(reader));
     }
     File::open(path)
         .map(|file| Box::new(file) as Box<dyn Read>)
@@ -55,10 +64,7 @@ pub fn read_all(path: &Path) -> Result<Vec<u8>, CliError> {
     let mut bytes = Vec::new();
     open(path)?
         .read_to_end(&mut bytes)
-        .map_err(|source| CliError::Read {
-            path: path.to_owned(),
-            source,
-        })?;
+        .map_err(read_error(path))?;
     Ok(bytes)
 }
 
@@ -179,9 +185,17 @@ pub fn lines(path: &Path, max_bytes: usize) -> Result<Lines<Box<dyn Read>>, CliE
 
 /// A read error on `path` as a [`CliError`].
 pub(crate) fn read_error(path: &Path) -> impl FnOnce(io::Error) -> CliError + '_ {
-    move |source| CliError::Read {
-        path: PathBuf::from(path),
-        source,
+    move |source| {
+        // Object storage's errors name their URL themselves.
+        #[cfg(feature = "object-store")]
+        let source = match source.downcast::<grader_core::eval::store::StoreError>() {
+            Ok(error) => return CliError::Store(error),
+            Err(source) => source,
+        };
+        CliError::Read {
+            path: PathBuf::from(path),
+            source,
+        }
     }
 }
 

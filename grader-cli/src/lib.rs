@@ -16,6 +16,10 @@
 //! | `grader report FILE... -o PAGE` | one self-contained HTML page: why each result scored what it did |
 //! | `grader export --inspect FILE... -o LOG` | an Inspect AI eval log, for `inspect view` |
 //!
+//! Every input may be an `s3://`, `gs://` or `az://` URL beside local paths (feature
+//! `object-store`, on by default; credentials from the environment, as `object_store` reads
+//! them): one object, or the chunks an evaluation wrote under it.
+//!
 //! Exit codes: 0 when all is well, 1 when the data is invalid (or, for `diff --fail-if-worse`,
 //! worse), 2 when the command line is wrong or a file cannot be read.
 //!
@@ -135,6 +139,11 @@ pub enum CliError {
     /// The command line names something the files do not have (a subscore to gate on, say).
     #[error("{0}")]
     Usage(String),
+    /// Object storage could not be listed or read (a missing bucket, denied access, a
+    /// network failure): the message names the URL, never a credential.
+    #[cfg(feature = "object-store")]
+    #[error(transparent)]
+    Store(#[from] grader_core::eval::store::StoreError),
     /// Writing the output failed (a closed pipe, a full disk).
     #[error("cannot write the output: {0}")]
     Output(#[from] std::io::Error),
@@ -150,6 +159,8 @@ impl CliError {
             | CliError::Write { .. }
             | CliError::Usage(_)
             | CliError::Output(_) => EXIT_USAGE,
+            #[cfg(feature = "object-store")]
+            CliError::Store(_) => EXIT_USAGE,
         }
     }
 }

@@ -40,6 +40,10 @@ pub fn run(args: &MergeArgs, err: &mut dyn Write) -> Result<u8, CliError> {
             }
             EvalError::Io { path, source } => CliError::Write { path, source },
             EvalError::Lines(LinesError::Io { path, source }) => CliError::Read { path, source },
+            #[cfg(feature = "object-store")]
+            EvalError::Lines(LinesError::Store(error)) | EvalError::Store(error) => {
+                CliError::Store(error)
+            }
             other => CliError::Invalid(other.to_string()),
         })?;
     writeln!(

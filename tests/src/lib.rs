@@ -1,10 +1,11 @@
 //! Support for the cross-crate tests in `tests/`: the reference's Python SDK, installed on
-//! first use into a virtual environment under `target/`, and a scripted OpenAI-compatible
-//! server for the judge.
+//! first use into a virtual environment under `target/`, a scripted OpenAI-compatible
+//! server for the judge, and a real S3-compatible server for object storage.
 
 pub mod env_process;
 pub mod judge_server;
 pub mod python;
+pub mod s3_server;
 
 use grader_core::{EvaluationResult, SubScore};
 

@@ -41,6 +41,18 @@ pub fn inspect_python(target_tmpdir: &str) -> Option<PathBuf> {
     venv_python(target_tmpdir, "inspect-venv", INSPECT_REQUIREMENT)
 }
 
+/// moto's S3-compatible server, for the object storage tests (a real server on 127.0.0.1).
+pub const MOTO_REQUIREMENT: &str = "moto[server]==5.2.5";
+
+/// As [`hud_python`], for a separate environment with [`MOTO_REQUIREMENT`] installed.
+///
+/// # Panics
+/// As [`hud_python`].
+#[must_use]
+pub fn moto_python(target_tmpdir: &str) -> Option<PathBuf> {
+    venv_python(target_tmpdir, "moto-venv", MOTO_REQUIREMENT)
+}
+
 fn venv_python(target_tmpdir: &str, folder: &str, requirement: &str) -> Option<PathBuf> {
     let Some(system_python) = find_python() else {
         assert!(

@@ -1,7 +1,7 @@
 //! One line of an evaluation's JSONL file: [`Line`], and reading such files back.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -171,6 +171,23 @@ pub enum LinesError {
         /// Why it does not parse.
         message: String,
     },
+    /// An object store URL could not be read (feature `object-store`).
+    #[cfg(feature = "object-store")]
+    #[error(transparent)]
+    Store(#[from] super::store::StoreError),
+}
+
+/// A read error as a [`LinesError`]: an object store's own error when it is one.
+fn read_error(path: &Path, source: std::io::Error) -> LinesError {
+    #[cfg(feature = "object-store")]
+    let source = match source.downcast::<super::store::StoreError>() {
+        Ok(store) => return LinesError::Store(store),
+        Err(source) => source,
+    };
+    LinesError::Io {
+        path: path.to_owned(),
+        source,
+    }
 }
 
 /// What is in an evaluation's JSONL file, as read by [`read_lines`].
@@ -190,7 +207,9 @@ pub enum Entry {
 ///
 /// Every complete line must be a valid [`Line`]; a last line without its newline is reported
 /// as [`Entry::Torn`] whatever it holds, because its write may not have finished. Empty lines
-/// are skipped.
+/// are skipped. With the feature `object-store`, `path` may also be an `s3://`, `gs://` or
+/// `az://` URL: the lines of every chunk of every shard written there, or of the one object it
+/// names (see the `store` module).
 ///
 /// ```no_run
 /// use grader_core::eval::line::{Entry, read_lines};
@@ -207,13 +226,16 @@ pub enum Entry {
 /// [`LinesError::Io`] when the file cannot be opened; each item is an error when reading
 /// fails or a complete line does not parse.
 pub fn read_lines(path: &Path) -> Result<Lines, LinesError> {
-    let file = File::open(path).map_err(|source| LinesError::Io {
-        path: path.to_owned(),
-        source,
-    })?;
+    let reader: Box<dyn Read + Send> = match open_url(path)? {
+        Some(reader) => reader,
+        None => Box::new(File::open(path).map_err(|source| LinesError::Io {
+            path: path.to_owned(),
+            source,
+        })?),
+    };
     Ok(Lines {
         path: path.to_owned(),
-        reader: BufReader::with_capacity(1 << 16, file),
+        reader: BufReader::with_capacity(1 << 16, reader),
         buffer: Vec::new(),
         offset: 0,
         line_number: 0,
@@ -221,15 +243,40 @@ pub fn read_lines(path: &Path) -> Result<Lines, LinesError> {
     })
 }
 
+/// An object store URL opened for reading (feature `object-store`), or `None` for a local
+/// path.
+#[cfg(feature = "object-store")]
+fn open_url(path: &Path) -> Result<Option<Box<dyn Read + Send>>, LinesError> {
+    match super::store::StoreUrl::of_path(path) {
+        Some(url) => Ok(Some(Box::new(super::store::open(&url?)?))),
+        None => Ok(None),
+    }
+}
+
+#[cfg(not(feature = "object-store"))]
+#[allow(clippy::unnecessary_wraps)]
+fn open_url(_path: &Path) -> Result<Option<Box<dyn Read + Send>>, LinesError> {
+    Ok(None)
+}
+
 /// The iterator [`read_lines`] returns.
-#[derive(Debug)]
 pub struct Lines {
     path: PathBuf,
-    reader: BufReader<File>,
+    reader: BufReader<Box<dyn Read + Send>>,
     buffer: Vec<u8>,
     offset: u64,
     line_number: u64,
     finished: bool,
+}
+
+impl std::fmt::Debug for Lines {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lines")
+            .field("path", &self.path)
+            .field("offset", &self.offset)
+            .field("line_number", &self.line_number)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Iterator for Lines {
@@ -243,10 +290,7 @@ impl Iterator for Lines {
                 Ok(read) => read,
                 Err(source) => {
                     self.finished = true;
-                    return Some(Err(LinesError::Io {
-                        path: self.path.clone(),
-                        source,
-                    }));
+                    return Some(Err(read_error(&self.path, source)));
                 }
             };
             if read == 0 {

@@ -13,13 +13,20 @@
 //! - [`Evaluation`] (feature `eval`) runs a grading function over samples with bounded
 //!   concurrency, resumes an interrupted run, shards a run across machines, and stops cleanly
 //!   on Ctrl-C; [`merge`] joins the shards' files.
+//! - `store` (feature `object-store`) puts an evaluation's output, and the inputs of
+//!   [`merge`] and the summary, in object storage: `s3://`, `gs://` and `az://` URLs, written
+//!   as numbered chunks per shard.
 
 pub mod line;
 pub mod metrics;
 #[cfg(feature = "eval")]
+mod output;
+#[cfg(feature = "eval")]
 mod run;
 #[cfg(feature = "eval")]
 pub mod shard;
+#[cfg(feature = "object-store")]
+pub mod store;
 pub mod summary;
 pub mod value;
 

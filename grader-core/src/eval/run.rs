@@ -14,6 +14,7 @@ use futures_util::FutureExt as _;
 use tokio::task::JoinSet;
 
 use super::line::{Entry, ErrorKind, Line, LinesError, read_lines};
+use super::output::SinkError;
 use super::shard::Shard;
 use crate::limit::{Limiter, Scope, Scoped};
 use crate::score::EvaluationResult;
@@ -73,6 +74,11 @@ pub enum EvalError {
     /// The shard could not be read from the environment ([`Shard::from_env`]).
     #[error(transparent)]
     ShardEnv(#[from] super::shard::ShardEnvError),
+    /// Object storage failed (feature `object-store`): the message names the URL, never a
+    /// credential.
+    #[cfg(feature = "object-store")]
+    #[error(transparent)]
+    Store(#[from] super::store::StoreError),
     /// A line could not be written as JSON.
     #[error("sample `{id}`: cannot write its line: {source}")]
     Serialize {
@@ -227,6 +233,8 @@ pub struct Evaluation {
     shard: Shard,
     interrupts: bool,
     progress: bool,
+    #[cfg(feature = "object-store")]
+    store: super::store::StoreOptions,
 }
 
 impl Evaluation {
@@ -242,6 +250,8 @@ impl Evaluation {
             shard: Shard::ALL,
             interrupts: true,
             progress: true,
+            #[cfg(feature = "object-store")]
+            store: super::store::StoreOptions::default(),
         }
     }
 
@@ -289,6 +299,15 @@ impl Evaluation {
         self
     }
 
+    /// How lines reach object storage when the output is an `s3://`, `gs://` or `az://` URL
+    /// (feature `object-store`): chunk size and interval, and retries. See the `store` module
+    /// for the layout and its guarantees.
+    #[cfg(feature = "object-store")]
+    pub fn store_options(mut self, options: super::store::StoreOptions) -> Self {
+        self.store = options;
+        self
+    }
+
     /// Whether to draw a progress bar on stderr when it is a terminal (the default; only with
     /// the `progress` feature).
     pub fn progress(mut self, enabled: bool) -> Self {
@@ -296,7 +315,9 @@ impl Evaluation {
         self
     }
 
-    /// The summary of a results file (or of any evaluation file), streamed line by line.
+    /// The summary of a results file (or of any evaluation file), streamed line by line. With
+    /// the feature `object-store`, `path` may be an object store URL: every chunk of every
+    /// shard written there, or the one object it names.
     ///
     /// # Errors
     /// When the file cannot be read or holds a line that is not an evaluation line. A torn
@@ -333,16 +354,14 @@ impl Evaluation {
     {
         let started = Instant::now();
         let path = self.output.clone();
-        let io = |source| EvalError::Io {
-            path: path.clone(),
-            source,
-        };
-        let (done, torn_line) = resume(&path)?;
-        let mut file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .map_err(io)?;
+        let io = |error: SinkError| error.into_eval(&path);
+        let (done, torn_line, mut sink) = super::output::open(
+            &self.output,
+            self.shard,
+            #[cfg(feature = "object-store")]
+            self.store,
+        )
+        .await?;
 
         let resumed_before: usize = done.values().map(Vec::len).sum();
         let mut resumed = 0;
@@ -451,20 +470,30 @@ impl Evaluation {
                     // A task cancelled under the run (the runtime shutting down): no line.
                     Some(None) | None => continue,
                 },
+                () = sink.due() => {
+                    // Lines have waited long enough for object storage.
+                    if let Err(error) = sink.upload().await {
+                        outcome = Err(error);
+                        break;
+                    }
+                    continue;
+                }
             };
             // Lines that finished together are written together, in one `write`, before any
             // other grading is polled: a crash still loses only what was in flight.
             buffer.clear();
+            let mut batch = 0;
             let mut next = Some(line);
             while let Some(line) = next {
                 if let Err(error) = take(&mut buffer, &line) {
                     outcome = Err(error);
                     break;
                 }
+                batch += 1;
                 next = running.try_next();
             }
             if outcome.is_ok() {
-                outcome = file.write_all(&buffer).map_err(io);
+                outcome = sink.write(&buffer, batch).await.map_err(io);
             }
             if outcome.is_err() {
                 break;
@@ -484,17 +513,17 @@ impl Evaluation {
                 }
             }
             if outcome.is_ok() {
-                outcome = file.write_all(&buffer).map_err(io);
+                outcome = sink.write(&buffer, finished.len()).await.map_err(io);
             }
         }
         drop(queue);
         outcome?;
-        file.flush().map_err(io)?;
+        sink.finish().await.map_err(io)?;
         progress.finish();
         if interrupted {
             eprintln!(
                 "interrupted: {written} lines written to {}, {in_flight} gradings in flight \
-                 cancelled. Run the same evaluation with the same output file to resume.",
+                 cancelled. Run the same evaluation with the same output to resume.",
                 path.display()
             );
         }
@@ -661,7 +690,7 @@ fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
 
 /// Reads what an existing results file already holds, cutting off a torn last line. Returns
 /// the epochs done of each sample id and whether a torn line was removed.
-fn resume(path: &Path) -> Result<(HashMap<String, Vec<u32>>, bool), EvalError> {
+pub(super) fn resume(path: &Path) -> Result<(HashMap<String, Vec<u32>>, bool), EvalError> {
     let mut done: HashMap<String, Vec<u32>> = HashMap::new();
     if !path.exists() {
         return Ok((done, false));
@@ -707,10 +736,15 @@ pub struct MergeReport {
 /// The merged file is itself a results file: an [`Evaluation`] can resume from it, and its
 /// [`Summary`](super::Summary) equals the summary of the inputs read together.
 ///
+/// With the feature `object-store`, inputs may be object store URLs (every chunk of every
+/// shard an evaluation wrote there, or one object); the output is a local file.
+///
 /// # Errors
 /// When an input cannot be read or holds a line that is not an evaluation line, or the output
 /// cannot be written. `output` must not be one of the inputs.
 pub fn merge(inputs: &[PathBuf], output: &Path) -> Result<MergeReport, EvalError> {
+    #[cfg(feature = "object-store")]
+    super::store::refuse_url_output(output)?;
     let io = |source| EvalError::Io {
         path: output.to_owned(),
         source,

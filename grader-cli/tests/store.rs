@@ -1,0 +1,192 @@
+//! Every command reads `s3://` URLs beside local paths, against a real S3-compatible server
+//! (moto) on 127.0.0.1: the chunks an evaluation wrote under a prefix read as one file, one
+//! object read as a file, and a missing bucket or denied access failing with the URL named and
+//! the secret key not shown.
+
+#![allow(clippy::unwrap_used)]
+
+mod support;
+
+use std::path::Path;
+
+use grader_tests::s3_server::{S3Server, SECRET_KEY};
+use predicates::prelude::PredicateBooleanExt as _;
+use predicates::str::contains;
+use support::{evaluation_file, grader, samples, temp_dir};
+
+const TMP: &str = env!("CARGO_TARGET_TMPDIR");
+
+/// `grader` pointed at the server on `port`.
+fn grader_at(port: u16) -> assert_cmd::Command {
+    let mut command = grader();
+    command.envs(S3Server::env(port));
+    command
+}
+
+/// Uploads `path`'s lines as an evaluation's chunks of 7 lines under `bucket/prefix`, spread
+/// over 2 shards' folders as a sharded run leaves them (each line in its own shard).
+fn upload_as_chunks(server: &S3Server, bucket: &str, prefix: &str, path: &Path) -> usize {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut parts: [Vec<&str>; 2] = [Vec::new(), Vec::new()];
+    for line in text.lines() {
+        let id = serde_json::from_str::<serde_json::Value>(line).unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let shard = grader_core::eval::Shard::new(1, 2).unwrap();
+        parts[usize::from(shard.contains(&id))].push(line);
+    }
+    let mut chunks = 0;
+    for (index, lines) in parts.iter().enumerate() {
+        for (number, chunk) in lines.chunks(7).enumerate() {
+            let key = format!("{prefix}/part-{index}-of-2/chunk-{number:06}.jsonl");
+            server.put_object(bucket, &key, (chunk.join("\n") + "\n").as_bytes());
+            chunks += 1;
+        }
+    }
+    chunks
+}
+
+fn summary_json(command: &mut assert_cmd::Command) -> serde_json::Value {
+    let output = command.output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let mut value: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    value["grading_secs"] = serde_json::Value::Null;
+    value
+}
+
+#[test]
+fn every_command_reads_an_evaluation_s_chunks_and_single_objects() {
+    let Some(server) = S3Server::start(TMP, false) else {
+        return;
+    };
+    let port = server.port();
+    server.create_bucket("evals");
+    let dir = temp_dir();
+    let local = dir.path().join("local.jsonl");
+    evaluation_file(&local, samples(30, |i| ((i % 3) as f64 / 2.0, 1.0)), 2);
+    let chunks = upload_as_chunks(&server, "evals", "runs/a", &local);
+    assert!(chunks >= 4, "{chunks} chunks");
+    server.put_object("evals", "files/one.jsonl", &std::fs::read(&local).unwrap());
+    let url = "s3://evals/runs/a";
+
+    let whole = summary_json(grader().args(["summary", "--json"]).arg(&local));
+    assert_eq!(
+        summary_json(grader_at(port).args(["summary", "--json", url])),
+        whole
+    );
+    assert_eq!(
+        summary_json(grader_at(port).args(["summary", "--json", "s3://evals/files/one.jsonl"])),
+        whole
+    );
+
+    let merged = dir.path().join("merged.jsonl");
+    grader_at(port)
+        .args(["merge", url, "-o"])
+        .arg(&merged)
+        .assert()
+        .code(0)
+        .stderr(contains("60 lines from 1 files (0 duplicates left out)"));
+    let sorted = |path: &Path| {
+        let mut lines: Vec<String> = std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .map(|line| {
+                let mut value: serde_json::Value = serde_json::from_str(line).unwrap();
+                value["duration_secs"] = serde_json::Value::Null;
+                value.to_string()
+            })
+            .collect();
+        lines.sort();
+        lines
+    };
+    assert_eq!(sorted(&merged), sorted(&local));
+
+    grader_at(port).args(["validate", url]).assert().code(0);
+    let shown = grader_at(port).args(["show", url]).output().unwrap();
+    assert_eq!(shown.status.code(), Some(0), "{shown:?}");
+    let shown = String::from_utf8(shown.stdout).unwrap();
+    assert!(shown.contains("q17") && shown.contains("tests"), "{shown}");
+    let diff = grader_at(port)
+        .args(["diff", "--json"])
+        .arg(&local)
+        .arg(url)
+        .output()
+        .unwrap();
+    assert_eq!(diff.status.code(), Some(0), "{diff:?}");
+    let diff: serde_json::Value = serde_json::from_slice(&diff.stdout).unwrap();
+    assert_eq!(diff["new"]["file"], url);
+    assert_eq!(diff["base"]["mean"], diff["new"]["mean"]);
+    for list in [
+        "reward_changes",
+        "new_errors",
+        "only_in_base",
+        "only_in_new",
+    ] {
+        assert_eq!(diff[list], serde_json::json!([]), "{list}");
+    }
+    let page = dir.path().join("page.html");
+    grader_at(port)
+        .args(["report", url, "-o"])
+        .arg(&page)
+        .assert()
+        .code(0);
+    assert!(std::fs::read_to_string(&page).unwrap().contains("q17"));
+}
+
+#[test]
+fn unreadable_urls_name_the_url_and_never_the_secret() {
+    let Some(server) = S3Server::start(TMP, false) else {
+        return;
+    };
+    let port = server.port();
+    for args in [
+        vec!["summary", "s3://no-such-bucket/runs/a"],
+        vec!["show", "s3://no-such-bucket/runs/a"],
+        vec!["merge", "s3://no-such-bucket/runs/a", "-o", "/dev/null"],
+    ] {
+        grader_at(port)
+            .args(&args)
+            .assert()
+            .code(2)
+            .stderr(contains(
+                "s3://no-such-bucket/runs/a: cannot list the chunks: the bucket does not exist",
+            ))
+            .stderr(contains(SECRET_KEY).not());
+    }
+    server.create_bucket("evals");
+    grader_at(port)
+        .args(["validate", "s3://evals/nothing"])
+        .assert()
+        .code(2)
+        .stderr(contains("s3://evals/nothing: no results there"));
+    grader_at(port)
+        .args(["summary", "s3://user:pass@evals/x"])
+        .assert()
+        .code(2)
+        .stderr(contains("s3://***@evals/x: not a usable object store URL"))
+        .stderr(contains("pass").not());
+    let dir = temp_dir();
+    let local = dir.path().join("local.jsonl");
+    evaluation_file(&local, samples(2, |_| (1.0, 1.0)), 1);
+    grader_at(port)
+        .args(["merge", "-o", "s3://evals/merged"])
+        .arg(&local)
+        .assert()
+        .code(2)
+        .stderr(contains(
+            "s3://evals/merged: not a usable object store URL: merge writes a local file",
+        ));
+
+    let Some(strict) = S3Server::start(TMP, true) else {
+        return;
+    };
+    grader_at(strict.port())
+        .args(["summary", "s3://locked/runs/a"])
+        .assert()
+        .code(2)
+        .stderr(contains(
+            "s3://locked/runs/a: cannot list the chunks: access denied",
+        ))
+        .stderr(contains(SECRET_KEY).not());
+}

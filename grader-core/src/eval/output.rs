@@ -1,0 +1,101 @@
+//! Where a run's lines go: a local file opened for appending, or (feature `object-store`)
+//! numbered chunks in object storage; and what the output already holds, for resuming.
+
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::io::Write as _;
+use std::path::Path;
+
+use super::run::{EvalError, resume};
+use super::shard::Shard;
+
+/// Opens a run's output: resumes from what it holds (a local file, or the chunks of this
+/// run's shard at an object store URL) and returns the epochs done of each sample id, whether
+/// a torn last line was cut off, and where the next lines go.
+pub(super) async fn open(
+    output: &Path,
+    #[cfg_attr(not(feature = "object-store"), allow(unused_variables))] shard: Shard,
+    #[cfg(feature = "object-store")] options: super::store::StoreOptions,
+) -> Result<(HashMap<String, Vec<u32>>, bool, Sink), EvalError> {
+    #[cfg(feature = "object-store")]
+    if let Some(url) = super::store::StoreUrl::of_path(output) {
+        let (done, writer) = super::store::open_run(&url?, shard, options).await?;
+        return Ok((done, false, Sink::Store(Box::new(writer))));
+    }
+    let (done, torn_line) = resume(output)?;
+    let file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(output)
+        .map_err(|source| EvalError::Io {
+            path: output.to_owned(),
+            source,
+        })?;
+    Ok((done, torn_line, Sink::File(file)))
+}
+
+/// Where a run's lines go: a local file opened for appending, or chunks in object storage.
+pub(super) enum Sink {
+    File(File),
+    #[cfg(feature = "object-store")]
+    Store(Box<super::store::ChunkWriter>),
+}
+
+/// A sink's failure: a local file's I/O error, or object storage's own error.
+pub(super) enum SinkError {
+    Io(std::io::Error),
+    #[cfg(feature = "object-store")]
+    Store(super::store::StoreError),
+}
+
+impl SinkError {
+    pub(super) fn into_eval(self, path: &Path) -> EvalError {
+        match self {
+            SinkError::Io(source) => EvalError::Io {
+                path: path.to_owned(),
+                source,
+            },
+            #[cfg(feature = "object-store")]
+            SinkError::Store(error) => EvalError::Store(error),
+        }
+    }
+}
+
+impl Sink {
+    /// Writes `lines` whole lines (`bytes`).
+    #[cfg_attr(not(feature = "object-store"), allow(unused_variables))]
+    pub(super) async fn write(&mut self, bytes: &[u8], lines: usize) -> Result<(), SinkError> {
+        match self {
+            Sink::File(file) => file.write_all(bytes).map_err(SinkError::Io),
+            #[cfg(feature = "object-store")]
+            Sink::Store(writer) => writer.write(bytes, lines).await.map_err(SinkError::Store),
+        }
+    }
+
+    /// Resolves when written lines wait to be uploaded (never for a file).
+    pub(super) async fn due(&self) {
+        match self {
+            Sink::File(_) => std::future::pending().await,
+            #[cfg(feature = "object-store")]
+            Sink::Store(writer) => writer.due().await,
+        }
+    }
+
+    /// Uploads the lines waiting (nothing for a file).
+    pub(super) async fn upload(&mut self) -> Result<(), EvalError> {
+        match self {
+            Sink::File(_) => Ok(()),
+            #[cfg(feature = "object-store")]
+            Sink::Store(writer) => Ok(writer.upload().await?),
+        }
+    }
+
+    /// Flushes a file, or uploads what waits and waits for every upload.
+    pub(super) async fn finish(&mut self) -> Result<(), SinkError> {
+        match self {
+            Sink::File(file) => file.flush().map_err(SinkError::Io),
+            #[cfg(feature = "object-store")]
+            Sink::Store(writer) => writer.finish().await.map_err(SinkError::Store),
+        }
+    }
+}

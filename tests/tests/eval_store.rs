@@ -1,0 +1,353 @@
+//! Evaluations in object storage against a real S3-compatible server (moto) on 127.0.0.1: a
+//! run killed with SIGKILL resumes from its chunks, shards are read back, and `merge` and the
+//! summary of the URL equal those of a local run; a missing bucket, denied access, a network
+//! failure in the middle of an upload and a wrong shard setting each fail with an error that
+//! names the URL and not the secret key, losing and doubling no line. An Azure SAS token from
+//! the environment stays out of a network error too.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use grader_core::eval::Line;
+use grader_tests::s3_server::{CutProxy, S3Server, SECRET_KEY};
+
+const PROBE: &str = env!("CARGO_BIN_EXE_store-probe");
+const TMP: &str = env!("CARGO_TARGET_TMPDIR");
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(TMP).join("eval-store").join(name);
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).expect("clear the scratch folder");
+    }
+    std::fs::create_dir_all(&dir).expect("make the scratch folder");
+    dir
+}
+
+/// The probe, pointed at the S3 server (or proxy) on `port`.
+fn probe(port: u16, args: &[&str]) -> Command {
+    let mut command = Command::new(PROBE);
+    command
+        .args(args)
+        .envs(S3Server::env(port))
+        .env("RUST_BACKTRACE", "0")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    command
+}
+
+/// Runs the probe to its end: exit code, stdout, stderr.
+fn finish(child: Child) -> (i32, String, String) {
+    let output = child.wait_with_output().expect("wait for the probe");
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+fn call(port: u16, args: &[&str]) -> (i32, String, String) {
+    finish(probe(port, args).spawn().expect("start the probe"))
+}
+
+/// Each (id, epoch) with its line from `"error"` on (everything but the timing); fails on a
+/// repeated pair or a torn line.
+fn by_pair(path: &Path) -> BTreeMap<(String, u32), String> {
+    let text = std::fs::read_to_string(path).expect("read the results");
+    assert!(text.is_empty() || text.ends_with('\n'), "torn");
+    let mut map = BTreeMap::new();
+    for raw in text.lines() {
+        let line: Line = serde_json::from_str(raw).expect("a valid line");
+        let outcome = &raw[raw.find(",\"error\":").expect("an error field")..];
+        let previous = map.insert((line.id.clone(), line.epoch), outcome.to_owned());
+        assert!(previous.is_none(), "{} epoch {} twice", line.id, line.epoch);
+    }
+    map
+}
+
+/// Waits (polling, with no deadline deciding the test) until `ready` holds or the child has
+/// exited.
+fn wait_until(child: &mut Child, mut ready: impl FnMut() -> bool) {
+    while !ready() {
+        if child.try_wait().expect("poll the probe").is_some() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+const SAMPLES: usize = 80;
+const EPOCHS: u32 = 2;
+const TOTAL: usize = SAMPLES * EPOCHS as usize;
+
+/// A local run of the probe: the reference every URL run is compared with.
+fn reference(dir: &Path) -> (BTreeMap<(String, u32), String>, String) {
+    let local = dir.join("local.jsonl");
+    let local = local.to_str().expect("a UTF-8 path");
+    let (code, _, stderr) = call(0, &["run", local, "80", "2", "4"]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, summary, stderr) = call(0, &["summary", local]);
+    assert_eq!(code, 0, "{stderr}");
+    (by_pair(Path::new(local)), summary)
+}
+
+/// `url` merged into a local file by the probe, as pairs, and its summary.
+fn read_back(port: u16, dir: &Path, url: &str) -> (BTreeMap<(String, u32), String>, String) {
+    let merged = dir.join("merged.jsonl");
+    let merged_arg = merged.to_str().expect("a UTF-8 path");
+    let (code, report, stderr) = call(port, &["merge", merged_arg, url]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(report.contains("duplicates: 0"), "{report}");
+    let (code, summary, stderr) = call(port, &["summary", url]);
+    assert_eq!(code, 0, "{stderr}");
+    (by_pair(&merged), summary)
+}
+
+fn assert_clean_error(stderr: &str, url: &str) {
+    assert!(stderr.contains(url), "the error names {url}: {stderr}");
+    assert!(
+        !stderr.contains(SECRET_KEY),
+        "the secret key is shown: {stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn a_run_killed_with_sigkill_resumes_from_its_chunks_and_reads_back_as_a_local_run() {
+    let Some(server) = S3Server::start(TMP, false) else {
+        return;
+    };
+    let port = server.port();
+    server.create_bucket("evals");
+    let dir = scratch("sigkill");
+    let (expected, expected_summary) = reference(&dir);
+    assert_eq!(expected.len(), TOTAL);
+
+    let url = "s3://evals/runs/killed";
+    let mut child = probe(port, &["run", url, "80", "2", "4"])
+        .env("STORE_PROBE_DELAY_MS", "15")
+        .env("STORE_PROBE_CHUNK", "10")
+        .spawn()
+        .expect("start the run to kill");
+    wait_until(&mut child, || {
+        server.keys("evals", "runs/killed/").len() >= 4
+    });
+    child.kill().expect("SIGKILL the run");
+    let (code, _, _) = finish(child);
+    assert_eq!(code, -1, "the run was killed by a signal, not finished");
+
+    let keys = server.keys("evals", "runs/killed/");
+    assert!(
+        keys.iter()
+            .all(|key| key.starts_with("runs/killed/part-0-of-1/chunk-")),
+        "{keys:?}"
+    );
+    let (stored, chunks) = server.count_lines("evals", "runs/killed/");
+    assert!(
+        chunks >= 4 && (40..TOTAL).contains(&stored),
+        "{stored} lines"
+    );
+    // A chunk is uploaded once 10 lines wait (lines that finish together are added together).
+    assert!(stored >= chunks * 10, "{stored} lines in {chunks} chunks");
+
+    let (code, report, stderr) = call(port, &["run", url, "80", "2", "4"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(report.contains(&format!("resumed: {stored}")), "{report}");
+    assert!(
+        report.contains(&format!("written: {}", TOTAL - stored)),
+        "{report}"
+    );
+    let (lines, _) = server.count_lines("evals", "runs/killed/");
+    assert_eq!(lines, TOTAL, "every pair stored once");
+
+    let (pairs, summary) = read_back(port, &dir, url);
+    assert_eq!(
+        pairs, expected,
+        "every pair once, with the local run's results"
+    );
+    assert_eq!(summary, expected_summary);
+
+    // Running again finds everything done and writes nothing.
+    let (code, report, stderr) = call(port, &["run", url, "80", "2", "4"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(report.contains("written: 0"), "{report}");
+    assert!(report.contains(&format!("resumed: {TOTAL}")), "{report}");
+}
+
+#[test]
+fn shards_in_one_prefix_read_back_as_one_local_run_and_a_wrong_shard_count_is_refused() {
+    let Some(server) = S3Server::start(TMP, false) else {
+        return;
+    };
+    let port = server.port();
+    server.create_bucket("evals");
+    let dir = scratch("shards");
+    let (expected, expected_summary) = reference(&dir);
+
+    let url = "s3://evals/sharded";
+    for shard in ["0/3", "1/3", "2/3"] {
+        let (code, report, stderr) = call(port, &["run", url, "80", "2", "4", shard]);
+        assert_eq!(code, 0, "{stderr}");
+        assert!(report.contains("written: "), "{report}");
+    }
+    let keys = server.keys("evals", "sharded/");
+    for part in ["part-0-of-3", "part-1-of-3", "part-2-of-3"] {
+        assert!(
+            keys.contains(&format!("sharded/{part}/chunk-000000.jsonl")),
+            "{keys:?}"
+        );
+    }
+    let (pairs, summary) = read_back(port, &dir, url);
+    assert_eq!(pairs, expected);
+    assert_eq!(summary, expected_summary);
+
+    // The same prefix with another shard count would overlap: refused, nothing written.
+    let (code, _, stderr) = call(port, &["run", url, "80", "2", "4", "0/2"]);
+    assert_eq!(code, 1);
+    assert_clean_error(&stderr, url);
+    assert!(
+        stderr.contains("part-0-of-3") && stderr.contains("0/2"),
+        "{stderr}"
+    );
+    assert_eq!(server.keys("evals", "sharded/"), keys, "nothing written");
+    let (lines, _) = server.count_lines("evals", "sharded/");
+    assert_eq!(lines, TOTAL);
+
+    // A prefix mixing shard counts cannot be read as one run.
+    server.put_object("evals", "sharded/part-0-of-2/chunk-000000.jsonl", b"");
+    let (code, _, stderr) = call(port, &["summary", url]);
+    assert_eq!(code, 1);
+    assert_clean_error(&stderr, url);
+    assert!(stderr.contains("[2, 3]"), "{stderr}");
+}
+
+#[test]
+fn a_network_failure_mid_run_names_the_url_and_resume_loses_and_doubles_nothing() {
+    let Some(server) = S3Server::start(TMP, false) else {
+        return;
+    };
+    server.create_bucket("evals");
+    let dir = scratch("network");
+    let (expected, expected_summary) = reference(&dir);
+
+    let url = "s3://evals/cut";
+    let mut proxy = CutProxy::start(server.port());
+    let mut child = probe(proxy.port(), &["run", url, "80", "2", "4"])
+        .env("STORE_PROBE_DELAY_MS", "15")
+        .env("STORE_PROBE_CHUNK", "10")
+        .env("STORE_PROBE_RETRIES", "2")
+        .spawn()
+        .expect("start the run");
+    wait_until(&mut child, || server.keys("evals", "cut/").len() >= 3);
+    proxy.cut();
+    let (code, _, stderr) = finish(child);
+    assert_eq!(code, 1, "the run fails: {stderr}");
+    assert_clean_error(&stderr, url);
+    assert!(
+        stderr.contains("upload the chunk: network error"),
+        "{stderr}"
+    );
+    let (stored, _) = server.count_lines("evals", "cut/");
+    assert!((30..TOTAL).contains(&stored), "{stored} lines");
+
+    // The network is back: the resumed run does exactly what was not stored.
+    let (code, report, stderr) = call(server.port(), &["run", url, "80", "2", "4"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(report.contains(&format!("resumed: {stored}")), "{report}");
+    let (pairs, summary) = read_back(server.port(), &dir, url);
+    assert_eq!(pairs, expected, "no line lost or doubled");
+    assert_eq!(summary, expected_summary);
+}
+
+#[test]
+fn a_missing_bucket_and_denied_access_name_the_url_and_never_the_secret() {
+    let Some(server) = S3Server::start(TMP, false) else {
+        return;
+    };
+    let url = "s3://no-such-bucket/runs/1";
+    let (code, _, stderr) = call(server.port(), &["run", url, "10", "1", "2"]);
+    assert_eq!(code, 1);
+    assert_clean_error(&stderr, url);
+    assert!(stderr.contains("the bucket does not exist"), "{stderr}");
+    let (code, _, stderr) = call(server.port(), &["summary", url]);
+    assert_eq!(code, 1);
+    assert_clean_error(&stderr, url);
+
+    // An empty prefix of a bucket that exists is not a run.
+    server.create_bucket("empty");
+    let (code, _, stderr) = call(server.port(), &["summary", "s3://empty/nothing"]);
+    assert_eq!(code, 1);
+    assert_clean_error(&stderr, "s3://empty/nothing");
+    assert!(stderr.contains("no results there"), "{stderr}");
+
+    let Some(strict) = S3Server::start(TMP, true) else {
+        return;
+    };
+    let url = "s3://locked/runs/1";
+    let (code, _, stderr) = call(strict.port(), &["run", url, "10", "1", "2"]);
+    assert_eq!(code, 1);
+    assert_clean_error(&stderr, url);
+    assert!(stderr.contains("access denied"), "{stderr}");
+    let (code, _, stderr) = call(strict.port(), &["merge", "/dev/null", url]);
+    assert_eq!(code, 1);
+    assert_clean_error(&stderr, url);
+}
+
+#[test]
+fn waiting_lines_are_uploaded_after_the_interval_while_gradings_still_run() {
+    let Some(server) = S3Server::start(TMP, false) else {
+        return;
+    };
+    server.create_bucket("evals");
+    let url = "s3://evals/slow";
+    // One grading at a time, 400 ms each: 8 gradings take over 3 s, and no chunk ever fills.
+    let mut child = probe(server.port(), &["run", url, "8", "1", "1"])
+        .env("STORE_PROBE_DELAY_MS", "400")
+        .env("STORE_PROBE_CHUNK", "1000")
+        .env("STORE_PROBE_INTERVAL_MS", "100")
+        .spawn()
+        .expect("start the run");
+    wait_until(&mut child, || !server.keys("evals", "slow/").is_empty());
+    assert!(
+        child.try_wait().expect("poll the probe").is_none(),
+        "a chunk was uploaded while the run went on, not only at its end"
+    );
+    let (lines, chunks) = server.count_lines("evals", "slow/");
+    assert!(lines < 8 && chunks >= 1, "{lines} lines in {chunks} chunks");
+    let (code, report, stderr) = finish(child);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(report.contains("written: 8"), "{report}");
+    let (lines, chunks) = server.count_lines("evals", "slow/");
+    assert_eq!(lines, 8);
+    assert!(chunks >= 4, "a chunk per line or two: {chunks}");
+}
+
+#[test]
+fn an_azure_sas_token_in_the_environment_never_shows_in_an_error() {
+    // A port nothing listens on: the request fails as it is sent, with its address.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+        .port();
+    let sas = "sv=2020-01-01&sig=AzSasSignatureNeverShown";
+    let output = Command::new(PROBE)
+        .args(["run", "az://container/run", "3", "1", "1"])
+        .env("AZURE_STORAGE_USE_EMULATOR", "true")
+        .env("AZURE_STORAGE_ACCOUNT_NAME", "devstoreaccount1")
+        .env("AZURE_STORAGE_SAS_KEY", sas)
+        .env(
+            "AZURITE_BLOB_STORAGE_URL",
+            format!("http://127.0.0.1:{port}"),
+        )
+        .env("STORE_PROBE_RETRIES", "0")
+        .output()
+        .expect("run the probe");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("az://container/run: cannot list the chunks: network error"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("AzSasSignatureNeverShown"), "{stderr}");
+}
