@@ -259,7 +259,17 @@ fn a_hang_up_during_a_grade_cancels_it_and_kills_its_command() {
         reply["error"],
         json!({"code": -32600, "message": "no task in progress"})
     );
-    let marks = std::fs::read_to_string(&marker).unwrap_or_default();
+    // The session's teardown hook runs once the cancelled task is gone; it may still be
+    // running when the server already answers another session, so wait for its mark.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut marks = String::new();
+    while Instant::now() < deadline {
+        marks = std::fs::read_to_string(&marker).unwrap_or_default();
+        if !marks.is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
     assert_eq!(marks.lines().collect::<Vec<_>>(), ["teardown"]);
 }
 
