@@ -7,10 +7,12 @@ use std::future::Future;
 use std::io::Write as _;
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures_util::FutureExt as _;
+use futures_util::stream::FuturesUnordered;
+use futures_util::{FutureExt as _, StreamExt as _};
 use tokio::task::JoinSet;
 
 use super::line::{Entry, ErrorKind, Line, LinesError, read_lines};
@@ -186,7 +188,8 @@ impl RunReport {
 ///   joins the parts' files.
 /// - **All cores.** Each grading is a task of the runtime the run is awaited on, so on a
 ///   multi-threaded runtime the gradings spread over its worker threads while the awaiting
-///   task writes the lines; on a current-thread runtime they share its one thread. The
+///   task writes the lines; on a current-thread runtime they are polled in place in the
+///   awaiting task (a task each could only share its one thread, at a cost). The
 ///   limiter and policies in force where the run is awaited go with every task. A grading
 ///   that computes for long stretches without awaiting (milliseconds, not the microseconds of
 ///   the text graders) should run that part with `tokio::task::spawn_blocking`, so it holds no
@@ -450,8 +453,14 @@ impl Evaluation {
                         let line = finish_one(call, Arc::clone(&id), epoch, started);
                         // The line is also written out as JSON on the worker, so the awaiting
                         // task only appends bytes.
-                        let line = async move { Finished::from(line.await) };
-                        running.spawn(id, epoch, Scoped::new(scope.clone(), line));
+                        let name = Arc::clone(&id);
+                        let line = async move { Finished::new(line.await, name) };
+                        if running.spawns() || self.limiter.is_some() {
+                            running.spawn(id, epoch, Scoped::new(scope.clone(), line));
+                        } else {
+                            // Polled in place, a grading is in the awaiting task's scope.
+                            running.spawn(id, epoch, line);
+                        }
                     }
                     None => exhausted = true,
                 }
@@ -540,35 +549,67 @@ impl Evaluation {
     }
 }
 
-/// The gradings in flight, each a task of the runtime. Dropped (when the run's future is
-/// dropped), it aborts them all.
-#[derive(Default)]
+/// The gradings in flight. On a multi-threaded runtime each is a task of the runtime (so they
+/// spread over its workers); on a current-thread runtime, where a task could only share the
+/// one thread, they are polled in place, which spares the cost of a task per grading. Dropped
+/// (when the run's future is dropped), it aborts or drops them all.
 struct Running {
     tasks: JoinSet<Finished>,
+    /// The gradings polled in place, on a current-thread runtime.
+    local: FuturesUnordered<Pin<Box<dyn Future<Output = Finished> + Send>>>,
+    spawn: bool,
     /// The (sample, epoch) of each task, to write its line should the task panic outside the
     /// grading (the grading's own panics are caught and become its line).
     ids: HashMap<tokio::task::Id, (Arc<str>, u32, Instant), foldhash::fast::RandomState>,
-    /// Tasks cancelled, whose (sample, epoch) has no line: a resumed run grades them.
+    /// Gradings cancelled, whose (sample, epoch) has no line: a resumed run grades them.
     cancelled: usize,
 }
 
+impl Default for Running {
+    fn default() -> Self {
+        let spawn = tokio::runtime::Handle::try_current().is_ok_and(|handle| {
+            handle.runtime_flavor() != tokio::runtime::RuntimeFlavor::CurrentThread
+        });
+        Running::new(spawn)
+    }
+}
+
 impl Running {
+    fn new(spawn: bool) -> Self {
+        Running {
+            tasks: JoinSet::new(),
+            local: FuturesUnordered::new(),
+            spawn,
+            ids: HashMap::default(),
+            cancelled: 0,
+        }
+    }
+
     fn spawn(
         &mut self,
         id: Arc<str>,
         epoch: u32,
         line: impl Future<Output = Finished> + Send + 'static,
     ) {
-        let handle = self.tasks.spawn(line);
-        self.ids.insert(handle.id(), (id, epoch, Instant::now()));
+        if self.spawn {
+            let handle = self.tasks.spawn(line);
+            self.ids.insert(handle.id(), (id, epoch, Instant::now()));
+        } else {
+            self.local.push(Box::pin(line));
+        }
     }
 
     fn len(&self) -> usize {
-        self.tasks.len()
+        self.tasks.len() + self.local.len()
+    }
+
+    /// Whether gradings are tasks of the runtime (not polled in place).
+    fn spawns(&self) -> bool {
+        self.spawn
     }
 
     fn is_empty(&self) -> bool {
-        self.tasks.is_empty()
+        self.len() == 0
     }
 
     /// The line of a task that ended; `None` for one that was cancelled (the runtime shutting
@@ -599,14 +640,20 @@ impl Running {
         }
     }
 
-    /// The next task to end: `Some(None)` when it was cancelled, `None` when there is none.
+    /// The next grading to end: `Some(None)` when it was cancelled, `None` when there is none.
     async fn next(&mut self) -> Option<Option<Finished>> {
+        if !self.spawn {
+            return self.local.next().await.map(Some);
+        }
         let joined = self.tasks.join_next_with_id().await?;
         Some(self.finished(joined))
     }
 
     /// A line that has already finished, if any.
     fn try_next(&mut self) -> Option<Finished> {
+        if !self.spawn {
+            return self.local.next().now_or_never().flatten();
+        }
         while let Some(joined) = self.tasks.try_join_next_with_id() {
             if let Some(line) = self.finished(joined) {
                 return Some(line);
@@ -615,11 +662,15 @@ impl Running {
         None
     }
 
-    /// Aborts every task still running and waits until each is gone; the lines of those that
-    /// finished first are returned.
+    /// Aborts every grading still running and waits until each is gone; the lines of those
+    /// that finished first are returned.
     async fn cancel(&mut self) -> Vec<Finished> {
-        self.tasks.abort_all();
         let mut finished = Vec::new();
+        // Polled in place, a grading's end is only seen by polling it: none has ended unseen,
+        // and each is dropped here without being polled again.
+        self.cancelled += self.local.len();
+        self.local = FuturesUnordered::new();
+        self.tasks.abort_all();
         while let Some(joined) = self.tasks.join_next_with_id().await {
             finished.extend(self.finished(joined));
         }
@@ -637,14 +688,30 @@ struct Finished {
     json: Result<Vec<u8>, String>,
 }
 
-impl From<Line> for Finished {
-    fn from(line: Line) -> Self {
+impl Finished {
+    /// The line, written out; `id` is the line's sample id, shared.
+    fn new(line: Line, id: Arc<str>) -> Self {
+        let mut json = Vec::with_capacity(1024);
+        let json = match serde_json::to_writer(&mut json, &line) {
+            Ok(()) => {
+                json.push(b'\n');
+                Ok(json)
+            }
+            Err(error) => Err(error.to_string()),
+        };
         Finished {
             errored: line.error.is_some(),
             reward: line.reward(),
-            json: line.to_json_line().map_err(|error| error.to_string()),
-            id: Arc::from(line.id.as_str()),
+            json,
+            id,
         }
+    }
+}
+
+impl From<Line> for Finished {
+    fn from(line: Line) -> Self {
+        let id = Arc::from(line.id.as_str());
+        Finished::new(line, id)
     }
 }
 
@@ -884,7 +951,7 @@ mod tests {
             .build()
             .expect("a runtime");
         runtime.block_on(async {
-            let mut running = Running::default();
+            let mut running = Running::new(true);
             let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
             running.spawn(Arc::from("fast"), 1, async move {
                 let line = Line::failed("fast", 1, ErrorKind::Failed, "quick", 0.0);
