@@ -63,6 +63,7 @@ pub mod judge;
 pub mod limit;
 pub mod node;
 pub mod params;
+pub mod pyjson;
 pub mod report;
 pub mod score;
 pub mod text;

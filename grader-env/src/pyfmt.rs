@@ -3,39 +3,7 @@
 
 use serde_json::Value;
 
-/// Python's `str()` of the value `json.loads` makes: a string as itself, anything else as its
-/// `repr()`.
-pub(crate) fn py_str(value: &Value) -> String {
-    match value {
-        Value::String(text) => text.clone(),
-        other => py_repr(other),
-    }
-}
-
-/// Python's `repr()` of the value `json.loads` makes.
-pub(crate) fn py_repr(value: &Value) -> String {
-    match value {
-        Value::Null => "None".to_owned(),
-        Value::Bool(true) => "True".to_owned(),
-        Value::Bool(false) => "False".to_owned(),
-        Value::Number(number) => match number.as_f64() {
-            Some(x) if number.is_f64() => py_float(x),
-            _ => number.to_string(),
-        },
-        Value::String(text) => py_str_repr(text),
-        Value::Array(items) => {
-            let items: Vec<String> = items.iter().map(py_repr).collect();
-            format!("[{}]", items.join(", "))
-        }
-        Value::Object(map) => {
-            let items: Vec<String> = map
-                .iter()
-                .map(|(key, value)| format!("{}: {}", py_str_repr(key), py_repr(value)))
-                .collect();
-            format!("{{{}}}", items.join(", "))
-        }
-    }
-}
+pub(crate) use grader_core::pyjson::{py_float, py_repr, py_str, py_str_repr};
 
 /// The name of the Python type `json.loads` makes for this value.
 pub(crate) fn py_type_name(value: &Value) -> &'static str {
@@ -60,75 +28,6 @@ pub(crate) fn py_truthy(value: &Value) -> bool {
         Value::Array(items) => !items.is_empty(),
         Value::Object(map) => !map.is_empty(),
     }
-}
-
-/// Python's `repr(float)`: the shortest digits that read back, fixed notation for exponents
-/// from -4 to 15, scientific (`1e+16`, `1.5e-05`) otherwise; `nan`, `inf`, `-inf`.
-pub(crate) fn py_float(x: f64) -> String {
-    if x.is_nan() {
-        return "nan".to_owned();
-    }
-    if x.is_infinite() {
-        return if x > 0.0 { "inf" } else { "-inf" }.to_owned();
-    }
-    let scientific = format!("{:e}", x.abs());
-    let (mantissa, exponent) = scientific
-        .split_once('e')
-        .unwrap_or((scientific.as_str(), "0"));
-    let exponent: i32 = exponent.parse().unwrap_or(0);
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    let sign = if x.is_sign_negative() { "-" } else { "" };
-    if !(-4..16).contains(&exponent) {
-        let (first, rest) = digits.split_at(1);
-        let fraction = if rest.is_empty() {
-            String::new()
-        } else {
-            format!(".{rest}")
-        };
-        let exp_sign = if exponent < 0 { '-' } else { '+' };
-        return format!("{sign}{first}{fraction}e{exp_sign}{:02}", exponent.abs());
-    }
-    let point = exponent + 1;
-    if point <= 0 {
-        let zeros = "0".repeat(usize::try_from(-point).unwrap_or(0));
-        return format!("{sign}0.{zeros}{digits}");
-    }
-    let point = usize::try_from(point).unwrap_or(0);
-    if digits.len() <= point {
-        format!("{sign}{digits}{}.0", "0".repeat(point - digits.len()))
-    } else {
-        format!("{sign}{}.{}", &digits[..point], &digits[point..])
-    }
-}
-
-/// Python's `repr(str)`: single quotes unless the text has a `'` and no `"`; backslash escapes
-/// for the quote, backslashes and control characters.
-pub(crate) fn py_str_repr(text: &str) -> String {
-    let quote = if text.contains('\'') && !text.contains('"') {
-        '"'
-    } else {
-        '\''
-    };
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push(quote);
-    for c in text.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if u32::from(c) < 0x20 || (0x7f..0xa1).contains(&u32::from(c)) => {
-                out.push_str(&format!("\\x{:02x}", u32::from(c)));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push(quote);
-    out
 }
 
 #[cfg(test)]

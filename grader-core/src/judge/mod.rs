@@ -63,7 +63,6 @@
 
 pub mod cache;
 pub mod prompts;
-mod pyjson;
 pub mod transport;
 pub mod value;
 pub mod verdict;

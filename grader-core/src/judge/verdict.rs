@@ -16,8 +16,8 @@
 
 use serde_json::Value;
 
-pub use super::pyjson::py_float;
-use super::pyjson::{self, LoadError, PyValue};
+pub use crate::pyjson::py_float;
+use crate::pyjson::{self, LoadError, PyValue};
 use crate::text::pychar;
 
 /// How many characters of a reply an explanation or an error keeps (the reference's `[:200]`).
@@ -277,7 +277,7 @@ fn verdict_at(chars: &[char], at: usize) -> Option<(usize, bool)> {
 /// numbers and containers as Python prints them (an integer with all its digits).
 #[must_use]
 pub fn py_str(value: &Value) -> String {
-    PyValue::from(value).to_py_str()
+    crate::pyjson::py_str(value)
 }
 
 #[cfg(test)]

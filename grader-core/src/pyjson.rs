@@ -1,5 +1,6 @@
-//! JSON as Python's `json.loads` reads it, and Python's `str()` of what it returns: what the
-//! reference does with a judge reply that holds a JSON object.
+//! JSON as Python's `json.loads` reads it, and Python's `str()` and `repr()` of what it
+//! returns: what the reference does with a judge reply that holds a JSON object, and how its
+//! error messages print the values they quote.
 //!
 //! `json.loads` is not `serde_json`: it accepts `NaN`, `Infinity` and `-Infinity`, reads a
 //! number without a fraction or exponent as an integer of any size (refusing more than 4 300
@@ -10,6 +11,9 @@
 //!
 //! One difference: a `\ud800`-style escape of a lone surrogate, which Python keeps as is, becomes
 //! U+FFFD here (a Rust string cannot hold it).
+
+// The reader serves the judge (feature `judge`); the printers serve everyone.
+#![cfg_attr(not(feature = "judge"), allow(dead_code))]
 
 use serde_json::Value;
 
@@ -451,9 +455,30 @@ fn half_to_even(x: f64, digits: String, exponent: i32) -> String {
     if reads_back { even } else { digits }
 }
 
+/// Python's `str()` of the value `json.loads` makes of this JSON: a string as itself, anything
+/// else as its `repr()` (an integer with all its digits).
+///
+/// ```
+/// use grader_core::pyjson::{py_repr, py_str};
+///
+/// assert_eq!(py_str(&serde_json::json!("it's")), "it's");
+/// assert_eq!(py_repr(&serde_json::json!(["it's", null, 1.0])), "[\"it's\", None, 1.0]");
+/// ```
+#[must_use]
+pub fn py_str(value: &Value) -> String {
+    PyValue::from(value).to_py_str()
+}
+
+/// Python's `repr()` of the value `json.loads` makes of this JSON.
+#[must_use]
+pub fn py_repr(value: &Value) -> String {
+    PyValue::from(value).repr()
+}
+
 /// Python's `repr(str)`: single quotes unless the text has a `'` and no `"`; backslash escapes
 /// for the quote, backslashes, control characters and other unprintable characters.
-fn py_str_repr(text: &str) -> String {
+#[must_use]
+pub fn py_str_repr(text: &str) -> String {
     let quote = if text.contains('\'') && !text.contains('"') {
         '"'
     } else {
