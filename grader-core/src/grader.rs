@@ -309,7 +309,7 @@ pub(crate) fn package(
     if !is_valid_value(score.value) {
         return Err(fail(Failure::InvalidScore { value: score.value }));
     }
-    let mut info = score.info.unwrap_or_default();
+    let mut info = score.info.unwrap_or_else(|| Info::with_capacity(1));
     info.insert(PARAMETERS_KEY.to_owned(), parameters.into());
     Ok(SubScore::from_valid_parts(
         name,

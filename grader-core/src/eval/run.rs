@@ -186,14 +186,19 @@ impl RunReport {
 ///   goes on.
 /// - **Shards.** [`shard`](Self::shard) makes this run do one deterministic part; [`merge`]
 ///   joins the parts' files.
-/// - **All cores.** Each grading is a task of the runtime the run is awaited on, so on a
-///   multi-threaded runtime the gradings spread over its worker threads while the awaiting
-///   task writes the lines; on a current-thread runtime they are polled in place in the
-///   awaiting task (a task each could only share its one thread, at a cost). The
-///   limiter and policies in force where the run is awaited go with every task. A grading
-///   that computes for long stretches without awaiting (milliseconds, not the microseconds of
-///   the text graders) should run that part with `tokio::task::spawn_blocking`, so it holds no
-///   worker thread that commands and judge calls need.
+/// - **All cores.** On a multi-threaded runtime the gradings run as tasks of the runtime the
+///   run is awaited on, spread over its worker threads, while the awaiting task writes the
+///   lines. A task holds a small batch of gradings (the concurrency shared out so that each
+///   worker has two batches: 8 each for a concurrency of 64 on 4 workers, one each when the
+///   concurrency is no more than twice the workers), polled concurrently, and hands each line
+///   over at the end of the poll in which it finished; so the cost of a task and of waking
+///   the awaiting thread is shared by a batch, which is what lets cheap gradings (the text
+///   graders' microseconds) gain from a second core. On a current-thread runtime the
+///   gradings are polled in place in the awaiting task (a task could only share its one
+///   thread, at a cost). The limiter and policies in force where the run is awaited go with
+///   every task. A grading that computes for long stretches without awaiting (milliseconds)
+///   holds up the others of its batch and its worker thread: run that part with
+///   `tokio::task::spawn_blocking`.
 /// - **Ctrl-C** (on by default): stops starting samples, cancels the gradings in flight (a
 ///   `BashGrader`'s commands are killed) and waits until each is gone, keeps every finished
 ///   line, and prints how to resume. Dropping the run's future cancels them the same way
@@ -416,7 +421,7 @@ impl Evaluation {
             Some(limiter) => Scope::current().with_limiter(limiter.clone()),
             None => Scope::current(),
         };
-        let mut running = Running::default();
+        let mut running = Running::new(self.concurrency, scope.clone());
         let mut buffer = Vec::new();
         let mut written = 0;
         let mut errored = 0;
@@ -455,7 +460,10 @@ impl Evaluation {
                         // task only appends bytes.
                         let name = Arc::clone(&id);
                         let line = async move { Finished::new(line.await, name) };
-                        if running.spawns() || self.limiter.is_some() {
+                        if running.spawns() {
+                            // A batch task runs in the scope.
+                            running.spawn(id, epoch, line);
+                        } else if self.limiter.is_some() {
                             running.spawn(id, epoch, Scoped::new(scope.clone(), line));
                         } else {
                             // Polled in place, a grading is in the awaiting task's scope.
@@ -465,6 +473,8 @@ impl Evaluation {
                     None => exhausted = true,
                 }
             }
+            // The last gradings made, fewer than a batch, start now.
+            running.start();
             if running.is_empty() {
                 break;
             }
@@ -549,42 +559,144 @@ impl Evaluation {
     }
 }
 
-/// The gradings in flight. On a multi-threaded runtime each is a task of the runtime (so they
-/// spread over its workers); on a current-thread runtime, where a task could only share the
-/// one thread, they are polled in place, which spares the cost of a task per grading. Dropped
-/// (when the run's future is dropped), it aborts or drops them all.
+/// A grading, boxed: the future of its line.
+type Grading = Pin<Box<dyn Future<Output = Finished> + Send>>;
+
+/// The gradings in flight. On a multi-threaded runtime they run as tasks of the runtime, a
+/// batch of gradings per task (so they spread over its workers, and a task's cost and the
+/// wake-ups between threads are shared by a batch); on a current-thread runtime, where a task
+/// could only share the one thread, they are polled in place. Dropped (when the run's future
+/// is dropped), it aborts or drops them all.
+///
+/// A task polls its batch's gradings concurrently and hands each line over through the
+/// [`Outbox`] at the end of the poll in which it finished, so a line waits for no other
+/// grading. The awaiting task is woken only when the outbox goes from empty to not empty:
+/// lines that finish while it writes are taken together.
 struct Running {
-    tasks: JoinSet<Finished>,
+    tasks: JoinSet<()>,
+    outbox: Arc<Outbox>,
+    /// What the tasks handed over, taken from the outbox in one swap.
+    taken: Vec<Event>,
+    /// Lines taken from the outbox and not yet given out.
+    ready: std::collections::VecDeque<Finished>,
+    /// Gradings made and not yet started as a batch.
+    pending: Vec<(Arc<str>, u32, Instant, Grading)>,
+    /// The (sample, epoch) of each grading of each batch task, and which have ended.
+    batches: HashMap<u64, Batch, foldhash::fast::RandomState>,
+    next_batch: u64,
+    /// Gradings per batch task.
+    batch_size: usize,
+    /// The scope (limiter, policies) the tasks run in.
+    scope: Scope,
+    /// Gradings started as tasks and not yet ended.
+    in_flight: usize,
     /// The gradings polled in place, on a current-thread runtime.
-    local: FuturesUnordered<Pin<Box<dyn Future<Output = Finished> + Send>>>,
+    local: FuturesUnordered<Grading>,
     spawn: bool,
-    /// The (sample, epoch) of each task, to write its line should the task panic outside the
-    /// grading (the grading's own panics are caught and become its line).
-    ids: HashMap<tokio::task::Id, (Arc<str>, u32, Instant), foldhash::fast::RandomState>,
     /// Gradings cancelled, whose (sample, epoch) has no line: a resumed run grades them.
     cancelled: usize,
 }
 
-impl Default for Running {
-    fn default() -> Self {
-        let spawn = tokio::runtime::Handle::try_current().is_ok_and(|handle| {
-            handle.runtime_flavor() != tokio::runtime::RuntimeFlavor::CurrentThread
-        });
-        Running::new(spawn)
+/// One batch task's gradings.
+struct Batch {
+    /// Each grading's (sample, epoch, start), to write its line should the task panic outside
+    /// the gradings (their own panics are caught and become their lines).
+    items: Vec<(Arc<str>, u32, Instant)>,
+    ended: Vec<bool>,
+    remaining: usize,
+}
+
+/// Where batch tasks leave what they did for the awaiting task.
+#[derive(Default)]
+struct Outbox {
+    events: std::sync::Mutex<Vec<Event>>,
+    notify: tokio::sync::Notify,
+}
+
+/// What a batch task hands over.
+enum Event {
+    /// The grading at `index` of the batch ended with this line.
+    Line {
+        batch: u64,
+        index: u32,
+        line: Finished,
+    },
+    /// The task ended before all its gradings did: it panicked (outside the gradings, with
+    /// this message) or was cancelled (`None`).
+    Ended { batch: u64, panic: Option<String> },
+}
+
+impl Outbox {
+    /// Hands `events` over (leaving it empty), waking the awaiting task if the outbox was
+    /// empty; otherwise it has been woken already and not yet taken them.
+    fn hand_over(&self, events: &mut Vec<Event>) {
+        if events.is_empty() {
+            return;
+        }
+        let was_empty = {
+            let mut outbox = self.events.lock().unwrap_or_else(|e| e.into_inner());
+            let was_empty = outbox.is_empty();
+            outbox.append(events);
+            was_empty
+        };
+        if was_empty {
+            self.notify.notify_one();
+        }
+    }
+}
+
+/// Tells the awaiting task when a batch task ends without having ended all its gradings
+/// (cancelled, or dropped unpolled). It lives in the task's future from its creation, so it
+/// is dropped with the future whenever that happens.
+struct EndGuard {
+    outbox: Arc<Outbox>,
+    batch: u64,
+    done: bool,
+}
+
+impl Drop for EndGuard {
+    fn drop(&mut self) {
+        if !self.done {
+            let batch = self.batch;
+            self.outbox
+                .hand_over(&mut vec![Event::Ended { batch, panic: None }]);
+        }
     }
 }
 
 impl Running {
-    fn new(spawn: bool) -> Self {
+    /// Gradings in flight, as tasks when the current runtime has worker threads, at most
+    /// `concurrency` of them at once.
+    fn new(concurrency: usize, scope: Scope) -> Self {
+        let workers = tokio::runtime::Handle::try_current()
+            .ok()
+            .filter(|handle| {
+                handle.runtime_flavor() != tokio::runtime::RuntimeFlavor::CurrentThread
+            })
+            .map(|handle| handle.metrics().num_workers());
         Running {
             tasks: JoinSet::new(),
+            outbox: Arc::default(),
+            taken: Vec::new(),
+            ready: std::collections::VecDeque::new(),
+            pending: Vec::new(),
+            batches: HashMap::default(),
+            next_batch: 0,
+            // Two batches per worker within the concurrency: while a worker grades one, the
+            // next waits in its queue. Large batches share a task's cost among more gradings.
+            batch_size: workers.map_or(1, |workers| {
+                (concurrency / (2 * workers.max(1))).clamp(1, 64)
+            }),
+            scope,
+            in_flight: 0,
             local: FuturesUnordered::new(),
-            spawn,
-            ids: HashMap::default(),
+            spawn: workers.is_some(),
             cancelled: 0,
         }
     }
 
+    /// Adds a grading: in place, or to the batch about to start as a task (which starts when
+    /// full, or at [`start`](Self::start)).
     fn spawn(
         &mut self,
         id: Arc<str>,
@@ -592,15 +704,85 @@ impl Running {
         line: impl Future<Output = Finished> + Send + 'static,
     ) {
         if self.spawn {
-            let handle = self.tasks.spawn(line);
-            self.ids.insert(handle.id(), (id, epoch, Instant::now()));
+            self.pending
+                .push((id, epoch, Instant::now(), Box::pin(line)));
+            if self.pending.len() >= self.batch_size {
+                self.start();
+            }
         } else {
             self.local.push(Box::pin(line));
         }
     }
 
+    /// Starts the gradings added since the last batch as a batch task.
+    fn start(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let batch = self.next_batch;
+        self.next_batch += 1;
+        let mut items = Vec::with_capacity(self.pending.len());
+        let gradings: FuturesUnordered<_> = self
+            .pending
+            .drain(..)
+            .enumerate()
+            .map(|(index, (id, epoch, started, grading))| {
+                items.push((id, epoch, started));
+                let index = u32::try_from(index).unwrap_or(u32::MAX);
+                grading.map(move |line| Event::Line { batch, index, line })
+            })
+            .collect();
+        self.in_flight += items.len();
+        self.batches.insert(
+            batch,
+            Batch {
+                ended: vec![false; items.len()],
+                remaining: items.len(),
+                items,
+            },
+        );
+        let guard = EndGuard {
+            outbox: Arc::clone(&self.outbox),
+            batch,
+            done: false,
+        };
+        let outbox = Arc::clone(&self.outbox);
+        let body = Scoped::new(self.scope.clone(), async move {
+            let mut gradings = gradings;
+            let mut ended = Vec::new();
+            std::future::poll_fn(|cx| {
+                loop {
+                    match gradings.poll_next_unpin(cx) {
+                        std::task::Poll::Ready(Some(event)) => ended.push(event),
+                        std::task::Poll::Ready(None) => {
+                            outbox.hand_over(&mut ended);
+                            return std::task::Poll::Ready(());
+                        }
+                        std::task::Poll::Pending => {
+                            // Lines that ended in this poll go out before the task sleeps.
+                            outbox.hand_over(&mut ended);
+                            return std::task::Poll::Pending;
+                        }
+                    }
+                }
+            })
+            .await;
+        });
+        self.tasks.spawn(async move {
+            let mut guard = guard;
+            let outcome = AssertUnwindSafe(body).catch_unwind().await;
+            guard.done = true;
+            if let Err(panic) = outcome {
+                let panic = Some(panic_message(&panic));
+                guard
+                    .outbox
+                    .hand_over(&mut vec![Event::Ended { batch, panic }]);
+            }
+        });
+    }
+
     fn len(&self) -> usize {
-        self.tasks.len() + self.local.len()
+        self.pending.len() + self.in_flight + self.local.len()
     }
 
     /// Whether gradings are tasks of the runtime (not polled in place).
@@ -609,35 +791,62 @@ impl Running {
     }
 
     fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.len() == 0 && self.ready.is_empty()
     }
 
-    /// The line of a task that ended; `None` for one that was cancelled (the runtime shutting
-    /// down, or [`cancel`](Self::cancel)), which gets no line.
-    fn finished(
-        &mut self,
-        joined: Result<(tokio::task::Id, Finished), tokio::task::JoinError>,
-    ) -> Option<Finished> {
-        match joined {
-            Ok((task, line)) => {
-                self.ids.remove(&task);
-                Some(line)
-            }
-            Err(error) => {
-                let (id, epoch, started) = self.ids.remove(&error.id())?;
-                if !error.is_panic() {
-                    self.cancelled += 1;
-                    return None;
+    /// Takes what the tasks handed over: lines into `ready`, and for a task that ended early,
+    /// a failed line for each grading it left (after a panic) or a count of them cancelled.
+    fn take(&mut self) {
+        {
+            let mut outbox = self.outbox.events.lock().unwrap_or_else(|e| e.into_inner());
+            std::mem::swap(&mut *outbox, &mut self.taken);
+        }
+        for event in self.taken.drain(..) {
+            match event {
+                Event::Line { batch, index, line } => {
+                    if let Some(state) = self.batches.get_mut(&batch) {
+                        if let Some(ended) = state.ended.get_mut(index as usize)
+                            && !*ended
+                        {
+                            *ended = true;
+                            state.remaining -= 1;
+                            self.in_flight -= 1;
+                        }
+                        if state.remaining == 0 {
+                            self.batches.remove(&batch);
+                        }
+                    }
+                    self.ready.push_back(line);
                 }
-                Some(Finished::from(Line::failed(
-                    &*id,
-                    epoch,
-                    ErrorKind::Panicked,
-                    panic_message(&error.into_panic()),
-                    started.elapsed().as_secs_f64(),
-                )))
+                Event::Ended { batch, panic } => {
+                    let Some(state) = self.batches.remove(&batch) else {
+                        continue;
+                    };
+                    self.in_flight -= state.remaining;
+                    let left = state
+                        .items
+                        .into_iter()
+                        .zip(state.ended)
+                        .filter(|(_, ended)| !ended);
+                    match panic {
+                        Some(message) => {
+                            for ((id, epoch, started), _) in left {
+                                self.ready.push_back(Finished::from(Line::failed(
+                                    &*id,
+                                    epoch,
+                                    ErrorKind::Panicked,
+                                    message.clone(),
+                                    started.elapsed().as_secs_f64(),
+                                )));
+                            }
+                        }
+                        None => self.cancelled += state.remaining,
+                    }
+                }
             }
         }
+        // Tasks that ended are joined as they go, so the set holds only those running.
+        while self.tasks.try_join_next().is_some() {}
     }
 
     /// The next grading to end: `Some(None)` when it was cancelled, `None` when there is none.
@@ -645,8 +854,21 @@ impl Running {
         if !self.spawn {
             return self.local.next().await.map(Some);
         }
-        let joined = self.tasks.join_next_with_id().await?;
-        Some(self.finished(joined))
+        self.start();
+        loop {
+            if let Some(line) = self.ready.pop_front() {
+                return Some(Some(line));
+            }
+            self.take();
+            if !self.ready.is_empty() {
+                continue;
+            }
+            if self.in_flight == 0 {
+                return None;
+            }
+            // A hand-over after the take above leaves a permit: this returns at once.
+            self.outbox.notify.notified().await;
+        }
     }
 
     /// A line that has already finished, if any.
@@ -654,28 +876,28 @@ impl Running {
         if !self.spawn {
             return self.local.next().now_or_never().flatten();
         }
-        while let Some(joined) = self.tasks.try_join_next_with_id() {
-            if let Some(line) = self.finished(joined) {
-                return Some(line);
-            }
+        if self.ready.is_empty() {
+            self.take();
         }
-        None
+        self.ready.pop_front()
     }
 
     /// Aborts every grading still running and waits until each is gone; the lines of those
     /// that finished first are returned.
     async fn cancel(&mut self) -> Vec<Finished> {
-        let mut finished = Vec::new();
         // Polled in place, a grading's end is only seen by polling it: none has ended unseen,
         // and each is dropped here without being polled again.
-        self.cancelled += self.local.len();
+        self.cancelled += self.local.len() + self.pending.len();
         self.local = FuturesUnordered::new();
+        self.pending.clear();
         self.tasks.abort_all();
-        while let Some(joined) = self.tasks.join_next_with_id().await {
-            finished.extend(self.finished(joined));
-        }
-        self.ids.clear();
-        finished
+        while self.tasks.join_next().await.is_some() {}
+        // Every task is gone, so every line it handed over, and its end, is in the outbox.
+        self.take();
+        self.cancelled += self.in_flight;
+        self.in_flight = 0;
+        self.batches.clear();
+        self.ready.drain(..).collect()
     }
 }
 
@@ -951,7 +1173,7 @@ mod tests {
             .build()
             .expect("a runtime");
         runtime.block_on(async {
-            let mut running = Running::new(true);
+            let mut running = Running::new(16, Scope::current());
             let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
             running.spawn(Arc::from("fast"), 1, async move {
                 let line = Line::failed("fast", 1, ErrorKind::Failed, "quick", 0.0);
@@ -962,6 +1184,7 @@ mod tests {
                 std::future::pending::<()>().await;
                 Finished::from(Line::failed("slow", 1, ErrorKind::Failed, "never", 0.0))
             });
+            running.start();
             done_rx.await.expect("the fast grading ran");
             // Let the fast task complete after sending.
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;

@@ -479,6 +479,9 @@ fn first_number(s: &str) -> Option<f64> {
     ascii.parse().ok()
 }
 
+/// Up to this many words, [`f1_score`] counts a reference's words in a list, not a table.
+const SHORT_TEXT_WORDS: usize = 32;
+
 /// Token-level F1 between `answer` and `reference`: both are [`normalize`]d and split into
 /// words; precision and recall count the words they share as a multiset (a word shared twice
 /// counts twice only if it is in both twice). 0.0 if either side has no words.
@@ -498,23 +501,46 @@ pub fn f1_score(answer: &str, reference: &str) -> f64 {
     if answer.out.is_empty() || reference.out.is_empty() {
         return 0.0;
     }
-    let mut counts: HashMap<&str, usize, RandomState> = HashMap::default();
-    let mut reference_len = 0_usize;
-    for token in reference.tokens() {
-        *counts.entry(token).or_default() += 1;
-        reference_len += 1;
-    }
-    let mut answer_len = 0_usize;
-    let mut common = 0_usize;
-    for token in answer.tokens() {
-        answer_len += 1;
-        if let Some(count) = counts.get_mut(token)
-            && *count > 0
-        {
-            *count -= 1;
-            common += 1;
+    let reference_len = reference.spans.as_ref().map_or(0, Vec::len);
+    let answer_len = answer.spans.as_ref().map_or(0, Vec::len);
+    // Python counts both with `Counter`s and sums the smaller count of each common token.
+    // For the few words of a typical answer, a list searched from the front costs less than
+    // hashing every word; long texts get a table.
+    let common = if reference_len <= SHORT_TEXT_WORDS {
+        let mut counts: Vec<(&str, usize)> = Vec::with_capacity(reference_len);
+        for token in reference.tokens() {
+            match counts.iter_mut().find(|(seen, _)| *seen == token) {
+                Some((_, count)) => *count += 1,
+                None => counts.push((token, 1)),
+            }
         }
-    }
+        answer
+            .tokens()
+            .filter(|token| {
+                counts
+                    .iter_mut()
+                    .find(|(seen, count)| *count > 0 && seen == token)
+                    .map(|(_, count)| *count -= 1)
+                    .is_some()
+            })
+            .count()
+    } else {
+        let mut counts: HashMap<&str, usize, RandomState> =
+            HashMap::with_capacity_and_hasher(reference_len, RandomState::default());
+        for token in reference.tokens() {
+            *counts.entry(token).or_default() += 1;
+        }
+        answer
+            .tokens()
+            .filter(|token| match counts.get_mut(token) {
+                Some(count) if *count > 0 => {
+                    *count -= 1;
+                    true
+                }
+                _ => false,
+            })
+            .count()
+    };
     if common == 0 {
         return 0.0;
     }

@@ -1,8 +1,10 @@
 //! The Rust side of the end-to-end evaluation benchmark (`benches/eval/run.py`):
-//! `eval-bench OUTPUT SAMPLES` grades `SAMPLES` question-answer pairs (the same ones the
-//! Python side makes) with four text graders into a fresh JSONL file, one epoch each, and
-//! prints the number of lines written, the wall seconds and the CPU seconds of the run (from
-//! `/proc/self/schedstat`, Linux) as JSON.
+//! `eval-bench OUTPUT SAMPLES [WORKERS]` grades `SAMPLES` question-answer pairs (the same ones
+//! the Python side makes) with four text graders into a fresh JSONL file, one epoch each, and
+//! prints the number of lines written, the wall seconds and the CPU seconds of the run (of
+//! every thread of the process, from `/proc/self/stat`, Linux) as JSON. Without `WORKERS` it
+//! runs on a current-thread runtime (one core); with it, on a multi-threaded runtime of that
+//! many worker threads, the grading inside the future so that it runs on them.
 
 use std::time::Instant;
 
@@ -52,17 +54,25 @@ fn grade(answer: &str, reference: &str, number: f64) -> Result<EvaluationResult,
     Grade::from_subscores(subscores.map_err(|e| e.to_string())?).map_err(|e| e.to_string())
 }
 
-/// The CPU time this process has run for, where Linux reports it.
+/// The CPU time all threads of this process have run for (user and system), where Linux
+/// reports it.
 fn cpu_seconds() -> Option<f64> {
-    let text = std::fs::read_to_string("/proc/self/schedstat").ok()?;
-    let nanos: f64 = text.split_whitespace().next()?.parse().ok()?;
-    Some(nanos / 1e9)
+    let text = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The fields after the command's closing parenthesis; utime and stime are the 14th and
+    // 15th fields of the line, in clock ticks.
+    let rest = &text[text.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: f64 = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
+    // Linux reports these in USER_HZ, 100 a second on every architecture.
+    Some(ticks / 100.0)
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [output, samples] = &args[..] else {
-        return Err("usage: eval-bench OUTPUT SAMPLES".into());
+    let (output, samples, workers) = match &args[..] {
+        [output, samples] => (output, samples, None),
+        [output, samples, workers] => (output, samples, Some(workers.parse::<usize>()?)),
+        _ => return Err("usage: eval-bench OUTPUT SAMPLES [WORKERS]".into()),
     };
     let samples: usize = samples.parse()?;
     if std::path::Path::new(output).exists() {
@@ -70,18 +80,31 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let cpu_started = cpu_seconds();
     let started = Instant::now();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    let report = runtime.block_on(
-        Evaluation::new(output)
-            .progress(false)
-            .handle_interrupts(false)
-            .run((0..samples).map(|i| (i, i)), |item, _epoch| {
+    let evaluation = Evaluation::new(output)
+        .progress(false)
+        .handle_interrupts(false);
+    let items = (0..samples).map(|i| (i, i));
+    let report = match workers {
+        None => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?
+            .block_on(evaluation.run(items, |item, _epoch| {
                 let (answer, reference, number) = sample(item.1);
                 std::future::ready(grade(&answer, &reference, number))
-            }),
-    )?;
+            }))?,
+        Some(workers) => tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(workers)
+            .enable_all()
+            .build()?
+            .block_on(
+                evaluation
+                    .concurrency(64)
+                    .run(items, |item, _epoch| async move {
+                        let (answer, reference, number) = sample(item.1);
+                        grade(&answer, &reference, number)
+                    }),
+            )?,
+    };
     println!(
         "{}",
         serde_json::json!({
