@@ -1168,6 +1168,8 @@ fn describe(error: &object_store::Error) -> String {
     let message = shorten_xml(&elide(&message));
     let meaning = if message.contains("NoSuchBucket") {
         Some("the bucket does not exist")
+    } else if message.contains("ContainerNotFound") {
+        Some("the container does not exist")
     } else if matches!(
         error,
         object_store::Error::PermissionDenied { .. } | object_store::Error::Unauthenticated { .. }
@@ -1193,7 +1195,8 @@ fn describe(error: &object_store::Error) -> String {
 }
 
 /// `text` with an XML error document (`<Error><Code>…</Code><Message>…</Message>…`) replaced
-/// by `Code: Message`.
+/// by `Code: Message`, the message cut at its first line break (Azure adds its request id and
+/// time on the lines after).
 fn shorten_xml(text: &str) -> String {
     let Some(start) = text.find("<?xml").or_else(|| text.find("<Error>")) else {
         return text.to_owned();
@@ -1207,7 +1210,10 @@ fn shorten_xml(text: &str) -> String {
     };
     let mut short = text[..start].trim_end().to_owned();
     match (field("Code"), field("Message")) {
-        (Some(code), Some(message)) => short.push_str(&format!(" {code}: {message}")),
+        (Some(code), Some(message)) => {
+            let message = message.lines().next().unwrap_or_default().trim_end();
+            short.push_str(&format!(" {code}: {message}"));
+        }
         (Some(code), None) => short.push_str(&format!(" {code}")),
         _ => return text.to_owned(),
     }
@@ -1325,6 +1331,13 @@ mod tests {
             "GET http://h/b?*** - 404 Not Found: NoSuchBucket: The bucket does not exist"
         );
         assert_eq!(shorten_xml("no document"), "no document");
+        let azure = "404 Not Found: <?xml version=\"1.0\" encoding=\"utf-8\"?><Error><Code>\
+                     ContainerNotFound</Code><Message>The specified container does not exist.\n\
+                     RequestId:319e\nTime:2026-01-01T00:00:00Z</Message></Error>";
+        assert_eq!(
+            shorten_xml(azure),
+            "404 Not Found: ContainerNotFound: The specified container does not exist."
+        );
     }
 
     #[test]
