@@ -118,6 +118,23 @@ impl S3Server {
         );
     }
 
+    /// Sets the bucket's policy (a JSON policy document). moto enforces a policy's `Deny` of
+    /// object requests (`s3:GetObject`, `s3:PutObject`, ...) whoever makes them, as S3 does,
+    /// without checking credentials; it does not enforce policies on listing.
+    ///
+    /// # Panics
+    /// When the server refuses.
+    pub fn put_bucket_policy(&self, bucket: &str, policy: &str) {
+        let (status, body) = self
+            .request("PUT", &format!("/{bucket}?policy"), policy.as_bytes())
+            .expect("put the bucket policy");
+        assert!(
+            (200..300).contains(&status),
+            "policy of {bucket}: {status} {}",
+            String::from_utf8_lossy(&body)
+        );
+    }
+
     /// Stores an object.
     ///
     /// # Panics

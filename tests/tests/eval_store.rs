@@ -3,7 +3,9 @@
 //! summary of the URL equal those of a local run; a missing bucket, denied access, a network
 //! failure in the middle of an upload and a wrong shard setting each fail with an error that
 //! names the URL and not the secret key, losing and doubling no line. An Azure SAS token from
-//! the environment stays out of a network error too. Against a real Azure Blob server
+//! the environment stays out of a network error too. A bucket policy denying uploads under one
+//! prefix and reads under another (enforced by moto as by S3) fails runs, merges and reads
+//! with the URL named, storing nothing where uploads are denied. Against a real Azure Blob server
 //! (Azurite) on 127.0.0.1, a sharded run under an `az://` prefix and its merge into one blob
 //! read back as the local run.
 
@@ -452,4 +454,65 @@ fn a_sharded_run_in_azure_blob_storage_and_its_merge_read_back_as_a_local_run() 
     assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
     assert!(!stderr.contains(ACCOUNT_KEY), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn a_bucket_policy_denying_uploads_or_reads_fails_naming_the_url_and_stores_nothing() {
+    let Some(server) = S3Server::start(TMP, false) else {
+        return;
+    };
+    let port = server.port();
+    server.create_bucket("policed");
+    server.put_bucket_policy(
+        "policed",
+        r#"{"Version": "2012-10-17", "Statement": [
+            {"Effect": "Deny", "Principal": "*", "Action": "s3:PutObject",
+             "Resource": "arn:aws:s3:::policed/locked/*"},
+            {"Effect": "Deny", "Principal": "*", "Action": "s3:GetObject",
+             "Resource": "arn:aws:s3:::policed/sealed/*"}]}"#,
+    );
+
+    // Uploads refused by the policy: the run and a merge into the prefix fail, nothing stored.
+    let url = "s3://policed/locked/run";
+    let (code, _, stderr) = call(port, &["run", url, "10", "1", "2"]);
+    assert_eq!(code, 1);
+    assert_clean_error(&stderr, url);
+    assert!(
+        stderr.contains("cannot upload the chunk: access denied"),
+        "{stderr}"
+    );
+    let dir = scratch("policy");
+    let local = dir.join("local.jsonl");
+    let local = local.to_str().expect("a UTF-8 path");
+    let (code, _, stderr) = call(port, &["run", local, "10", "1", "2"]);
+    assert_eq!(code, 0, "{stderr}");
+    let merged = "s3://policed/locked/merged.jsonl";
+    let (code, _, stderr) = call(port, &["merge", merged, local]);
+    assert_eq!(code, 1);
+    assert_clean_error(&stderr, merged);
+    assert!(
+        stderr.contains("cannot upload the object: access denied"),
+        "{stderr}"
+    );
+    assert!(server.keys("policed", "locked/").is_empty());
+
+    // Reads refused by the policy: the run's chunks are stored, but cannot be read back.
+    let url = "s3://policed/sealed/run";
+    let (code, report, stderr) = call(port, &["run", url, "10", "1", "2"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(report.contains("written: 10"), "{report}");
+    assert!(!server.keys("policed", "sealed/").is_empty());
+    for args in [
+        vec!["summary", url],
+        vec!["merge", local, url],
+        vec!["run", url, "10", "1", "2"],
+    ] {
+        let (code, _, stderr) = call(port, &args);
+        assert_eq!(code, 1, "{args:?}");
+        assert_clean_error(&stderr, "s3://policed/sealed/run");
+        assert!(
+            stderr.contains("cannot read the chunk: access denied"),
+            "{args:?}: {stderr}"
+        );
+    }
 }
