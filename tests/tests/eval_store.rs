@@ -5,7 +5,8 @@
 //! names the URL and not the secret key, losing and doubling no line. An Azure SAS token from
 //! the environment stays out of a network error too. A bucket policy denying uploads under one
 //! prefix and reads under another (enforced by moto as by S3) fails runs, merges and reads
-//! with the URL named, storing nothing where uploads are denied. Against a real Azure Blob server
+//! with the URL named, storing nothing where uploads are denied. A merge larger than a part is
+//! stored by a multipart upload and reads back byte for byte. Against a real Azure Blob server
 //! (Azurite) on 127.0.0.1, a sharded run under an `az://` prefix and its merge into one blob
 //! read back as the local run.
 
@@ -515,4 +516,39 @@ fn a_bucket_policy_denying_uploads_or_reads_fails_naming_the_url_and_stores_noth
             "{args:?}: {stderr}"
         );
     }
+}
+
+#[test]
+fn a_merge_larger_than_a_part_is_stored_by_a_multipart_upload_and_reads_back_whole() {
+    let Some(server) = S3Server::start(TMP, false) else {
+        return;
+    };
+    let port = server.port();
+    server.create_bucket("evals");
+    let dir = scratch("multipart");
+    // About 12 MiB of lines: one 10 MiB part and a smaller last one.
+    let run = dir.join("run.jsonl");
+    let run = run.to_str().expect("a UTF-8 path");
+    let (code, _, stderr) = call(0, &["run", run, "40000", "1", "100"]);
+    assert_eq!(code, 0, "{stderr}");
+    // Merging one run's file writes its lines as they are.
+    let expected = std::fs::read(run).expect("the run's file");
+    assert!(expected.len() > 11 << 20, "{} bytes", expected.len());
+
+    let url = "s3://evals/big/merged.jsonl";
+    let (code, report, stderr) = call(port, &["merge", url, run]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(report.contains("written: 40000"), "{report}");
+    let etag = server.etag("evals", "big/merged.jsonl");
+    assert!(etag.ends_with("-2"), "stored in 2 parts: {etag}");
+    assert!(
+        server.get_object("evals", "big/merged.jsonl") == expected,
+        "the object holds the run's lines"
+    );
+    // Read back through the store's reader: the same lines.
+    let back = dir.join("back.jsonl");
+    let back_arg = back.to_str().expect("a UTF-8 path");
+    let (code, _, stderr) = call(port, &["merge", back_arg, url]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(std::fs::read(&back).expect("read back") == expected);
 }
