@@ -1,7 +1,9 @@
 //! An evaluation whose results live in object storage rather than on this machine's disk: its
 //! lines go to numbered chunk objects under an `s3://`, `gs://` or `az://` URL as they finish,
-//! a second run resumes from the chunks already there, and the summary is read back from the
-//! URL. Credentials come from the environment, as `object_store` reads them.
+//! a second run resumes from the chunks already there, the summary is read back from the
+//! URL, and the chunks are merged into one object beside them (`URL.jsonl`), which any reader
+//! reads as a results file. Credentials come from the environment, as `object_store` reads
+//! them.
 //!
 //! ```sh
 //! export AWS_ACCESS_KEY_ID=… AWS_SECRET_ACCESS_KEY=… AWS_REGION=eu-west-1
@@ -9,6 +11,7 @@
 //! cargo run -p grader-examples --example object_storage -- s3://my-bucket/evals/demo
 //! cargo run -p grader-examples --example object_storage -- s3://my-bucket/evals/demo   # resumes
 //! cargo run -p grader-cli -- summary s3://my-bucket/evals/demo
+//! cargo run -p grader-cli -- show s3://my-bucket/evals/demo.jsonl     # the merged object
 //! ```
 //!
 //! A second argument `i/n` does one shard of the run (each shard writes its own
@@ -19,7 +22,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use grader_core::eval::store::StoreOptions;
-use grader_core::eval::{Evaluation, Shard, SummaryOptions};
+use grader_core::eval::{Evaluation, Shard, SummaryOptions, merge};
 use grader_core::text::{ExactMatch, F1Score};
 use grader_core::{EvaluationResult, Gather, GatherError};
 
@@ -89,15 +92,31 @@ async fn main() -> ExitCode {
     );
     // Every chunk of every shard under the URL, read back.
     match Evaluation::summarize(url.as_ref(), SummaryOptions::default()) {
-        Ok(summary) => {
-            println!(
-                "summary: {} lines, {} samples, mean {:.4}",
-                summary.lines, summary.samples, summary.reward.mean
-            );
-            ExitCode::SUCCESS
-        }
+        Ok(summary) => println!(
+            "summary: {} lines, {} samples, mean {:.4}",
+            summary.lines, summary.samples, summary.reward.mean
+        ),
         Err(error) => {
             eprintln!("object_storage: {error}");
+            return ExitCode::FAILURE;
+        }
+    }
+    // Every chunk merged into one object beside them, stored whole once the merge succeeds.
+    // `merge` blocks (it reads and uploads on threads of its own): off the runtime's workers.
+    let merged = format!("{url}.jsonl");
+    let inputs = vec![url.into()];
+    let output = merged.clone();
+    match tokio::task::spawn_blocking(move || merge(&inputs, output.as_ref())).await {
+        Ok(Ok(report)) => {
+            println!("merged: {} lines into {merged}", report.written);
+            ExitCode::SUCCESS
+        }
+        Ok(Err(error)) => {
+            eprintln!("object_storage: {error}");
+            ExitCode::FAILURE
+        }
+        Err(error) => {
+            eprintln!("object_storage: the merge stopped: {error}");
             ExitCode::FAILURE
         }
     }

@@ -1,5 +1,6 @@
 //! The `object_storage` example as a newcomer runs it, against a real S3-compatible server
-//! (moto) on 127.0.0.1: the first run writes every line, the second resumes them all.
+//! (moto) on 127.0.0.1: the first run writes every line and merges them into one object, the
+//! second resumes them all and replaces the object with the same lines.
 #![allow(missing_docs)]
 
 use std::path::Path;
@@ -53,8 +54,19 @@ fn object_storage_writes_its_chunks_then_resumes_them_all() {
         (4..=5).contains(&chunks.len()),
         "1000 lines in chunks of 200: {chunks:?}"
     );
+    assert!(
+        first.contains("merged: 1000 lines into s3://demo/evals/run-1.jsonl"),
+        "{first}"
+    );
+    assert_eq!(
+        server.count_lines("demo", "evals/run-1.jsonl"),
+        (1000, 1),
+        "one object beside the chunks"
+    );
     let second = run_example(server.port(), url);
     assert!(second.contains("run: 0 lines written"), "{second}");
     assert!(second.contains("1000 resumed"), "{second}");
     assert!(second.contains("summary: 1000 lines"), "{second}");
+    assert!(second.contains("merged: 1000 lines"), "{second}");
+    assert_eq!(server.count_lines("demo", "evals/run-1.jsonl"), (1000, 1));
 }

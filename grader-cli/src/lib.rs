@@ -18,7 +18,8 @@
 //!
 //! Every input may be an `s3://`, `gs://` or `az://` URL beside local paths (feature
 //! `object-store`, on by default; credentials from the environment, as `object_store` reads
-//! them): one object, or the chunks an evaluation wrote under it.
+//! them): one object, or the chunks an evaluation wrote under it. So may the output of
+//! `merge`: the merged lines are stored as the one object the URL names.
 //!
 //! Exit codes: 0 when all is well, 1 when the data is invalid (or, for `diff --fail-if-worse`,
 //! worse), 2 when the command line is wrong or a file cannot be read.
@@ -102,6 +103,9 @@ pub enum Command {
     #[command(after_help = summary::ROWS_HELP)]
     Summary(summary::SummaryArgs),
     /// Join the results files of several shards into one; each (sample, epoch) once.
+    ///
+    /// Inputs and the output may be `s3://`, `gs://` or `az://` URLs: the output is then
+    /// stored as one object, whole once the merge succeeds.
     Merge(merge::MergeArgs),
     /// Compare two evaluations: change in mean, each subscore's change (and subscores found on
     /// one side only), reward changes, new errors, flipped subscores.

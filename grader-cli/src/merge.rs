@@ -1,6 +1,8 @@
 //! `grader merge`: joins the results files of several shards (or runs) into one, with
 //! grader-core's [`merge`](grader_core::eval::merge): every (sample, epoch) once, the first
-//! seen wins, a torn last line of an input left out and reported.
+//! seen wins, a torn last line of an input left out and reported. Inputs and the output may
+//! be object store URLs (feature `object-store`): the merged lines are then stored as the one
+//! object the output URL names, whole once the merge succeeds.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -17,6 +19,11 @@ pub struct MergeArgs {
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
     /// The merged file to write (must not be one of the inputs; replaced if it exists).
+    ///
+    /// An `s3://`, `gs://` or `az://` URL names the object to store the merged lines in
+    /// (`s3://bucket/evals/merged.jsonl`), which every `grader` command then reads from the
+    /// URL. It is stored only once the merge succeeds (a failed merge leaves the object there
+    /// as it was), and the URL must not hold an evaluation's chunks.
     #[arg(short, long)]
     pub output: PathBuf,
 }
@@ -39,11 +46,11 @@ pub fn run(args: &MergeArgs, err: &mut dyn Write) -> Result<u8, CliError> {
                 CliError::Read { path, source }
             }
             EvalError::Io { path, source } => CliError::Write { path, source },
+            #[cfg(feature = "object-store")]
+            EvalError::Store(error) => CliError::Store(error),
             EvalError::Lines(LinesError::Io { path, source }) => CliError::Read { path, source },
             #[cfg(feature = "object-store")]
-            EvalError::Lines(LinesError::Store(error)) | EvalError::Store(error) => {
-                CliError::Store(error)
-            }
+            EvalError::Lines(LinesError::Store(error)) => CliError::Store(error),
             other => CliError::Invalid(other.to_string()),
         })?;
     writeln!(

@@ -1,7 +1,8 @@
 //! Every command reads `s3://` URLs beside local paths, against a real S3-compatible server
 //! (moto) on 127.0.0.1: the chunks an evaluation wrote under a prefix read as one file, one
-//! object read as a file, and a missing bucket or denied access failing with the URL named and
-//! the secret key not shown.
+//! object read as a file, `merge` storing its output as one object that every command reads
+//! back, and a missing bucket or denied access failing with the URL named and the secret key
+//! not shown.
 
 #![allow(clippy::unwrap_used)]
 
@@ -166,18 +167,6 @@ fn unreadable_urls_name_the_url_and_never_the_secret() {
         .code(2)
         .stderr(contains("s3://***@evals/x: not a usable object store URL"))
         .stderr(contains("pass").not());
-    let dir = temp_dir();
-    let local = dir.path().join("local.jsonl");
-    evaluation_file(&local, samples(2, |_| (1.0, 1.0)), 1);
-    grader_at(port)
-        .args(["merge", "-o", "s3://evals/merged"])
-        .arg(&local)
-        .assert()
-        .code(2)
-        .stderr(contains(
-            "s3://evals/merged: not a usable object store URL: merge writes a local file",
-        ));
-
     let Some(strict) = S3Server::start(TMP, true) else {
         return;
     };
@@ -189,4 +178,147 @@ fn unreadable_urls_name_the_url_and_never_the_secret() {
             "s3://locked/runs/a: cannot list the chunks: access denied",
         ))
         .stderr(contains(SECRET_KEY).not());
+}
+
+/// `grader summary --json` of `input` from the server on `port`.
+fn summary_of(port: u16, input: &std::ffi::OsStr) -> serde_json::Value {
+    summary_json(grader_at(port).args(["summary", "--json"]).arg(input))
+}
+
+#[test]
+fn merge_stores_its_output_as_one_object_that_every_command_reads_back() {
+    let Some(server) = S3Server::start(TMP, false) else {
+        return;
+    };
+    let port = server.port();
+    server.create_bucket("evals");
+    let dir = temp_dir();
+    let whole = dir.path().join("whole.jsonl");
+    evaluation_file(&whole, samples(30, |i| ((i % 4) as f64 / 3.0, 1.0)), 2);
+    let text = std::fs::read_to_string(&whole).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    // Three shards; the last repeats a line of the second and ends in a torn line.
+    let shards: Vec<_> = (0..3)
+        .map(|i| dir.path().join(format!("part-{i}.jsonl")))
+        .collect();
+    let third = lines.len() / 3;
+    std::fs::write(&shards[0], lines[..third].join("\n") + "\n").unwrap();
+    std::fs::write(&shards[1], lines[third..2 * third].join("\n") + "\n").unwrap();
+    let torn = &lines[0][..lines[0].len() / 2];
+    std::fs::write(
+        &shards[2],
+        format!(
+            "{}\n{}\n{torn}",
+            lines[third],
+            lines[2 * third..].join("\n")
+        ),
+    )
+    .unwrap();
+
+    let local = dir.path().join("merged.jsonl");
+    grader()
+        .args(["merge", "-o"])
+        .arg(&local)
+        .args(&shards)
+        .assert()
+        .code(0);
+    let url = "s3://evals/merged/all.jsonl";
+    grader_at(port)
+        .args(["merge", "-o", url])
+        .args(&shards)
+        .assert()
+        .code(0)
+        .stderr(contains(format!(
+            "{url}: {} lines from 3 files (1 duplicates left out)",
+            lines.len()
+        )))
+        .stderr(contains("part-2.jsonl: torn last line left out"));
+    assert_eq!(server.keys("evals", "merged/"), ["merged/all.jsonl"]);
+    assert_eq!(
+        server.get_object("evals", "merged/all.jsonl"),
+        std::fs::read(&local).unwrap(),
+        "the object holds the local merge's bytes"
+    );
+    let expected = summary_of(0, local.as_os_str());
+    assert_eq!(expected["samples"], 30);
+    assert_eq!(summary_of(port, url.as_ref()), expected);
+    grader_at(port)
+        .args(["validate", url])
+        .assert()
+        .code(0)
+        .stdout(contains(format!("{} results", lines.len())));
+    let diff = grader_at(port)
+        .args(["diff", "--json"])
+        .arg(&whole)
+        .arg(url)
+        .output()
+        .unwrap();
+    assert_eq!(diff.status.code(), Some(0), "{diff:?}");
+    let diff: serde_json::Value = serde_json::from_slice(&diff.stdout).unwrap();
+    assert_eq!(diff["base"]["mean"], diff["new"]["mean"]);
+    assert_eq!(diff["reward_changes"], serde_json::json!([]));
+
+    // Merging again replaces the object; a URL input merges into a URL output.
+    grader_at(port)
+        .args(["merge", "-o", "s3://evals/merged/first.jsonl"])
+        .arg(&shards[0])
+        .assert()
+        .code(0);
+    grader_at(port)
+        .args(["merge", "-o", url, "s3://evals/merged/first.jsonl"])
+        .assert()
+        .code(0)
+        .stderr(contains(format!("{url}: {third} lines from 1 files")));
+    assert_eq!(
+        server.get_object("evals", "merged/all.jsonl"),
+        std::fs::read(&shards[0]).unwrap()
+    );
+}
+
+#[test]
+fn merge_into_a_url_refuses_a_missing_bucket_a_run_s_prefix_and_its_own_input() {
+    let Some(server) = S3Server::start(TMP, false) else {
+        return;
+    };
+    let port = server.port();
+    let dir = temp_dir();
+    let local = dir.path().join("local.jsonl");
+    evaluation_file(&local, samples(5, |_| (1.0, 1.0)), 1);
+
+    grader_at(port)
+        .args(["merge", "-o", "s3://no-such-bucket/merged.jsonl"])
+        .arg(&local)
+        .assert()
+        .code(2)
+        .stderr(contains(
+            "s3://no-such-bucket/merged.jsonl: cannot list the chunks: the bucket does not exist",
+        ))
+        .stderr(contains(SECRET_KEY).not());
+
+    server.create_bucket("evals");
+    upload_as_chunks(&server, "evals", "runs/a", &local);
+    let before = server.keys("evals", "");
+    for (output, says) in [
+        (
+            "s3://evals/runs/a",
+            "s3://evals/runs/a: holds part-0-of-2/ from an evaluation",
+        ),
+        (
+            "s3://evals",
+            "s3://evals: not a usable object store URL: name the object to write",
+        ),
+    ] {
+        grader_at(port)
+            .args(["merge", "-o", output])
+            .arg(&local)
+            .assert()
+            .code(2)
+            .stderr(contains(says));
+    }
+    grader_at(port)
+        .args(["merge", "s3://evals/runs/a", "-o", "s3://evals/runs/a/"])
+        .assert()
+        .code(1)
+        .stderr(contains("s3://evals/runs/a/: the output is also an input"));
+    assert_eq!(server.keys("evals", ""), before, "nothing written");
 }

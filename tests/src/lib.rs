@@ -1,7 +1,8 @@
 //! Support for the cross-crate tests in `tests/`: the reference's Python SDK, installed on
 //! first use into a virtual environment under `target/`, a scripted OpenAI-compatible
-//! server for the judge, and a real S3-compatible server for object storage.
+//! server for the judge, and real S3-compatible and Azure Blob servers for object storage.
 
+pub mod azurite;
 pub mod env_process;
 pub mod judge_server;
 pub mod python;

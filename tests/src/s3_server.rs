@@ -118,6 +118,23 @@ impl S3Server {
         );
     }
 
+    /// Sets the bucket's policy (a JSON policy document). moto enforces a policy's `Deny` of
+    /// object requests (`s3:GetObject`, `s3:PutObject`, ...) whoever makes them, as S3 does,
+    /// without checking credentials; it does not enforce policies on listing.
+    ///
+    /// # Panics
+    /// When the server refuses.
+    pub fn put_bucket_policy(&self, bucket: &str, policy: &str) {
+        let (status, body) = self
+            .request("PUT", &format!("/{bucket}?policy"), policy.as_bytes())
+            .expect("put the bucket policy");
+        assert!(
+            (200..300).contains(&status),
+            "policy of {bucket}: {status} {}",
+            String::from_utf8_lossy(&body)
+        );
+    }
+
     /// Stores an object.
     ///
     /// # Panics
@@ -177,8 +194,39 @@ impl S3Server {
         (lines, keys.len())
     }
 
+    /// An object's `ETag` (for an object stored by a multipart upload, S3 and moto end it
+    /// with `-` and the number of parts).
+    ///
+    /// # Panics
+    /// When the object is not there.
+    #[must_use]
+    pub fn etag(&self, bucket: &str, key: &str) -> String {
+        let (status, head, _) = self
+            .exchange("HEAD", &format!("/{bucket}/{key}"), &[])
+            .expect("head the object");
+        assert_eq!(status, 200, "head {key}: {head}");
+        head.lines()
+            .find_map(|line| {
+                let (name, value) = line.split_once(':')?;
+                name.eq_ignore_ascii_case("etag")
+                    .then(|| value.trim().trim_matches('"').to_owned())
+            })
+            .unwrap_or_else(|| panic!("no ETag in {head}"))
+    }
+
     /// One HTTP/1.0 request; the status and body of the answer.
     fn request(&self, method: &str, target: &str, body: &[u8]) -> std::io::Result<(u16, Vec<u8>)> {
+        self.exchange(method, target, body)
+            .map(|(status, _, body)| (status, body))
+    }
+
+    /// One HTTP/1.0 request; the status, head and body of the answer.
+    fn exchange(
+        &self,
+        method: &str,
+        target: &str,
+        body: &[u8],
+    ) -> std::io::Result<(u16, String, Vec<u8>)> {
         let mut stream = TcpStream::connect(("127.0.0.1", self.port))?;
         write!(
             stream,
@@ -201,7 +249,7 @@ impl S3Server {
             .nth(1)
             .and_then(|code| code.parse().ok())
             .ok_or_else(|| std::io::Error::other(format!("no status in {head}")))?;
-        Ok((status, answer[text_end + 4..].to_vec()))
+        Ok((status, head, answer[text_end + 4..].to_vec()))
     }
 }
 

@@ -3,7 +3,12 @@
 //! summary of the URL equal those of a local run; a missing bucket, denied access, a network
 //! failure in the middle of an upload and a wrong shard setting each fail with an error that
 //! names the URL and not the secret key, losing and doubling no line. An Azure SAS token from
-//! the environment stays out of a network error too.
+//! the environment stays out of a network error too. A bucket policy denying uploads under one
+//! prefix and reads under another (enforced by moto as by S3) fails runs, merges and reads
+//! with the URL named, storing nothing where uploads are denied. A merge larger than a part is
+//! stored by a multipart upload and reads back byte for byte. Against a real Azure Blob server
+//! (Azurite) on 127.0.0.1, a sharded run under an `az://` prefix and its merge into one blob
+//! read back as the local run.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -11,6 +16,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use grader_core::eval::Line;
+use grader_tests::azurite::{ACCOUNT_KEY, Azurite};
 use grader_tests::s3_server::{CutProxy, S3Server, SECRET_KEY};
 
 const PROBE: &str = env!("CARGO_BIN_EXE_store-probe");
@@ -202,6 +208,18 @@ fn shards_in_one_prefix_read_back_as_one_local_run_and_a_wrong_shard_count_is_re
     assert_eq!(pairs, expected);
     assert_eq!(summary, expected_summary);
 
+    // The shards merged into one object beside them read back as the local run too.
+    let merged = "s3://evals/sharded-all.jsonl";
+    let (code, report, stderr) = call(port, &["merge", merged, url]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(report.contains(&format!("written: {TOTAL}")), "{report}");
+    let (code, summary, stderr) = call(port, &["summary", merged]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(summary, expected_summary);
+    let (code, _, stderr) = call(port, &["merge", url, url]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("the output is also an input"), "{stderr}");
+
     // The same prefix with another shard count would overlap: refused, nothing written.
     let (code, _, stderr) = call(port, &["run", url, "80", "2", "4", "0/2"]);
     assert_eq!(code, 1);
@@ -350,4 +368,187 @@ fn an_azure_sas_token_in_the_environment_never_shows_in_an_error() {
         "{stderr}"
     );
     assert!(!stderr.contains("AzSasSignatureNeverShown"), "{stderr}");
+}
+
+/// Runs the probe with `env` to its end: exit code, stdout, stderr.
+fn call_in(env: &[(&'static str, String)], args: &[&str]) -> (i32, String, String) {
+    let child = Command::new(PROBE)
+        .args(args)
+        .envs(env.iter().cloned())
+        .env("RUST_BACKTRACE", "0")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the probe");
+    finish(child)
+}
+
+#[test]
+fn a_sharded_run_in_azure_blob_storage_and_its_merge_read_back_as_a_local_run() {
+    let Some(azurite) = Azurite::start(TMP) else {
+        return;
+    };
+    let env = azurite.env();
+    azurite.create_container("evals");
+    let dir = scratch("azure");
+    let (expected, expected_summary) = reference(&dir);
+
+    let url = "az://evals/runs/azure";
+    for shard in ["0/2", "1/2"] {
+        let mut env = env.clone();
+        env.push(("STORE_PROBE_CHUNK", "25".to_owned()));
+        let (code, report, stderr) = call_in(&env, &["run", url, "80", "2", "4", shard]);
+        assert_eq!(code, 0, "{stderr}");
+        assert!(report.contains("resumed: 0"), "{report}");
+    }
+    let blobs = azurite.blobs("evals", "runs/azure/");
+    for part in ["part-0-of-2", "part-1-of-2"] {
+        let chunks = blobs
+            .iter()
+            .filter(|blob| blob.starts_with(&format!("runs/azure/{part}/chunk-")))
+            .count();
+        // About 80 lines per shard, in chunks of 25.
+        assert!(chunks >= 3, "{part}: {blobs:?}");
+    }
+
+    let merged = dir.join("merged.jsonl");
+    let merged_arg = merged.to_str().expect("a UTF-8 path");
+    let (code, report, stderr) = call_in(&env, &["merge", merged_arg, url]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(report.contains("duplicates: 0"), "{report}");
+    assert_eq!(
+        by_pair(&merged),
+        expected,
+        "every pair once, as the local run's"
+    );
+    let (code, summary, stderr) = call_in(&env, &["summary", url]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(summary, expected_summary);
+
+    // Merged into one blob, read back the same.
+    let (code, _, stderr) = call_in(&env, &["merge", "az://evals/all.jsonl", url]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        azurite
+            .blobs("evals", "all")
+            .contains(&"all.jsonl".to_owned())
+    );
+    let (code, summary, stderr) = call_in(&env, &["summary", "az://evals/all.jsonl"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(summary, expected_summary);
+
+    // Running a shard again finds its chunks and writes nothing.
+    let (code, report, stderr) = call_in(&env, &["run", url, "80", "2", "4", "1/2"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(report.contains("written: 0"), "{report}");
+
+    // A missing container names the URL, never the account key.
+    let missing = "az://no-such-container/runs/1";
+    let (code, _, stderr) = call_in(&env, &["run", missing, "3", "1", "1"]);
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains(&format!(
+            "{missing}: cannot list the chunks: the container does not exist"
+        )),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+    assert!(!stderr.contains(ACCOUNT_KEY), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn a_bucket_policy_denying_uploads_or_reads_fails_naming_the_url_and_stores_nothing() {
+    let Some(server) = S3Server::start(TMP, false) else {
+        return;
+    };
+    let port = server.port();
+    server.create_bucket("policed");
+    server.put_bucket_policy(
+        "policed",
+        r#"{"Version": "2012-10-17", "Statement": [
+            {"Effect": "Deny", "Principal": "*", "Action": "s3:PutObject",
+             "Resource": "arn:aws:s3:::policed/locked/*"},
+            {"Effect": "Deny", "Principal": "*", "Action": "s3:GetObject",
+             "Resource": "arn:aws:s3:::policed/sealed/*"}]}"#,
+    );
+
+    // Uploads refused by the policy: the run and a merge into the prefix fail, nothing stored.
+    let url = "s3://policed/locked/run";
+    let (code, _, stderr) = call(port, &["run", url, "10", "1", "2"]);
+    assert_eq!(code, 1);
+    assert_clean_error(&stderr, url);
+    assert!(
+        stderr.contains("cannot upload the chunk: access denied"),
+        "{stderr}"
+    );
+    let dir = scratch("policy");
+    let local = dir.join("local.jsonl");
+    let local = local.to_str().expect("a UTF-8 path");
+    let (code, _, stderr) = call(port, &["run", local, "10", "1", "2"]);
+    assert_eq!(code, 0, "{stderr}");
+    let merged = "s3://policed/locked/merged.jsonl";
+    let (code, _, stderr) = call(port, &["merge", merged, local]);
+    assert_eq!(code, 1);
+    assert_clean_error(&stderr, merged);
+    assert!(
+        stderr.contains("cannot upload the object: access denied"),
+        "{stderr}"
+    );
+    assert!(server.keys("policed", "locked/").is_empty());
+
+    // Reads refused by the policy: the run's chunks are stored, but cannot be read back.
+    let url = "s3://policed/sealed/run";
+    let (code, report, stderr) = call(port, &["run", url, "10", "1", "2"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(report.contains("written: 10"), "{report}");
+    assert!(!server.keys("policed", "sealed/").is_empty());
+    for args in [
+        vec!["summary", url],
+        vec!["merge", local, url],
+        vec!["run", url, "10", "1", "2"],
+    ] {
+        let (code, _, stderr) = call(port, &args);
+        assert_eq!(code, 1, "{args:?}");
+        assert_clean_error(&stderr, "s3://policed/sealed/run");
+        assert!(
+            stderr.contains("cannot read the chunk: access denied"),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn a_merge_larger_than_a_part_is_stored_by_a_multipart_upload_and_reads_back_whole() {
+    let Some(server) = S3Server::start(TMP, false) else {
+        return;
+    };
+    let port = server.port();
+    server.create_bucket("evals");
+    let dir = scratch("multipart");
+    // About 12 MiB of lines: one 10 MiB part and a smaller last one.
+    let run = dir.join("run.jsonl");
+    let run = run.to_str().expect("a UTF-8 path");
+    let (code, _, stderr) = call(0, &["run", run, "40000", "1", "100"]);
+    assert_eq!(code, 0, "{stderr}");
+    // Merging one run's file writes its lines as they are.
+    let expected = std::fs::read(run).expect("the run's file");
+    assert!(expected.len() > 11 << 20, "{} bytes", expected.len());
+
+    let url = "s3://evals/big/merged.jsonl";
+    let (code, report, stderr) = call(port, &["merge", url, run]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(report.contains("written: 40000"), "{report}");
+    let etag = server.etag("evals", "big/merged.jsonl");
+    assert!(etag.ends_with("-2"), "stored in 2 parts: {etag}");
+    assert!(
+        server.get_object("evals", "big/merged.jsonl") == expected,
+        "the object holds the run's lines"
+    );
+    // Read back through the store's reader: the same lines.
+    let back = dir.join("back.jsonl");
+    let back_arg = back.to_str().expect("a UTF-8 path");
+    let (code, _, stderr) = call(port, &["merge", back_arg, url]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(std::fs::read(&back).expect("read back") == expected);
 }

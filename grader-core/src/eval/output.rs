@@ -1,10 +1,11 @@
 //! Where a run's lines go: a local file opened for appending, or (feature `object-store`)
-//! numbered chunks in object storage; and what the output already holds, for resuming.
+//! numbered chunks in object storage; and what the output already holds, for resuming. Where
+//! merged lines go: a local file, or one object.
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
-use std::io::Write as _;
-use std::path::Path;
+use std::io::{BufWriter, Write as _};
+use std::path::{Path, PathBuf};
 
 use super::run::{EvalError, resume};
 use super::shard::Shard;
@@ -96,6 +97,69 @@ impl Sink {
             Sink::File(file) => file.flush().map_err(SinkError::Io),
             #[cfg(feature = "object-store")]
             Sink::Store(writer) => writer.finish().await.map_err(SinkError::Store),
+        }
+    }
+}
+
+/// Where [`merge`](super::merge) writes: a local file (replaced), or (feature `object-store`)
+/// one object, stored whole once every line is written.
+pub(super) enum MergeOutput {
+    File(BufWriter<File>),
+    #[cfg(feature = "object-store")]
+    Store(super::store::ObjectWriter),
+}
+
+impl MergeOutput {
+    /// Creates `output`. An object store URL is checked before any input is read: the bucket
+    /// must be reachable, hold no chunks under the URL, and the URL must not be an input.
+    #[cfg_attr(not(feature = "object-store"), allow(unused_variables))]
+    pub(super) fn create(output: &Path, inputs: &[PathBuf]) -> Result<Self, EvalError> {
+        #[cfg(feature = "object-store")]
+        if let Some(url) = super::store::StoreUrl::of_path(output) {
+            let url = url?;
+            if inputs
+                .iter()
+                .filter_map(|input| super::store::StoreUrl::of_path(input))
+                .any(|input| input.as_ref() == Ok(&url))
+            {
+                return Err(super::store::StoreError::InvalidUrl {
+                    url: url.to_string(),
+                    why: "the output is also an input".to_owned(),
+                }
+                .into());
+            }
+            let writer =
+                super::store::ObjectWriter::create(&url, super::store::StoreOptions::default())?;
+            return Ok(MergeOutput::Store(writer));
+        }
+        let file = File::create(output).map_err(|source| EvalError::Io {
+            path: output.to_owned(),
+            source,
+        })?;
+        Ok(MergeOutput::File(BufWriter::new(file)))
+    }
+
+    /// Writes whole lines.
+    pub(super) fn write(&mut self, output: &Path, bytes: &[u8]) -> Result<(), EvalError> {
+        match self {
+            MergeOutput::File(file) => file.write_all(bytes).map_err(|source| EvalError::Io {
+                path: output.to_owned(),
+                source,
+            }),
+            #[cfg(feature = "object-store")]
+            MergeOutput::Store(writer) => Ok(writer.write(bytes)?),
+        }
+    }
+
+    /// Flushes the file, or stores the object.
+    pub(super) fn finish(self, output: &Path) -> Result<(), EvalError> {
+        match self {
+            MergeOutput::File(mut file) => file.flush().map_err(|source| EvalError::Io {
+                path: output.to_owned(),
+                source,
+            }),
+            #[cfg(feature = "object-store")]
+            MergeOutput::Store(writer) => Ok(writer.finish()?),
         }
     }
 }

@@ -2,9 +2,8 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fmt::Display;
-use std::fs::{File, OpenOptions};
+use std::fs::OpenOptions;
 use std::future::Future;
-use std::io::Write as _;
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
@@ -1026,19 +1025,21 @@ pub struct MergeReport {
 /// [`Summary`](super::Summary) equals the summary of the inputs read together.
 ///
 /// With the feature `object-store`, inputs may be object store URLs (every chunk of every
-/// shard an evaluation wrote there, or one object); the output is a local file.
+/// shard an evaluation wrote there, or one object), and so may `output`: the merged lines
+/// are then stored as the one object the URL names (`s3://bucket/evals/merged.jsonl`), which
+/// every reader reads back as it would the local file. The object appears whole once the
+/// merge succeeds (one `PUT`, or a multipart upload of 10 MiB parts for a larger merge,
+/// streamed in bounded memory); a merge that fails stores nothing and leaves an object already
+/// there as it was. The URL must not hold chunks of an evaluation under it (readers would read
+/// those instead).
 ///
 /// # Errors
 /// When an input cannot be read or holds a line that is not an evaluation line, or the output
-/// cannot be written. `output` must not be one of the inputs.
+/// cannot be written (for a URL: the bucket is missing, access is denied, an upload failed;
+/// [`EvalError::Store`] names the URL, never a credential). `output` must not be one of the
+/// inputs.
 pub fn merge(inputs: &[PathBuf], output: &Path) -> Result<MergeReport, EvalError> {
-    #[cfg(feature = "object-store")]
-    super::store::refuse_url_output(output)?;
-    let io = |source| EvalError::Io {
-        path: output.to_owned(),
-        source,
-    };
-    let mut writer = std::io::BufWriter::new(File::create(output).map_err(io)?);
+    let mut writer = super::output::MergeOutput::create(output, inputs)?;
     let mut seen = HashSet::new();
     let mut report = MergeReport {
         written: 0,
@@ -1057,14 +1058,14 @@ pub fn merge(inputs: &[PathBuf], output: &Path) -> Result<MergeReport, EvalError
                         id: line.id.clone(),
                         source,
                     })?;
-                    writer.write_all(&bytes).map_err(io)?;
+                    writer.write(output, &bytes)?;
                     report.written += 1;
                 }
                 Entry::Torn { .. } => report.torn.push(input.clone()),
             }
         }
     }
-    writer.flush().map_err(io)?;
+    writer.finish(output)?;
     Ok(report)
 }
 

@@ -1,5 +1,6 @@
-//! Results in object storage (feature `object-store`): an evaluation's output, and every input
-//! of [`merge`](super::merge) and the summary, may be an `s3://`, `gs://` or `az://` URL.
+//! Results in object storage (feature `object-store`): an evaluation's output, every input and
+//! the output of [`merge`](super::merge), and every input of the summary may be an `s3://`,
+//! `gs://` or `az://` URL.
 //!
 //! # Layout
 //!
@@ -38,6 +39,12 @@
 //!   [`summarize_files`](super::summarize_files)) lists the URL and reads the chunks by shard,
 //!   then by number. A URL naming one object (a results file uploaded as it is) is read as
 //!   that file.
+//! - **A merge stores one object, whole or not at all.** [`merge`](super::merge) into a URL
+//!   stores the merged lines as the object the URL names (one `PUT`, or a multipart upload of
+//!   10 MiB parts above that, streamed in bounded memory), readable by every reader as the
+//!   local merged file would be. A merge that fails stores nothing and leaves an object
+//!   already there as it was; a URL with chunks under it is refused
+//!   ([`StoreError::OutputHoldsRun`]).
 //! - **Credentials** come only from where `object_store` looks for them: the environment
 //!   (`AWS_*`, `GOOGLE_*`, `AZURE_*` variables, such as `AWS_ACCESS_KEY_ID`,
 //!   `AWS_SECRET_ACCESS_KEY`, `AWS_ENDPOINT`, `AWS_ALLOW_HTTP`, `GOOGLE_APPLICATION_CREDENTIALS`,
@@ -221,6 +228,18 @@ pub enum StoreError {
         /// The shard counts found.
         counts: Vec<u32>,
     },
+    /// The URL given as the output of [`merge`](super::merge) holds chunks of a run:
+    /// readers would read those rather than the merged object.
+    #[error(
+        "{url}: holds {found}/ from an evaluation, which readers would read instead of the \
+         merged object: choose another URL"
+    )]
+    OutputHoldsRun {
+        /// The URL.
+        url: String,
+        /// A part found there (`part-0-of-3`).
+        found: String,
+    },
     /// There is neither an object nor any chunk at the URL.
     #[error("{url}: no results there (neither an object nor part-*-of-*/chunk-*.jsonl under it)")]
     Empty {
@@ -384,16 +403,259 @@ impl fmt::Display for StoreUrl {
     }
 }
 
-/// Refuses an object store URL as the output of [`merge`](super::merge), which writes a local
-/// file.
-pub(crate) fn refuse_url_output(output: &std::path::Path) -> Result<(), StoreError> {
-    match output.to_str() {
-        Some(text) if StoreUrl::is_url(text) => Err(StoreError::InvalidUrl {
-            url: redact_url(text),
-            why: "merge writes a local file; copy it to object storage afterwards".to_owned(),
-        }),
-        _ => Ok(()),
+/// How many bytes the merging thread hands the uploading thread at a time.
+const PIECE_BYTES: usize = 256 << 10;
+
+/// The size of each part of a multipart upload, and the most an object written whole holds
+/// (the stores' parts must be at least 5 MiB, the last excepted).
+const PART_BYTES: usize = 10 << 20;
+
+/// What the merging thread hands the uploading thread.
+enum Piece {
+    Data(Bytes),
+    /// Everything was handed over: store the object. (The channel closing without it means
+    /// the merge failed: nothing is stored.)
+    End,
+}
+
+/// Writes one object at a URL from synchronous code: the output of [`merge`](super::merge).
+///
+/// The bytes go to a thread of the writer's own, which stores them with one `PUT` when they
+/// are fewer than 10 MiB and as a multipart upload of 10 MiB parts otherwise (a few parts in
+/// flight, so memory stays bounded whatever the size). Either way the object appears whole
+/// when [`finish`](Self::finish) succeeds, and not at all when the writing fails or the
+/// writer is dropped unfinished: an object already there stays as it was.
+pub(crate) struct ObjectWriter {
+    url: StoreUrl,
+    buffer: Vec<u8>,
+    data: Option<SyncSender<Piece>>,
+    uploader: Option<JoinHandle<Result<(), StoreError>>>,
+}
+
+impl fmt::Debug for ObjectWriter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ObjectWriter")
+            .field("url", &self.url)
+            .finish_non_exhaustive()
     }
+}
+
+impl ObjectWriter {
+    /// Opens the object `url` names for writing. Checks first that the bucket can be listed
+    /// and holds no chunks under the URL (readers would read those instead of the object).
+    ///
+    /// # Errors
+    /// [`StoreError::InvalidUrl`] for a URL naming no object (a bucket alone);
+    /// [`StoreError::OutputHoldsRun`] when chunks are there; [`StoreError::Request`] when the
+    /// bucket cannot be listed (it does not exist, access is denied).
+    pub(crate) fn create(url: &StoreUrl, options: StoreOptions) -> Result<Self, StoreError> {
+        if url.prefix.as_ref().is_empty() {
+            return Err(StoreError::InvalidUrl {
+                url: url.to_string(),
+                why: "name the object to write: scheme://bucket/path/merged.jsonl".to_owned(),
+            });
+        }
+        Self::create_in(url.connect(&options)?, url, PART_BYTES)
+    }
+
+    /// As [`create`](Self::create), in a store already connected, with parts of `part_bytes`.
+    fn create_in(
+        store: Arc<dyn ObjectStore>,
+        url: &StoreUrl,
+        part_bytes: usize,
+    ) -> Result<Self, StoreError> {
+        let (ready_tx, ready_rx) = sync_channel::<Result<(), StoreError>>(1);
+        let (data_tx, data_rx) = sync_channel::<Piece>(4);
+        let thread_url = url.clone();
+        let uploader = std::thread::Builder::new()
+            .name("grader-store-write".to_owned())
+            .spawn(move || upload_object(&store, &thread_url, part_bytes, &ready_tx, &data_rx))
+            .map_err(|error| StoreError::Config {
+                url: url.to_string(),
+                message: format!("cannot start the uploading thread: {error}"),
+            })?;
+        let mut writer = ObjectWriter {
+            url: url.clone(),
+            buffer: Vec::with_capacity(PIECE_BYTES),
+            data: Some(data_tx),
+            uploader: Some(uploader),
+        };
+        match ready_rx.recv() {
+            Ok(Ok(())) => Ok(writer),
+            Ok(Err(error)) => Err(error),
+            Err(_) => Err(writer.failure()),
+        }
+    }
+
+    /// Adds `bytes` to the object.
+    ///
+    /// # Errors
+    /// [`StoreError::Request`] when an upload failed.
+    pub(crate) fn write(&mut self, bytes: &[u8]) -> Result<(), StoreError> {
+        self.buffer.extend_from_slice(bytes);
+        if self.buffer.len() >= PIECE_BYTES {
+            self.send_buffer()?;
+        }
+        Ok(())
+    }
+
+    fn send_buffer(&mut self) -> Result<(), StoreError> {
+        let piece = Bytes::from(std::mem::replace(
+            &mut self.buffer,
+            Vec::with_capacity(PIECE_BYTES),
+        ));
+        self.send(Piece::Data(piece))
+    }
+
+    fn send(&mut self, piece: Piece) -> Result<(), StoreError> {
+        let sent = self
+            .data
+            .as_ref()
+            .is_some_and(|data| data.send(piece).is_ok());
+        if sent {
+            Ok(())
+        } else {
+            // The uploading thread stopped: it says why.
+            Err(self.failure())
+        }
+    }
+
+    /// Stores the object and waits until it is stored.
+    ///
+    /// # Errors
+    /// [`StoreError::Request`] when an upload failed: nothing is stored then.
+    pub(crate) fn finish(mut self) -> Result<(), StoreError> {
+        if !self.buffer.is_empty() {
+            self.send_buffer()?;
+        }
+        self.send(Piece::End)?;
+        self.data = None;
+        match self.uploader.take().map(JoinHandle::join) {
+            Some(Ok(result)) => result,
+            _ => Err(self.stopped()),
+        }
+    }
+
+    /// Why the uploading thread stopped, once it has.
+    fn failure(&mut self) -> StoreError {
+        self.data = None;
+        match self.uploader.take().map(JoinHandle::join) {
+            Some(Ok(Err(error))) => error,
+            _ => self.stopped(),
+        }
+    }
+
+    fn stopped(&self) -> StoreError {
+        StoreError::Request {
+            url: self.url.to_string(),
+            action: "upload the object",
+            message: "the uploading thread stopped".to_owned(),
+        }
+    }
+}
+
+impl Drop for ObjectWriter {
+    /// A writer dropped unfinished stores nothing (its multipart upload is aborted), and its
+    /// thread is joined.
+    fn drop(&mut self) {
+        self.data = None;
+        if let Some(uploader) = self.uploader.take() {
+            let _ = uploader.join();
+        }
+    }
+}
+
+/// The uploading thread of an [`ObjectWriter`]: checks the URL, tells `ready`, then stores
+/// what `data` brings as one object once [`Piece::End`] comes.
+fn upload_object(
+    store: &Arc<dyn ObjectStore>,
+    url: &StoreUrl,
+    part_bytes: usize,
+    ready: &SyncSender<Result<(), StoreError>>,
+    data: &Receiver<Piece>,
+) -> Result<(), StoreError> {
+    // A worker thread runs the part uploads while this one waits for the merge's bytes.
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            let error = StoreError::Config {
+                url: url.to_string(),
+                message: format!("cannot start a runtime: {error}"),
+            };
+            let _ = ready.send(Err(error.clone()));
+            return Err(error);
+        }
+    };
+    runtime.block_on(async {
+        let checked = list_chunks(&**store, url).await.and_then(|chunks| {
+            chunks.first().map_or(Ok(()), |chunk| {
+                Err(StoreError::OutputHoldsRun {
+                    url: url.to_string(),
+                    found: part_name(chunk.index, chunk.count),
+                })
+            })
+        });
+        let failed_check = checked.is_err();
+        let _ = ready.send(checked);
+        if failed_check {
+            // The error went to the caller.
+            return Ok(());
+        }
+        let failed = url.request(&url.prefix, "upload the object");
+        let mut pending: Vec<Bytes> = Vec::new();
+        let mut pending_bytes = 0;
+        let mut multipart: Option<object_store::WriteMultipart> = None;
+        let outcome = async {
+            loop {
+                match data.recv() {
+                    Ok(Piece::Data(bytes)) => {
+                        if let Some(upload) = &mut multipart {
+                            upload
+                                .wait_for_capacity(UPLOADS_IN_FLIGHT)
+                                .await
+                                .map_err(&failed)?;
+                            upload.put(bytes);
+                            continue;
+                        }
+                        pending_bytes += bytes.len();
+                        pending.push(bytes);
+                        if pending_bytes >= part_bytes {
+                            let upload = store.put_multipart(&url.prefix).await.map_err(&failed)?;
+                            let mut upload = object_store::WriteMultipart::new_with_chunk_size(
+                                upload, part_bytes,
+                            );
+                            for bytes in pending.drain(..) {
+                                upload.put(bytes);
+                            }
+                            multipart = Some(upload);
+                        }
+                    }
+                    Ok(Piece::End) => {
+                        return match multipart.take() {
+                            Some(upload) => upload.finish().await.map(drop).map_err(&failed),
+                            None => store
+                                .put(&url.prefix, pending.drain(..).collect::<PutPayload>())
+                                .await
+                                .map(drop)
+                                .map_err(&failed),
+                        };
+                    }
+                    // The merge failed: store nothing.
+                    Err(_) => return Ok(()),
+                }
+            }
+        }
+        .await;
+        if let Some(upload) = multipart {
+            // Unfinished (a failure, or the merge gave up): leave no parts behind.
+            let _ = upload.abort().await;
+        }
+        outcome
+    })
 }
 
 fn part_name(index: u32, count: u32) -> String {
@@ -906,6 +1168,8 @@ fn describe(error: &object_store::Error) -> String {
     let message = shorten_xml(&elide(&message));
     let meaning = if message.contains("NoSuchBucket") {
         Some("the bucket does not exist")
+    } else if message.contains("ContainerNotFound") {
+        Some("the container does not exist")
     } else if matches!(
         error,
         object_store::Error::PermissionDenied { .. } | object_store::Error::Unauthenticated { .. }
@@ -931,7 +1195,8 @@ fn describe(error: &object_store::Error) -> String {
 }
 
 /// `text` with an XML error document (`<Error><Code>…</Code><Message>…</Message>…`) replaced
-/// by `Code: Message`.
+/// by `Code: Message`, the message cut at its first line break (Azure adds its request id and
+/// time on the lines after).
 fn shorten_xml(text: &str) -> String {
     let Some(start) = text.find("<?xml").or_else(|| text.find("<Error>")) else {
         return text.to_owned();
@@ -945,7 +1210,10 @@ fn shorten_xml(text: &str) -> String {
     };
     let mut short = text[..start].trim_end().to_owned();
     match (field("Code"), field("Message")) {
-        (Some(code), Some(message)) => short.push_str(&format!(" {code}: {message}")),
+        (Some(code), Some(message)) => {
+            let message = message.lines().next().unwrap_or_default().trim_end();
+            short.push_str(&format!(" {code}: {message}"));
+        }
         (Some(code), None) => short.push_str(&format!(" {code}")),
         _ => return text.to_owned(),
     }
@@ -1063,6 +1331,13 @@ mod tests {
             "GET http://h/b?*** - 404 Not Found: NoSuchBucket: The bucket does not exist"
         );
         assert_eq!(shorten_xml("no document"), "no document");
+        let azure = "404 Not Found: <?xml version=\"1.0\" encoding=\"utf-8\"?><Error><Code>\
+                     ContainerNotFound</Code><Message>The specified container does not exist.\n\
+                     RequestId:319e\nTime:2026-01-01T00:00:00Z</Message></Error>";
+        assert_eq!(
+            shorten_xml(azure),
+            "404 Not Found: ContainerNotFound: The specified container does not exist."
+        );
     }
 
     #[test]
@@ -1167,6 +1442,73 @@ mod tests {
                 "{text}"
             );
         });
+    }
+
+    fn stored(store: &Arc<dyn ObjectStore>, key: &str) -> Option<Vec<u8>> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("a runtime");
+        runtime.block_on(async {
+            let got = store.get(&ObjectPath::from(key)).await.ok()?;
+            Some(got.bytes().await.expect("the object's bytes").to_vec())
+        })
+    }
+
+    #[test]
+    fn an_object_is_stored_whole_on_finish_in_parts_when_large_and_not_at_all_when_dropped() {
+        let store: Arc<dyn ObjectStore> = Arc::new(object_store::memory::InMemory::new());
+        let url = StoreUrl::parse("s3://b/merged.jsonl").expect("a URL");
+        // Small: one PUT, nothing stored before the end.
+        let mut writer = ObjectWriter::create_in(Arc::clone(&store), &url, 4096).expect("opens");
+        writer.write(b"one\n").expect("written");
+        writer.write(b"two\n").expect("written");
+        assert_eq!(stored(&store, "merged.jsonl"), None, "not before the end");
+        writer.finish().expect("stored");
+        assert_eq!(
+            stored(&store, "merged.jsonl").as_deref(),
+            Some(&b"one\ntwo\n"[..])
+        );
+
+        // Large (in parts of 1000 bytes): the same bytes in the same order.
+        let line: Vec<u8> = (0..99u8).map(|i| b'a' + i % 26).chain([b'\n']).collect();
+        let mut writer = ObjectWriter::create_in(Arc::clone(&store), &url, 1000).expect("opens");
+        for _ in 0..5000 {
+            writer.write(&line).expect("written");
+        }
+        writer.finish().expect("stored");
+        let bytes = stored(&store, "merged.jsonl").expect("stored");
+        assert_eq!(bytes.len(), 500_000);
+        assert!(bytes.chunks(100).all(|chunk| chunk == line.as_slice()));
+
+        // Dropped unfinished, past the first part: the object stays as it was.
+        let mut writer = ObjectWriter::create_in(Arc::clone(&store), &url, 1000).expect("opens");
+        for _ in 0..10_000 {
+            writer
+                .write(b"replacement line that never lands\n")
+                .expect("written");
+        }
+        drop(writer);
+        assert_eq!(
+            stored(&store, "merged.jsonl").map(|b| b.len()),
+            Some(500_000)
+        );
+
+        // A URL with a run's chunks under it is refused before anything is written.
+        let run = StoreUrl::parse("s3://b/runs/1").expect("a URL");
+        let key = ObjectPath::from("runs/1/part-0-of-2/chunk-000000.jsonl");
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("a runtime");
+        runtime
+            .block_on(store.put(&key, PutPayload::from_static(b"")))
+            .expect("put");
+        let error = ObjectWriter::create_in(Arc::clone(&store), &run, 1000).expect_err("refused");
+        assert_eq!(
+            error.to_string(),
+            "s3://b/runs/1: holds part-0-of-2/ from an evaluation, which readers would read \
+             instead of the merged object: choose another URL"
+        );
+        assert_eq!(stored(&store, "runs/1"), None);
     }
 
     #[test]

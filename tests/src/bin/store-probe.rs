@@ -1,5 +1,6 @@
 //! Evaluations in object storage, in their own process, for `tests/eval_store.rs` (which
-//! points them at a real S3-compatible server through the `AWS_*` environment):
+//! points them at a real S3-compatible server through the `AWS_*` environment, or at Azurite
+//! through the `AZURE_*` one):
 //!
 //! - `store-probe run OUTPUT SAMPLES EPOCHS CONCURRENCY [SHARD]` grades `SAMPLES` samples
 //!   (`p{i}`; `p5` fails on every epoch) into `OUTPUT`, a local file or a URL, each grading
@@ -7,7 +8,7 @@
 //!   `STORE_PROBE_CHUNK` lines (default 1000) or every `STORE_PROBE_INTERVAL_MS` (with the
 //!   chunk size set; default a minute), retries `STORE_PROBE_RETRIES` (default 10,
 //!   within 3 minutes; with it set, within 2 seconds). Prints the run's report.
-//! - `store-probe merge OUT INPUT...` merges the inputs into the local file `OUT`.
+//! - `store-probe merge OUT INPUT...` merges the inputs into `OUT`, a local file or a URL.
 //! - `store-probe summary INPUT...` prints the summary of the inputs as JSON (without the
 //!   time spent grading, which differs between runs).
 //!
