@@ -9,12 +9,15 @@ combine them into a result, and append one JSON line per sample to a fresh file,
 after each line:
 
 - Rust: `eval-bench` (tests/src/bin/eval-bench.rs), an `Evaluation` with the text graders,
-  built with `--release`.
+  built with `--release`, on a current-thread runtime (one core); and the same program with
+  mimalloc as the global allocator (`eval-bench-mimalloc`, feature `mimalloc` of
+  grader-tests), since a quarter of the cost is the system allocator's, which an
+  application may choose to replace.
 - Python: the reference's helpers (`hud.graders` of hud==0.6.21: the text functions,
   `SubScore` and `_combine_subscores`) and `json.dumps` lines, in a plain loop.
 
 Both files are checked to hold the same reward for every sample. Each times itself from the first sample to the last line written, in wall seconds and in CPU
-seconds of its own process (Python's `time.process_time`, Linux's `/proc/self/schedstat` for
+seconds of its own process (Python's `time.process_time`, Linux's `/proc/self/stat` for
 Rust), so imports and start-up are left out; each runs under `/usr/bin/time -v` for its peak
 RSS. On a busy machine the CPU ratio is the steadier one. The Python interpreter defaults to the reference venv the
 tests make (`cargo test -p grader-tests --test text_differential`); set PYTHON to use another
@@ -35,7 +38,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 TARGET = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
 PYTHON = Path(os.environ.get("PYTHON", TARGET / "tmp" / "hud-venv" / "env" / "bin" / "python"))
-RUST = TARGET / "release" / "eval-bench"
+RUST = {
+    "system": TARGET / "release" / "eval-bench",
+    "mimalloc": TARGET / "release" / "eval-bench-mimalloc",
+}
 
 PY_SIDE = r'''
 import json, sys, time, warnings
@@ -113,26 +119,28 @@ def main() -> None:
     if not PYTHON.exists():
         sys.exit(f"no Python reference at {PYTHON}: run 'cargo test -p grader-tests --test "
                  "text_differential' first, or set PYTHON")
-    subprocess.run(["cargo", "build", "--quiet", "--release", "-p", "grader-tests", "--bin",
-                    "eval-bench"], check=True, cwd=ROOT)
+    subprocess.run(["cargo", "build", "--quiet", "--release", "-p", "grader-tests",
+                    "--features", "mimalloc", "--bin", "eval-bench", "--bin",
+                    "eval-bench-mimalloc"], check=True, cwd=ROOT)
     print(f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
     print()
-    print("| samples | Python wall | grader wall | ratio | Python CPU | grader CPU | ratio "
-          "| peak RSS Python | peak RSS grader |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| samples | allocator | Python wall | grader wall | ratio | Python CPU | grader CPU "
+          "| ratio | peak RSS Python | peak RSS grader |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as folder:
-        rust_cmd = lambda n: [str(RUST), f"{folder}/rust.jsonl", str(n)]
         py_cmd = lambda n: [str(PYTHON), "-c", PY_SIDE, f"{folder}/py.jsonl", str(n)]
         for n in sizes:
-            rust, rust_rss = timed(rust_cmd(n))
             py, py_rss = timed(py_cmd(n))
-            assert rust["lines"] == py["lines"] == n
-            rust_cpu, py_cpu = rust["cpu_seconds"], py["cpu_seconds"]
-            same_rewards(Path(folder, "rust.jsonl"), Path(folder, "py.jsonl"))
-            print(f"| {n:,} | {py['seconds']:.2f} s | {rust['seconds']:.3f} s "
-                  f"| {py['seconds'] / rust['seconds']:.0f} | {py_cpu:.2f} s | {rust_cpu:.2f} s "
-                  f"| {py_cpu / rust_cpu:.0f} | {py_rss / 1024:.1f} MiB "
-                  f"| {rust_rss / 1024:.1f} MiB |")
+            py_cpu = py["cpu_seconds"]
+            for allocator, binary in RUST.items():
+                rust, rust_rss = timed([str(binary), f"{folder}/rust.jsonl", str(n)])
+                assert rust["lines"] == py["lines"] == n
+                rust_cpu = rust["cpu_seconds"]
+                same_rewards(Path(folder, "rust.jsonl"), Path(folder, "py.jsonl"))
+                print(f"| {n:,} | {allocator} | {py['seconds']:.2f} s | {rust['seconds']:.3f} s "
+                      f"| {py['seconds'] / rust['seconds']:.0f} | {py_cpu:.2f} s "
+                      f"| {rust_cpu:.2f} s | {py_cpu / rust_cpu:.0f} | {py_rss / 1024:.1f} MiB "
+                      f"| {rust_rss / 1024:.1f} MiB |")
 
 
 if __name__ == "__main__":

@@ -67,7 +67,8 @@ fn cpu_seconds() -> Option<f64> {
     Some(ticks / 100.0)
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// Runs the benchmark as the module docs say.
+pub fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (output, samples, workers) = match &args[..] {
         [output, samples] => (output, samples, None),
@@ -111,6 +112,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "lines": report.written,
             "seconds": started.elapsed().as_secs_f64(),
             "cpu_seconds": cpu_seconds().zip(cpu_started).map(|(end, start)| end - start),
+            "workers": workers,
         })
     );
     Ok(())
