@@ -10,6 +10,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use futures_util::future::Either;
 use futures_util::stream::FuturesUnordered;
 use futures_util::{FutureExt as _, StreamExt as _};
 use tokio::task::JoinSet;
@@ -429,8 +430,19 @@ impl Evaluation {
         // Appends finished lines to `buffer`, counting them.
         let mut take = |buffer: &mut Vec<u8>, line: &Finished| -> Result<(), EvalError> {
             match &line.json {
-                Ok(json) => buffer.extend_from_slice(json),
-                Err(message) => {
+                Json::Line(json) => {
+                    let before = buffer.len();
+                    if let Err(source) = serde_json::to_writer(&mut *buffer, json) {
+                        buffer.truncate(before);
+                        return Err(EvalError::Serialize {
+                            id: line.id.to_string(),
+                            source,
+                        });
+                    }
+                    buffer.push(b'\n');
+                }
+                Json::Written(Ok(json)) => buffer.extend_from_slice(json),
+                Json::Written(Err(message)) => {
                     return Err(EvalError::Serialize {
                         id: line.id.to_string(),
                         source: serde_json::Error::io(std::io::Error::other(message.clone())),
@@ -454,19 +466,32 @@ impl Evaluation {
                         let started = Instant::now();
                         let call =
                             std::panic::catch_unwind(AssertUnwindSafe(|| grade(sample, epoch)));
-                        let line = finish_one(call, Arc::clone(&id), epoch, started);
-                        // The line is also written out as JSON on the worker, so the awaiting
-                        // task only appends bytes.
-                        let name = Arc::clone(&id);
-                        let line = async move { Finished::new(line.await, name) };
-                        if running.spawns() {
-                            // A batch task runs in the scope.
+                        // Its line is also written out as JSON on the worker, so the awaiting
+                        // task only appends bytes; polled in place, it is written straight
+                        // into the buffer.
+                        let on_worker = running.spawns();
+                        let line = match call {
+                            Ok(future) => Either::Left(Graded::new(
+                                future,
+                                Arc::clone(&id),
+                                epoch,
+                                started,
+                                on_worker,
+                            )),
+                            Err(panic) => Either::Right(std::future::ready(Graded::<Fut>::line(
+                                Err(panic),
+                                Arc::clone(&id),
+                                epoch,
+                                started,
+                                on_worker,
+                            ))),
+                        };
+                        if on_worker || self.limiter.is_none() {
+                            // A batch task runs in the scope; polled in place, a grading is in
+                            // the awaiting task's scope.
                             running.spawn(id, epoch, line);
-                        } else if self.limiter.is_some() {
-                            running.spawn(id, epoch, Scoped::new(scope.clone(), line));
                         } else {
-                            // Polled in place, a grading is in the awaiting task's scope.
-                            running.spawn(id, epoch, line);
+                            running.spawn(id, epoch, Scoped::new(scope.clone(), line));
                         }
                     }
                     None => exhausted = true,
@@ -613,6 +638,7 @@ struct Outbox {
 }
 
 /// What a batch task hands over.
+#[allow(clippy::large_enum_variant)] // as `Json`
 enum Event {
     /// The grading at `index` of the batch ended with this line.
     Line {
@@ -900,30 +926,55 @@ impl Running {
     }
 }
 
-/// A grading's line as the awaiting task writes it: its JSON (with the newline), or why it
-/// could not be written, and what the counts and progress need.
+/// A grading's line as the awaiting task writes it, and what the counts and progress need.
 struct Finished {
     id: Arc<str>,
     errored: bool,
     reward: Option<f64>,
-    json: Result<Vec<u8>, String>,
+    json: Json,
+}
+
+/// A finished line, for the awaiting task to write.
+// Boxing the line would cost an allocation per line; a `Finished` is moved a few times only.
+#[allow(clippy::large_enum_variant)]
+enum Json {
+    /// Not written out yet: the awaiting task writes it straight into its buffer (a grading
+    /// polled in place, on the awaiting task's thread anyway).
+    Line(Line),
+    /// Written out on a worker thread, with the newline, or why it could not be.
+    Written(Result<Vec<u8>, String>),
+}
+
+thread_local! {
+    /// Where a worker writes lines out, grown once to the size of a line and kept, so that
+    /// each line then costs one allocation of its own size.
+    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 impl Finished {
     /// The line, written out; `id` is the line's sample id, shared.
     fn new(line: Line, id: Arc<str>) -> Self {
-        let mut json = Vec::with_capacity(1024);
-        let json = match serde_json::to_writer(&mut json, &line) {
-            Ok(()) => {
-                json.push(b'\n');
-                Ok(json)
-            }
-            Err(error) => Err(error.to_string()),
-        };
+        let json = SCRATCH.with(|scratch| {
+            let mut scratch = scratch.borrow_mut();
+            scratch.clear();
+            serde_json::to_writer(&mut *scratch, &line).map_err(|error| error.to_string())?;
+            scratch.push(b'\n');
+            Ok(scratch.to_vec())
+        });
         Finished {
             errored: line.error.is_some(),
             reward: line.reward(),
-            json,
+            json: Json::Written(json),
+            id,
+        }
+    }
+
+    /// The line, to be written out by the awaiting task.
+    fn deferred(line: Line, id: Arc<str>) -> Self {
+        Finished {
+            errored: line.error.is_some(),
+            reward: line.reward(),
+            json: Json::Line(line),
             id,
         }
     }
@@ -936,33 +987,81 @@ impl From<Line> for Finished {
     }
 }
 
-/// The line of one grading whose future (or the panic of the call that made it) is `call`,
-/// turning an error or a panic into the line's error.
-async fn finish_one<Fut, E>(
-    call: std::thread::Result<Fut>,
-    id: Arc<str>,
-    epoch: u32,
-    started: Instant,
-) -> Line
+pin_project_lite::pin_project! {
+    /// One grading: the grading function's future, its panic caught, ending in the line.
+    /// Small (the future and a few words) where an `async` block holding the same would
+    /// hold the result several times over.
+    struct Graded<Fut> {
+        #[pin]
+        future: futures_util::future::CatchUnwind<AssertUnwindSafe<Fut>>,
+        id: Arc<str>,
+        epoch: u32,
+        started: Instant,
+        on_worker: bool,
+    }
+}
+
+impl<Fut, E> Graded<Fut>
 where
     Fut: Future<Output = Result<EvaluationResult, E>>,
     E: Display,
 {
-    let outcome = match call {
-        Ok(future) => AssertUnwindSafe(future).catch_unwind().await,
-        Err(panic) => Err(panic),
-    };
-    let secs = started.elapsed().as_secs_f64();
-    match outcome {
-        Ok(Ok(result)) => Line::graded(&*id, epoch, result, secs),
-        Ok(Err(error)) => Line::failed(&*id, epoch, ErrorKind::Failed, error.to_string(), secs),
-        Err(panic) => Line::failed(
-            &*id,
+    fn new(future: Fut, id: Arc<str>, epoch: u32, started: Instant, on_worker: bool) -> Self {
+        Graded {
+            future: AssertUnwindSafe(future).catch_unwind(),
+            id,
             epoch,
-            ErrorKind::Panicked,
-            panic_message(&panic),
-            secs,
-        ),
+            started,
+            on_worker,
+        }
+    }
+
+    /// The line of a grading that ended with `outcome`, turning an error or a panic into the
+    /// line's error; written out here when `on_worker`.
+    fn line(
+        outcome: std::thread::Result<Result<EvaluationResult, E>>,
+        id: Arc<str>,
+        epoch: u32,
+        started: Instant,
+        on_worker: bool,
+    ) -> Finished {
+        let secs = started.elapsed().as_secs_f64();
+        let line = match outcome {
+            Ok(Ok(result)) => Line::graded(&*id, epoch, result, secs),
+            Ok(Err(error)) => Line::failed(&*id, epoch, ErrorKind::Failed, error.to_string(), secs),
+            Err(panic) => Line::failed(
+                &*id,
+                epoch,
+                ErrorKind::Panicked,
+                panic_message(&panic),
+                secs,
+            ),
+        };
+        if on_worker {
+            Finished::new(line, id)
+        } else {
+            Finished::deferred(line, id)
+        }
+    }
+}
+
+impl<Fut, E> Future for Graded<Fut>
+where
+    Fut: Future<Output = Result<EvaluationResult, E>>,
+    E: Display,
+{
+    type Output = Finished;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<Finished> {
+        let this = self.project();
+        let outcome = std::task::ready!(this.future.poll(cx));
+        std::task::Poll::Ready(Self::line(
+            outcome,
+            Arc::clone(this.id),
+            *this.epoch,
+            *this.started,
+            *this.on_worker,
+        ))
     }
 }
 
