@@ -144,6 +144,10 @@ pub enum CliError {
     #[cfg(feature = "object-store")]
     #[error(transparent)]
     Store(#[from] grader_core::eval::store::StoreError),
+    /// The summary could not write or read its temporary files (`summary`, `diff`, `report`
+    /// on more lines than its memory budget holds): the message names the directory.
+    #[error(transparent)]
+    Spill(#[from] grader_core::eval::summary::SpillError),
     /// Writing the output failed (a closed pipe, a full disk).
     #[error("cannot write the output: {0}")]
     Output(#[from] std::io::Error),
@@ -158,6 +162,7 @@ impl CliError {
             CliError::Read { .. }
             | CliError::Write { .. }
             | CliError::Usage(_)
+            | CliError::Spill(_)
             | CliError::Output(_) => EXIT_USAGE,
             #[cfg(feature = "object-store")]
             CliError::Store(_) => EXIT_USAGE,
