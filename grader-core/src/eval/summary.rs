@@ -316,7 +316,7 @@ pub struct Summary {
 }
 
 impl Summary {
-    /// The summary of `lines` (from one file, several, or memory), computed in memory: 16 bytes
+    /// The summary of `lines` (from one file, several, or memory), computed in memory: 24 bytes
     /// a line and the ids once, never a temporary file. For more lines than memory holds, push
     /// them to a [`SummaryBuilder`], which spills to disk past its budget.
     ///
@@ -402,8 +402,8 @@ struct Kept {
 ///
 /// The temporary files are made in [`std::env::temp_dir`] (`TMPDIR` on Unix), have no name
 /// (nothing is left behind, even by a killed process) and are closed when the builder is
-/// finished or dropped. They take about 30 bytes a line plus the sample ids, and as much
-/// again for the subscores of the lines read after the first run.
+/// finished or dropped. The runs take 20 bytes a line and each sample's id once per run; the
+/// lines pushed after the first spill take 10 bytes more, and 9 per subscore, in a log.
 ///
 /// The summary is the same, bit for bit, whether or not anything was spilled: the first line
 /// of a (sample, epoch) counts, samples are taken in the order of their ids' bytes, and the
@@ -524,6 +524,8 @@ struct Spilled {
     dir: std::path::PathBuf,
     /// The runs, in the order of their lines.
     runs: Vec<std::fs::File>,
+    /// The samples of each run, added up: at least the number of samples.
+    samples: usize,
     /// The lines of every run but the first, as they add to the running sums.
     log: spill::Log,
 }
@@ -690,7 +692,8 @@ impl Ids {
 
 impl SummaryBuilder {
     /// How many bytes of lines a builder holds before it writes them to a temporary file:
-    /// 8 MiB, about 200 000 lines (the size of a line's JSON does not matter, only its id's).
+    /// 8 MiB, about 180 000 lines of two epochs a sample with 25-byte ids (the size of a
+    /// line's JSON does not matter).
     pub const MEMORY_BUDGET: usize = 8 << 20;
 
     /// An empty builder, spilling past [`MEMORY_BUDGET`](Self::MEMORY_BUDGET) into
@@ -812,17 +815,21 @@ impl SummaryBuilder {
     /// Writes the run held to a new file.
     fn spill(&mut self) {
         let result = match &mut self.spilled {
-            Some(spilled) => self
-                .run
-                .spill(&spilled.dir)
-                .map(|run| spilled.runs.push(run)),
+            Some(spilled) => {
+                spilled.samples += self.run.ids.len();
+                self.run
+                    .spill(&spilled.dir)
+                    .map(|run| spilled.runs.push(run))
+            }
             None => {
                 let dir = self.dir();
                 spill::Log::create(&dir).and_then(|log| {
+                    let samples = self.run.ids.len();
                     let run = self.run.spill(&dir)?;
                     self.spilled = Some(Spilled {
                         dir,
                         runs: vec![run],
+                        samples,
                         log,
                     });
                     Ok(())
@@ -854,18 +861,24 @@ impl SummaryBuilder {
             fan_in,
             ..
         } = self;
-        let Spilled { dir, mut runs, log } = spilled;
+        let Spilled {
+            dir,
+            mut runs,
+            samples,
+            log,
+        } = spilled;
         let fail = |source| SpillError {
             dir: dir.clone(),
             source,
         };
+        let samples = samples + run.ids.len();
         if !run.kept.is_empty() {
             runs.push(run.spill(&dir).map_err(fail)?);
         }
         drop(run);
         let mut dropped = Vec::new();
         let mut merge = spill::Merge::new(runs, &dir, fan_in, &mut dropped).map_err(fail)?;
-        let mut tally = Tally::new(&options);
+        let mut tally = Tally::new(&options, samples);
         let (mut id, mut entries) = (Vec::new(), Vec::new());
         while merge
             .next(&mut id, &mut entries, &mut dropped)
@@ -897,7 +910,7 @@ impl SummaryBuilder {
             ..
         } = self;
         run.sort();
-        let mut tally = Tally::new(&options);
+        let mut tally = Tally::new(&options, run.ids.len());
         for group in run.kept.chunk_by(|a, b| a.sample == b.sample) {
             tally.sample(group.iter().map(|line| line.reward));
         }
@@ -927,7 +940,8 @@ struct Tally {
 }
 
 impl Tally {
-    fn new(options: &SummaryOptions) -> Self {
+    /// A tally of at most `samples` samples.
+    fn new(options: &SummaryOptions, samples: usize) -> Self {
         Tally {
             threshold: options.threshold,
             headline: options.reducer,
@@ -937,7 +951,9 @@ impl Tally {
                 .map(|reducer| (*reducer, RunningMean::default()))
                 .collect(),
             pass_at: Vec::new(),
-            values: Vec::new(),
+            // Reserved at once: the pages past the samples seen are never touched, and the
+            // values are not copied as they grow.
+            values: Vec::with_capacity(samples),
             samples: 0,
             lines: 0,
             scored: 0,
