@@ -276,7 +276,7 @@ fn read_side(
         let _ = path;
     })?;
     reading.finish(err)?;
-    let summary = builder.finish();
+    let summary = builder.finish()?;
     let stats = SideStats {
         file: path.to_owned(),
         samples: summary.samples,

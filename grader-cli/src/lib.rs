@@ -10,7 +10,7 @@
 //! | `grader show FILE` | the readable tree of a result (`.json`) or of each line of a `.jsonl` |
 //! | `grader validate FILE...` | checks the wire format, line by line in constant memory |
 //! | `grader schema` | the JSON Schema of `EvaluationResult`, derived from the Rust types |
-//! | `grader summary FILE...` | grader-core's evaluation summary (shards merged), table or JSON |
+//! | `grader summary FILE...` | grader-core's evaluation summary (shards merged), table or JSON; past 8 MiB of lines it spills sorted runs to `TMPDIR` |
 //! | `grader merge FILE... -o OUT` | joins shards' results files into one, each (sample, epoch) once |
 //! | `grader diff BASE NEW` | per-sample and per-subscore changes, the change in mean with its interval |
 //! | `grader report FILE... -o PAGE` | one self-contained HTML page: why each result scored what it did |
@@ -22,7 +22,8 @@
 //! `merge`: the merged lines are stored as the one object the URL names.
 //!
 //! Exit codes: 0 when all is well, 1 when the data is invalid (or, for `diff --fail-if-worse`,
-//! worse), 2 when the command line is wrong or a file cannot be read.
+//! worse), 2 when the command line is wrong, a file cannot be read or the summary's temporary
+//! files cannot be written.
 //!
 //! ```
 //! use clap::Parser as _;
@@ -148,6 +149,10 @@ pub enum CliError {
     #[cfg(feature = "object-store")]
     #[error(transparent)]
     Store(#[from] grader_core::eval::store::StoreError),
+    /// The summary could not write or read its temporary files (`summary`, `diff`, `report`
+    /// on more lines than its memory budget holds): the message names the directory.
+    #[error(transparent)]
+    Spill(#[from] grader_core::eval::summary::SpillError),
     /// Writing the output failed (a closed pipe, a full disk).
     #[error("cannot write the output: {0}")]
     Output(#[from] std::io::Error),
@@ -162,6 +167,7 @@ impl CliError {
             CliError::Read { .. }
             | CliError::Write { .. }
             | CliError::Usage(_)
+            | CliError::Spill(_)
             | CliError::Output(_) => EXIT_USAGE,
             #[cfg(feature = "object-store")]
             CliError::Store(_) => EXIT_USAGE,

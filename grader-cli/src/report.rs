@@ -260,7 +260,7 @@ fn collect(args: &ReportArgs, err: &mut dyn Write) -> Result<(Summary, Collected
         builder.push(record.into_line(id));
     })?;
     reading.finish(err)?;
-    Ok((builder.finish(), collected))
+    Ok((builder.finish()?, collected))
 }
 
 fn gather(

@@ -114,7 +114,7 @@ pub fn summarize(
         builder.push(record.into_line(id));
     })?;
     reading.finish(err)?;
-    Ok(builder.finish())
+    Ok(builder.finish()?)
 }
 
 /// Runs `grader summary`.

@@ -175,6 +175,10 @@ pub enum LinesError {
     #[cfg(feature = "object-store")]
     #[error(transparent)]
     Store(#[from] super::store::StoreError),
+    /// The summary of the lines could not write or read its temporary files
+    /// ([`summarize_files`](super::summarize_files)).
+    #[error(transparent)]
+    Spill(#[from] super::summary::SpillError),
 }
 
 /// A read error as a [`LinesError`]: an object store's own error when it is one.

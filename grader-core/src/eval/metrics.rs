@@ -210,12 +210,15 @@ pub fn bootstrap_stderr(values: &[f64], resamples: usize, seed: u64) -> f64 {
 fn bootstrap_means(values: &[f64], resamples: usize, seed: u64) -> Vec<f64> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let n = values.len();
-    let mut draw = Vec::with_capacity(n);
+    // Each resample's mean is summed as it is drawn (`mean` of the draws, bit for bit), so
+    // no copy of the values is made.
     (0..resamples)
         .map(|_| {
-            draw.clear();
-            draw.extend((0..n).map(|_| values[rng.random_range(0..n)]));
-            mean(&draw)
+            let mut draws = RunningMean::default();
+            for _ in 0..n {
+                draws.push(values[rng.random_range(0..n)]);
+            }
+            draws.mean()
         })
         .collect()
 }
@@ -510,18 +513,21 @@ pub fn collect(values: &[f64]) -> Option<Vec<f64>> {
 
 /// A mean kept up to date one value at a time, with a compensated sum.
 #[derive(Debug, Default, Clone, Copy)]
-#[cfg_attr(not(feature = "progress"), allow(dead_code))]
 pub(crate) struct RunningMean {
     sum: Neumaier,
     count: u64,
 }
 
-#[cfg_attr(not(feature = "progress"), allow(dead_code))]
 impl RunningMean {
     /// Adds a value.
     pub(crate) fn push(&mut self, value: f64) {
         self.sum.add(value);
         self.count += 1;
+    }
+
+    /// How many values were added.
+    pub(crate) fn count(&self) -> u64 {
+        self.count
     }
 
     /// The mean so far; 0.0 before any value.

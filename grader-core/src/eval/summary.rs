@@ -5,11 +5,16 @@ use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 use std::str::FromStr;
 
+use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
 use super::line::{ErrorKind, Line};
-use super::metrics::{self, Interval};
+use super::metrics::{self, Interval, RunningMean};
 use crate::grade::Neumaier;
+
+mod spill;
+
+pub use spill::SpillError;
 
 /// How one sample's scored epochs become one value (Inspect AI's epoch reducers).
 ///
@@ -311,7 +316,9 @@ pub struct Summary {
 }
 
 impl Summary {
-    /// The summary of `lines` (from one file, several, or memory).
+    /// The summary of `lines` (from one file, several, or memory), computed in memory: 24 bytes
+    /// a line and the ids once, never a temporary file. For more lines than memory holds, push
+    /// them to a [`SummaryBuilder`], which spills to disk past its budget.
     ///
     /// ```
     /// use grader_core::EvaluationResult;
@@ -330,15 +337,17 @@ impl Summary {
     /// ```
     pub fn from_lines(lines: impl IntoIterator<Item = Line>, options: SummaryOptions) -> Self {
         let mut builder = SummaryBuilder::new(options);
+        builder.budget = usize::MAX;
         for line in lines {
             builder.push(line);
         }
-        builder.finish()
+        builder.in_memory()
     }
 }
 
 /// The summary of one or more evaluation files (the shards of a run, say) read together,
-/// streamed line by line. A torn last line of a file is left out.
+/// streamed line by line with a [`SummaryBuilder`] (so its memory is flat in the files' size).
+/// A torn last line of a file is left out.
 ///
 /// ```no_run
 /// use grader_core::eval::{SummaryOptions, summarize_files};
@@ -349,7 +358,10 @@ impl Summary {
 /// ```
 ///
 /// # Errors
-/// When a file cannot be read or holds a complete line that is not an evaluation line.
+/// When a file cannot be read or holds a complete line that is not an evaluation line, or
+/// when the summary's temporary files cannot be written ([`LinesError::Spill`]).
+///
+/// [`LinesError::Spill`]: super::line::LinesError::Spill
 pub fn summarize_files<P: AsRef<std::path::Path>>(
     paths: &[P],
     options: SummaryOptions,
@@ -362,36 +374,250 @@ pub fn summarize_files<P: AsRef<std::path::Path>>(
             }
         }
     }
-    Ok(builder.finish())
+    Ok(builder.finish()?)
 }
 
-/// One line as a summary keeps it: 16 bytes.
+/// One line as a summary keeps it in memory: 24 bytes.
 #[derive(Debug, Clone, Copy)]
 struct Kept {
-    /// The sample, as its index in [`SummaryBuilder::ids`].
+    /// The sample, as its index in [`Run::ids`].
     sample: u32,
     epoch: u32,
     /// The reward, or NaN for a line without one (a reward is always finite).
     reward: f64,
+    /// Its place in the log of lines that may be duplicates ([`spill::NOT_LOGGED`] when it
+    /// is not there).
+    logged: u64,
 }
 
-/// Builds a [`Summary`] from lines pushed one at a time, keeping of each line only what the
-/// metrics need (16 bytes), and of each sample its id once (in one buffer) and which epochs it
-/// has; subscore means and the grading time are running sums. So files much larger than
-/// memory can be summarized.
+/// Builds a [`Summary`] from lines pushed one at a time, in memory bounded by
+/// [`MEMORY_BUDGET`](Self::MEMORY_BUDGET) plus 8 bytes a sample.
+///
+/// Of each line it keeps only what the metrics need (24 bytes), of each sample its id once and
+/// which epochs it has; subscore means and the grading time are running sums. Past the budget
+/// it sorts what it holds by sample id and epoch and writes it to a temporary file (a run),
+/// then starts again empty; [`finish`](Self::finish) merges the runs one sample at a time, so
+/// only the headline value of each sample stays in memory (8 bytes a sample: the bootstrap
+/// draws from them at random). Below the budget no file is made.
+///
+/// The temporary files are made in [`std::env::temp_dir`] (`TMPDIR` on Unix), have no name
+/// (nothing is left behind, even by a killed process) and are closed when the builder is
+/// finished or dropped. The runs take 20 bytes a line and each sample's id once per run; the
+/// lines pushed after the first spill take 10 bytes more, and 9 per subscore, in a log.
+///
+/// The summary is the same, bit for bit, whether or not anything was spilled: the first line
+/// of a (sample, epoch) counts, samples are taken in the order of their ids' bytes, and the
+/// running sums add the lines in the order they came.
+///
+/// ```
+/// use grader_core::EvaluationResult;
+/// use grader_core::eval::{Line, SummaryBuilder, SummaryOptions};
+///
+/// let mut builder = SummaryBuilder::new(SummaryOptions::default());
+/// for (id, epoch, reward) in [("b", 1, 1.0), ("a", 1, 0.0), ("a", 1, 1.0)] {
+///     builder.push(Line::graded(id, epoch, EvaluationResult::from_reward(reward)?, 0.5));
+/// }
+/// let summary = builder.finish()?;
+/// assert_eq!((summary.samples, summary.duplicates), (2, 1)); // the first line of a counts
+/// assert_eq!(summary.reward.mean, 0.5);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct SummaryBuilder {
     options: SummaryOptions,
+    /// The lines pushed since the last spill (all of them when nothing was spilled).
+    run: Run,
+    /// The size of `run`, in bytes, past which it is spilled.
+    budget: usize,
+    /// Where the temporary files go; [`std::env::temp_dir`] when `None`.
+    dir: Option<std::path::PathBuf>,
+    /// How many runs are merged at once.
+    fan_in: usize,
+    /// The runs written and the log, once anything was spilled.
+    spilled: Option<Spilled>,
+    /// Why spilling failed; nothing is kept after it.
+    failure: Option<SpillError>,
+    duplicates: usize,
+    /// The running sums over the lines that are known to be the first of their (sample, epoch).
+    totals: Totals,
+    /// A logged line being built.
+    logged: spill::Logged,
+}
+
+/// The lines of one run: the ids of its samples once, which epochs each has, and the lines.
+#[derive(Debug, Default)]
+struct Run {
     ids: Ids,
     /// Per sample, the epochs 1 to 64 seen, as bits.
     epochs_seen: Vec<u64>,
     /// The (sample, epoch) pairs seen with an epoch outside 1 to 64, as `sample << 32 | epoch`.
     other_epochs_seen: HashSet<u64, foldhash::fast::RandomState>,
     kept: Vec<Kept>,
-    duplicates: usize,
+}
+
+impl Run {
+    /// The sample's number, or `None` when this run has a line for the (sample, epoch).
+    fn insert(&mut self, id: &str, epoch: u32) -> Option<u32> {
+        let sample = self.ids.intern(id);
+        if sample as usize == self.epochs_seen.len() {
+            self.epochs_seen.push(0);
+        }
+        let new = match epoch {
+            1..=64 => {
+                let seen = &mut self.epochs_seen[sample as usize];
+                let bit = 1_u64 << (epoch - 1);
+                let new = *seen & bit == 0;
+                *seen |= bit;
+                new
+            }
+            _ => self
+                .other_epochs_seen
+                .insert((u64::from(sample) << 32) | u64::from(epoch)),
+        };
+        new.then_some(sample)
+    }
+
+    /// About how many bytes the run holds.
+    fn size(&self) -> usize {
+        // Per sample: where its id ends, its epoch bits, its slot in the table of ids.
+        const PER_SAMPLE: usize = size_of::<usize>() + size_of::<u64>() + size_of::<u32>() + 1;
+        self.kept.len() * size_of::<Kept>()
+            + self.ids.bytes.len()
+            + self.ids.len() * PER_SAMPLE
+            + self.other_epochs_seen.len() * 2 * size_of::<u64>()
+    }
+
+    /// Sorts the lines: samples in the order of their ids' bytes, each one's by epoch.
+    fn sort(&mut self) {
+        let rank = self.ids.ranks();
+        self.kept
+            .sort_unstable_by_key(|line| (rank[line.sample as usize], line.epoch));
+    }
+
+    /// Writes the run to a new file in `dir`, sorted, and empties it.
+    fn spill(&mut self, dir: &std::path::Path) -> std::io::Result<std::fs::File> {
+        self.sort();
+        let mut out = spill::RunWriter::create(dir)?;
+        for group in self.kept.chunk_by(|a, b| a.sample == b.sample) {
+            let id = Ids::get(&self.ids.bytes, &self.ids.ends, group[0].sample);
+            out.sample(
+                id,
+                group.iter().map(|line| spill::Entry {
+                    epoch: line.epoch,
+                    reward: line.reward,
+                    logged: line.logged,
+                }),
+            )?;
+        }
+        let file = out.finish()?;
+        self.ids.clear();
+        self.epochs_seen.clear();
+        self.other_epochs_seen.clear();
+        self.kept.clear();
+        Ok(file)
+    }
+}
+
+/// What was spilled.
+#[derive(Debug)]
+struct Spilled {
+    dir: std::path::PathBuf,
+    /// The runs, in the order of their lines.
+    runs: Vec<std::fs::File>,
+    /// The samples of each run, added up: at least the number of samples.
+    samples: usize,
+    /// The lines of every run but the first, as they add to the running sums.
+    log: spill::Log,
+}
+
+/// How a line ended, as its contribution to the running sums needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    Scored,
+    Failed,
+    Panicked,
+    /// A result marked `isError`, or without a finite reward.
+    IsError,
+}
+
+impl Outcome {
+    const ALL: [Outcome; 4] = [
+        Outcome::Scored,
+        Outcome::Failed,
+        Outcome::Panicked,
+        Outcome::IsError,
+    ];
+
+    fn of(line: &Line, reward: Option<f64>) -> Self {
+        match (reward, &line.error) {
+            (Some(_), _) => Outcome::Scored,
+            (None, Some(error)) => match error.kind {
+                ErrorKind::Failed => Outcome::Failed,
+                ErrorKind::Panicked => Outcome::Panicked,
+            },
+            (None, None) => Outcome::IsError,
+        }
+    }
+
+    /// Its key in [`Summary::errors`], `None` for a scored line.
+    fn error(self) -> Option<&'static str> {
+        match self {
+            Outcome::Scored => None,
+            Outcome::Failed => Some("failed"),
+            Outcome::Panicked => Some("panicked"),
+            Outcome::IsError => Some("is_error"),
+        }
+    }
+}
+
+/// The running sums: grading time, errors by kind, subscores.
+#[derive(Debug, Default)]
+struct Totals {
     errors: BTreeMap<String, usize>,
-    subscores: BTreeMap<String, (usize, Neumaier)>,
+    /// By name, in the order first seen (a logged line refers to a name by its place): how
+    /// many scored lines have it, and the sum of its values. A name seen only in lines that
+    /// turned out to be duplicates has a count of 0.
+    subscores: IndexMap<String, (usize, Neumaier)>,
     durations: Neumaier,
+}
+
+impl Totals {
+    /// Adds a line's grading time, and its error kind or its subscores.
+    fn add(
+        &mut self,
+        duration_secs: f64,
+        outcome: Outcome,
+        subscores: impl IntoIterator<Item = (usize, f64)>,
+    ) {
+        self.durations.add(duration_secs);
+        if let Some(kind) = outcome.error() {
+            match self.errors.get_mut(kind) {
+                Some(count) => *count += 1,
+                None => {
+                    self.errors.insert(kind.to_owned(), 1);
+                }
+            }
+            return;
+        }
+        for (name, value) in subscores {
+            if let Some((_, (count, sum))) = self.subscores.get_index_mut(name) {
+                *count += 1;
+                sum.add(value);
+            }
+        }
+    }
+
+    /// The number of a subscore's name.
+    fn name(&mut self, name: &str) -> usize {
+        match self.subscores.get_index_of(name) {
+            Some(index) => index,
+            None => {
+                self.subscores
+                    .insert_full(name.to_owned(), (0, Neumaier::default()))
+                    .0
+            }
+        }
+    }
 }
 
 /// Sample ids, each once, numbered from 0 in the order first seen: their bytes one after the
@@ -414,6 +640,13 @@ impl fmt::Debug for Ids {
 impl Ids {
     fn len(&self) -> usize {
         self.ends.len()
+    }
+
+    /// Forgets every id, keeping the memory for the next ones.
+    fn clear(&mut self) {
+        self.bytes.clear();
+        self.ends.clear();
+        self.table.clear();
     }
 
     fn get<'a>(bytes: &'a [u8], ends: &[usize], index: u32) -> &'a [u8] {
@@ -458,145 +691,325 @@ impl Ids {
 }
 
 impl SummaryBuilder {
-    /// An empty builder.
+    /// How many bytes of lines a builder holds before it writes them to a temporary file:
+    /// 8 MiB, about 180 000 lines of two epochs a sample with 25-byte ids (the size of a
+    /// line's JSON does not matter).
+    pub const MEMORY_BUDGET: usize = 8 << 20;
+
+    /// An empty builder, spilling past [`MEMORY_BUDGET`](Self::MEMORY_BUDGET) into
+    /// [`std::env::temp_dir`].
     #[must_use]
     pub fn new(options: SummaryOptions) -> Self {
         SummaryBuilder {
             options,
-            ids: Ids::default(),
-            epochs_seen: Vec::new(),
-            other_epochs_seen: HashSet::default(),
-            kept: Vec::new(),
+            run: Run::default(),
+            budget: Self::MEMORY_BUDGET,
+            dir: None,
+            fan_in: spill::FAN_IN,
+            spilled: None,
+            failure: None,
             duplicates: 0,
-            errors: BTreeMap::new(),
-            subscores: BTreeMap::new(),
-            durations: Neumaier::default(),
+            totals: Totals::default(),
+            logged: spill::Logged::default(),
         }
+    }
+
+    /// The same builder spilling past `budget` bytes into `dir`, merging `fan_in` runs at once:
+    /// small inputs then take the paths of large ones.
+    #[cfg(test)]
+    fn spilling(mut self, budget: usize, dir: &std::path::Path, fan_in: usize) -> Self {
+        self.budget = budget;
+        self.dir = Some(dir.to_owned());
+        self.fan_in = fan_in;
+        self
     }
 
     /// Adds a line. A second line for the same (sample, epoch) is counted as a duplicate and
     /// otherwise ignored.
+    ///
+    /// Past the memory budget this writes to a temporary file; should that fail, the error is
+    /// kept for [`finish`](Self::finish) to return and later lines are ignored.
     pub fn push(&mut self, line: Line) {
-        let sample = self.ids.intern(&line.id);
-        if sample as usize == self.epochs_seen.len() {
-            self.epochs_seen.push(0);
-        }
-        let new = match line.epoch {
-            1..=64 => {
-                let seen = &mut self.epochs_seen[sample as usize];
-                let bit = 1_u64 << (line.epoch - 1);
-                let new = *seen & bit == 0;
-                *seen |= bit;
-                new
-            }
-            _ => self
-                .other_epochs_seen
-                .insert((u64::from(sample) << 32) | u64::from(line.epoch)),
-        };
-        if !new {
-            self.duplicates += 1;
+        if self.failure.is_some() {
             return;
         }
-        self.durations.add(line.duration_secs);
+        let Some(sample) = self.run.insert(&line.id, line.epoch) else {
+            self.duplicates += 1;
+            return;
+        };
         let reward = line.reward();
-        self.kept.push(Kept {
+        let outcome = Outcome::of(&line, reward);
+        let subscores = match outcome {
+            Outcome::Scored => line
+                .result
+                .as_ref()
+                .and_then(|result| result.subscores.as_deref())
+                .unwrap_or_default(),
+            _ => &[],
+        };
+        let logged = match &mut self.spilled {
+            // Nothing was spilled: this run is the first, and the line the first of its
+            // (sample, epoch).
+            None => {
+                let totals = &mut self.totals;
+                totals.durations.add(line.duration_secs);
+                if let Some(kind) = outcome.error() {
+                    *totals.errors.entry(kind.to_owned()).or_default() += 1;
+                }
+                for sub in subscores {
+                    let stat = match totals.subscores.get_mut(sub.name()) {
+                        Some(stat) => stat,
+                        None => totals.subscores.entry(sub.name().to_owned()).or_default(),
+                    };
+                    stat.0 += 1;
+                    stat.1.add(sub.value());
+                }
+                spill::NOT_LOGGED
+            }
+            // An earlier run may hold the (sample, epoch): the line is counted at the end, if
+            // it is the first.
+            Some(spilled) => {
+                let logged = &mut self.logged;
+                logged.duration_secs = line.duration_secs;
+                logged.outcome = outcome as u8;
+                logged.subscores.clear();
+                for sub in subscores {
+                    logged
+                        .subscores
+                        .push((self.totals.name(sub.name()), sub.value()));
+                }
+                match spilled.log.push(logged) {
+                    Ok(at) => at,
+                    Err(source) => {
+                        self.fail(source);
+                        return;
+                    }
+                }
+            }
+        };
+        self.run.kept.push(Kept {
             sample,
             epoch: line.epoch,
             reward: reward.unwrap_or(f64::NAN),
+            logged,
         });
-        if reward.is_none() {
-            let kind = match &line.error {
-                Some(error) => match error.kind {
-                    ErrorKind::Failed => "failed",
-                    ErrorKind::Panicked => "panicked",
-                },
-                None => "is_error",
-            };
-            *self.errors.entry(kind.to_owned()).or_default() += 1;
-            return;
+        if self.run.size() >= self.budget {
+            self.spill();
         }
-        if let Some(subscores) = line.result.as_ref().and_then(|r| r.subscores.as_ref()) {
-            for sub in subscores {
-                let stat = match self.subscores.get_mut(sub.name()) {
-                    Some(stat) => stat,
-                    None => self.subscores.entry(sub.name().to_owned()).or_default(),
-                };
-                stat.0 += 1;
-                stat.1.add(sub.value());
+    }
+
+    fn dir(&self) -> std::path::PathBuf {
+        self.dir.clone().unwrap_or_else(std::env::temp_dir)
+    }
+
+    /// Keeps the first failure and lets go of everything held.
+    fn fail(&mut self, source: std::io::Error) {
+        self.failure = Some(SpillError {
+            dir: self.dir(),
+            source,
+        });
+        self.run = Run::default();
+        self.spilled = None;
+    }
+
+    /// Writes the run held to a new file.
+    fn spill(&mut self) {
+        let result = match &mut self.spilled {
+            Some(spilled) => {
+                spilled.samples += self.run.ids.len();
+                self.run
+                    .spill(&spilled.dir)
+                    .map(|run| spilled.runs.push(run))
             }
+            None => {
+                let dir = self.dir();
+                spill::Log::create(&dir).and_then(|log| {
+                    let samples = self.run.ids.len();
+                    let run = self.run.spill(&dir)?;
+                    self.spilled = Some(Spilled {
+                        dir,
+                        runs: vec![run],
+                        samples,
+                        log,
+                    });
+                    Ok(())
+                })
+            }
+        };
+        if let Err(source) = result {
+            self.fail(source);
         }
     }
 
     /// The summary of every line pushed.
-    #[must_use]
-    pub fn finish(self) -> Summary {
+    ///
+    /// # Errors
+    /// When lines were spilled and writing or reading the temporary files failed: a summary
+    /// of part of the lines is never given.
+    pub fn finish(mut self) -> Result<Summary, SpillError> {
+        if let Some(failure) = self.failure.take() {
+            return Err(failure);
+        }
+        let Some(spilled) = self.spilled.take() else {
+            return Ok(self.in_memory());
+        };
         let SummaryBuilder {
             options,
-            ids,
-            epochs_seen,
-            other_epochs_seen,
-            mut kept,
+            mut run,
             duplicates,
-            errors,
-            subscores,
-            durations,
+            mut totals,
+            fan_in,
+            ..
         } = self;
-        drop((epochs_seen, other_epochs_seen));
-        let lines = kept.len();
-        let samples = ids.len();
-        // Samples in the order of their ids, each one's lines in the order of their epochs.
-        let rank = ids.ranks();
-        drop(ids);
-        kept.shrink_to_fit();
-        kept.sort_unstable_by_key(|line| (rank[line.sample as usize], line.epoch));
-        drop(rank);
-        // Each sample's lines are `kept[starts[i]..starts[i + 1]]`; the reducers read their
-        // scored rewards through one scratch buffer, so nothing per line is copied.
-        let mut starts: Vec<usize> = Vec::with_capacity(samples + 1);
-        let mut epochs = 0_u32;
-        let mut errored_samples = 0;
-        let mut scored = 0;
-        for (at, group) in kept
-            .chunk_by(|a, b| a.sample == b.sample)
-            .scan(0, |at, group| {
-                let start = *at;
-                *at += group.len();
-                Some((start, group))
-            })
+        let Spilled {
+            dir,
+            mut runs,
+            samples,
+            log,
+        } = spilled;
+        let fail = |source| SpillError {
+            dir: dir.clone(),
+            source,
+        };
+        let samples = samples + run.ids.len();
+        if !run.kept.is_empty() {
+            runs.push(run.spill(&dir).map_err(fail)?);
+        }
+        drop(run);
+        let mut dropped = Vec::new();
+        let mut merge = spill::Merge::new(runs, &dir, fan_in, &mut dropped).map_err(fail)?;
+        let mut tally = Tally::new(&options, samples);
+        let (mut id, mut entries) = (Vec::new(), Vec::new());
+        while merge
+            .next(&mut id, &mut entries, &mut dropped)
+            .map_err(fail)?
         {
-            starts.push(at);
-            epochs = epochs.max(u32::try_from(group.len()).unwrap_or(u32::MAX));
-            let group_scored = group.iter().filter(|line| !line.reward.is_nan()).count();
-            scored += group_scored;
-            if group_scored == 0 {
-                errored_samples += 1;
+            tally.sample(entries.iter().map(|entry| entry.reward));
+        }
+        drop(merge);
+        let duplicates = duplicates + dropped.len();
+        dropped.sort_unstable();
+        log.replay(&dropped, |line| {
+            let outcome = Outcome::ALL
+                .get(usize::from(line.outcome))
+                .copied()
+                .unwrap_or(Outcome::IsError);
+            totals.add(line.duration_secs, outcome, line.subscores.iter().copied());
+        })
+        .map_err(fail)?;
+        Ok(tally.summary(options, totals, duplicates))
+    }
+
+    /// The summary of the lines held, when nothing was spilled.
+    fn in_memory(self) -> Summary {
+        let SummaryBuilder {
+            options,
+            mut run,
+            duplicates,
+            totals,
+            ..
+        } = self;
+        run.sort();
+        let mut tally = Tally::new(&options, run.ids.len());
+        for group in run.kept.chunk_by(|a, b| a.sample == b.sample) {
+            tally.sample(group.iter().map(|line| line.reward));
+        }
+        drop(run);
+        tally.summary(options, totals, duplicates)
+    }
+}
+
+/// The per-sample statistics, computed one sample at a time in the order of their ids.
+struct Tally {
+    threshold: f64,
+    headline: Reducer,
+    reducers: Vec<(Reducer, RunningMean)>,
+    /// pass@k for `k` from 1.
+    pass_at: Vec<RunningMean>,
+    /// The headline reducer's value of each sample that has one, for the bootstrap.
+    values: Vec<f64>,
+    samples: usize,
+    lines: usize,
+    scored: usize,
+    errored_samples: usize,
+    epochs: u32,
+    /// How many samples have each number of lines.
+    lengths: BTreeMap<usize, usize>,
+    /// The scored rewards of the sample at hand.
+    scratch: Vec<f64>,
+}
+
+impl Tally {
+    /// A tally of at most `samples` samples.
+    fn new(options: &SummaryOptions, samples: usize) -> Self {
+        Tally {
+            threshold: options.threshold,
+            headline: options.reducer,
+            reducers: options
+                .reducers
+                .iter()
+                .map(|reducer| (*reducer, RunningMean::default()))
+                .collect(),
+            pass_at: Vec::new(),
+            // Reserved at once: the pages past the samples seen are never touched, and the
+            // values are not copied as they grow.
+            values: Vec::with_capacity(samples),
+            samples: 0,
+            lines: 0,
+            scored: 0,
+            errored_samples: 0,
+            epochs: 0,
+            lengths: BTreeMap::new(),
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Adds a sample: its rewards by epoch, NaN for an errored line.
+    fn sample(&mut self, rewards: impl Iterator<Item = f64>) {
+        self.scratch.clear();
+        let mut lines = 0;
+        for reward in rewards {
+            lines += 1;
+            if !reward.is_nan() {
+                self.scratch.push(reward);
             }
         }
-        starts.push(kept.len());
-        let reduce_all = |reducer: Reducer| -> Vec<f64> {
-            let mut scratch: Vec<f64> = Vec::new();
-            let mut reduced = Vec::with_capacity(samples);
-            for bounds in starts.windows(2) {
-                scratch.clear();
-                scratch.extend(
-                    kept[bounds[0]..bounds[1]]
-                        .iter()
-                        .map(|line| line.reward)
-                        .filter(|r| !r.is_nan()),
-                );
-                reduced.extend(reducer.reduce(&scratch, options.threshold));
+        self.samples += 1;
+        self.lines += lines;
+        self.scored += self.scratch.len();
+        if self.scratch.is_empty() {
+            self.errored_samples += 1;
+        }
+        self.epochs = self.epochs.max(u32::try_from(lines).unwrap_or(u32::MAX));
+        *self.lengths.entry(lines).or_default() += 1;
+        let values = &self.scratch[..];
+        self.values
+            .extend(self.headline.reduce(values, self.threshold));
+        // pass@k is undefined past the scored epochs.
+        for k in 1..=values.len() {
+            if self.pass_at.len() < k {
+                self.pass_at.push(RunningMean::default());
             }
-            reduced
-        };
-        let stat = |reducer: Reducer| {
-            let values = reduce_all(reducer);
-            ReducerStat {
-                reducer,
-                samples: values.len(),
-                mean: metrics::mean(&values),
+            if let Some(value) = Reducer::PassAt(k).reduce(values, self.threshold) {
+                self.pass_at[k - 1].push(value);
             }
+        }
+        for (reducer, mean) in &mut self.reducers {
+            if let Some(value) = reducer.reduce(values, self.threshold) {
+                mean.push(value);
+            }
+        }
+    }
+
+    fn summary(self, options: SummaryOptions, totals: Totals, duplicates: usize) -> Summary {
+        let stat = |reducer: Reducer, mean: Option<&RunningMean>| ReducerStat {
+            reducer,
+            samples: mean.map_or(0, |mean| {
+                usize::try_from(mean.count()).unwrap_or(usize::MAX)
+            }),
+            mean: mean.map_or(0.0, RunningMean::mean),
         };
-        let headline = reduce_all(options.reducer);
+        let headline = self.values;
         let binary = headline.iter().all(|v| *v == 0.0 || *v == 1.0);
         // The options' level was checked by nobody; an invalid one gives NaN bounds rather
         // than a panic or a made-up interval.
@@ -626,42 +1039,41 @@ impl SummaryBuilder {
             pass_rate: metrics::pass_rate(&headline, options.threshold),
         };
         drop(headline);
+        let epochs = self.epochs;
         let expected = options.epochs.unwrap_or(epochs) as usize;
-        let incomplete_samples = starts
-            .windows(2)
-            .filter(|bounds| bounds[1] - bounds[0] < expected)
-            .count();
+        let incomplete_samples = self.lengths.range(..expected).map(|(_, count)| count).sum();
         let pass_at_k = (1..=epochs as usize)
-            .map(|k| stat(Reducer::PassAt(k)))
+            .map(|k| stat(Reducer::PassAt(k), self.pass_at.get(k - 1)))
             .collect();
-        let reducers = options.reducers.iter().map(|r| stat(*r)).collect();
-        let subscores = subscores
+        let reducers = self
+            .reducers
+            .iter()
+            .map(|(reducer, mean)| stat(*reducer, Some(mean)))
+            .collect();
+        let subscores = totals
+            .subscores
             .into_iter()
+            .filter(|(_, (count, _))| *count > 0)
             .map(|(name, (count, sum))| {
-                let mean = if count == 0 {
-                    0.0
-                } else {
-                    sum.total() / count as f64
-                };
+                let mean = sum.total() / count as f64;
                 (name, SubscoreStat { count, mean })
             })
             .collect();
-        let errored = lines - scored;
         Summary {
-            samples,
+            samples: self.samples,
             epochs,
             incomplete_samples,
-            lines,
-            scored,
-            errored,
-            errors,
-            errored_samples,
+            lines: self.lines,
+            scored: self.scored,
+            errored: self.lines - self.scored,
+            errors: totals.errors,
+            errored_samples: self.errored_samples,
             duplicates,
             reward,
             pass_at_k,
             reducers,
             subscores,
-            grading_secs: durations.total(),
+            grading_secs: totals.durations.total(),
             options,
         }
     }
@@ -898,38 +1310,104 @@ mod tests {
         Line::graded(id, epoch, result, 0.0)
     }
 
+    /// Random lines: ids from a small set, mostly epochs 1 to 4 but also 0, past 64 and the
+    /// largest, failures, panics, results marked `isError`, subscores, grading times whose sum
+    /// depends on the order they are added in.
+    fn random_lines(rng: &mut rand_chacha::ChaCha8Rng) -> Vec<Line> {
+        use rand::Rng;
+
+        let mut lines = Vec::new();
+        for _ in 0..rng.random_range(0..300) {
+            let id = format!("s{}", rng.random_range(0..60));
+            let epoch = if rng.random_bool(0.1) {
+                [0, 65, 100, u32::MAX][rng.random_range(0..4)]
+            } else {
+                rng.random_range(1..5)
+            };
+            let duration = rng.random::<f64>() * 10.0;
+            lines.push(match rng.random_range(0..20) {
+                0 => Line::failed(&*id, epoch, ErrorKind::Failed, "no", duration),
+                1 => Line::failed(&*id, epoch, ErrorKind::Panicked, "boom", duration),
+                2 => {
+                    let mut result = EvaluationResult::from_reward(0.5).expect("finite");
+                    result.is_error = true;
+                    Line::graded(id, epoch, result, duration)
+                }
+                _ => {
+                    let reward = f64::from(rng.random_range(0..5_u8)) / 4.0 - 0.25;
+                    let mut result = EvaluationResult::from_reward(reward).expect("finite");
+                    let names = ["tests", "style", "judge"];
+                    result.subscores = Some(
+                        names[..rng.random_range(0..=names.len())]
+                            .iter()
+                            .map(|name| {
+                                crate::SubScore::new(*name, rng.random::<f64>()).expect("valid")
+                            })
+                            .collect(),
+                    );
+                    Line::graded(id, epoch, result, duration)
+                }
+            });
+        }
+        lines
+    }
+
+    /// Pushes `lines` into a builder spilling past `budget` bytes into `dir`.
+    fn spilled(
+        lines: &[Line],
+        budget: usize,
+        dir: &std::path::Path,
+        fan_in: usize,
+    ) -> (usize, Result<Summary, SpillError>) {
+        let mut builder =
+            SummaryBuilder::new(SummaryOptions::default()).spilling(budget, dir, fan_in);
+        for line in lines {
+            builder.push(line.clone());
+        }
+        let runs = builder
+            .spilled
+            .as_ref()
+            .map_or(0, |spilled| spilled.runs.len());
+        (runs, builder.finish())
+    }
+
     /// What a summary keeps of lines pushed in any order, against the plain reading: every
-    /// sample's first line per epoch, samples by id, epochs in order.
+    /// sample's first line per epoch, samples by id, epochs in order, sums in the order the
+    /// lines came. Spilled to many small runs (merged a few at a time), the same summary.
     #[test]
     fn the_compact_builder_keeps_what_the_plain_reading_would() {
+        use rand::SeedableRng;
         use rand::seq::SliceRandom;
-        use rand::{Rng, SeedableRng};
 
+        let dir = tempfile::tempdir().expect("a temporary directory");
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
         for round in 0..40 {
-            let mut lines = Vec::new();
-            for _ in 0..rng.random_range(0..300) {
-                let id = format!("s{}", rng.random_range(0..60));
-                let epoch = rng.random_range(1..5);
-                lines.push(if rng.random_bool(0.15) {
-                    Line::failed(&*id, epoch, ErrorKind::Failed, "no", 0.5)
-                } else {
-                    graded(
-                        &id,
-                        epoch,
-                        f64::from(rng.random_range(0..5_u8)) / 4.0 - 0.25,
-                    )
-                });
-            }
+            let lines = random_lines(&mut rng);
             // The plain reading, first line of each (sample, epoch) wins.
             let mut plain: BTreeMap<String, BTreeMap<u32, Option<f64>>> = BTreeMap::new();
             let mut duplicates = 0;
+            let mut durations = Vec::new();
+            let mut subscores: BTreeMap<String, Vec<f64>> = BTreeMap::new();
             for line in &lines {
                 let epochs = plain.entry(line.id.clone()).or_default();
                 match epochs.entry(line.epoch) {
                     std::collections::btree_map::Entry::Occupied(_) => duplicates += 1,
                     std::collections::btree_map::Entry::Vacant(slot) => {
                         slot.insert(line.reward());
+                        durations.push(line.duration_secs);
+                        if line.reward().is_some() {
+                            for sub in line
+                                .result
+                                .as_ref()
+                                .and_then(|r| r.subscores.as_deref())
+                                .unwrap_or_default()
+                            {
+                                subscores
+                                    .entry(sub.name().to_owned())
+                                    .or_default()
+                                    .push(sub.value());
+                            }
+                        }
                     }
                 }
             }
@@ -950,6 +1428,49 @@ mod tests {
                 metrics::ci_bootstrap(&means, 0.95, 1000, 0).expect("a level"),
                 "round {round}: samples in the order of their ids"
             );
+            assert_eq!(
+                summary.grading_secs,
+                crate::grade::neumaier_sum(durations.iter().copied()),
+                "round {round}: the grading times added in the order of the lines"
+            );
+            let subscore_means: BTreeMap<String, f64> = subscores
+                .iter()
+                .map(|(name, values)| (name.clone(), metrics::mean(values)))
+                .collect();
+            assert_eq!(
+                summary
+                    .subscores
+                    .iter()
+                    .map(|(name, stat)| (name.clone(), stat.mean))
+                    .collect::<BTreeMap<_, _>>(),
+                subscore_means,
+                "round {round}"
+            );
+            let json = serde_json::to_string(&summary).expect("a summary as JSON");
+            // Through temporary files: the same summary, bit for bit.
+            for (budget, fan_in) in [
+                (usize::MAX, spill::FAN_IN),
+                (600, spill::FAN_IN),
+                (300, 3),
+                (300, 2),
+            ] {
+                let (runs, spilled) = spilled(&lines, budget, dir.path(), fan_in);
+                if budget < 1000 && lines.len() > 30 {
+                    let least = if budget == 300 { 3 } else { 1 };
+                    assert!(
+                        runs >= least,
+                        "round {round}: {runs} runs under a budget of {budget}"
+                    );
+                } else if budget == usize::MAX {
+                    assert_eq!(runs, 0, "round {round}: nothing spilled below the budget");
+                }
+                let spilled = spilled.expect("a summary through temporary files");
+                assert_eq!(
+                    serde_json::to_string(&spilled).ok().as_ref(),
+                    Some(&json),
+                    "round {round}, budget {budget}, {runs} runs merged {fan_in} at a time"
+                );
+            }
             // Another order of the same distinct lines: the same summary.
             let mut distinct: Vec<Line> = Vec::new();
             let mut taken = std::collections::HashSet::new();
@@ -961,12 +1482,95 @@ mod tests {
             distinct.shuffle(&mut rng);
             let mut again = Summary::from_lines(distinct, SummaryOptions::default());
             again.duplicates = summary.duplicates;
+            again.grading_secs = summary.grading_secs;
+            again.subscores.clone_from(&summary.subscores);
             assert_eq!(
                 serde_json::to_string(&again).ok(),
                 serde_json::to_string(&summary).ok(),
                 "round {round}"
             );
         }
+        assert_eq!(
+            std::fs::read_dir(dir.path())
+                .expect("the directory")
+                .count(),
+            0,
+            "the temporary files have no name"
+        );
+    }
+
+    /// The open files in `dir` of this process (on Linux, where `/proc/self/fd` tells them).
+    #[cfg(target_os = "linux")]
+    fn open_files_in(dir: &std::path::Path) -> usize {
+        std::fs::read_dir("/proc/self/fd")
+            .expect("the open files")
+            .filter_map(|entry| std::fs::read_link(entry.ok()?.path()).ok())
+            .filter(|target| target.starts_with(dir))
+            .count()
+    }
+
+    #[test]
+    fn spill_files_are_gone_after_finish_and_after_a_drop_without_it() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let dir = dir.path().canonicalize().expect("a path");
+        let lines: Vec<Line> = (0..500)
+            .map(|i| graded(&format!("sample-{}", i % 200), 1 + i / 200, 0.5))
+            .collect();
+        for finish in [true, false] {
+            let mut builder =
+                SummaryBuilder::new(SummaryOptions::default()).spilling(2_000, &dir, 4);
+            for line in &lines {
+                builder.push(line.clone());
+            }
+            let runs = builder
+                .spilled
+                .as_ref()
+                .map_or(0, |spilled| spilled.runs.len());
+            assert!(runs > 4, "{runs} runs");
+            // No file in the directory has a name; each run is open, and the log.
+            assert_eq!(std::fs::read_dir(&dir).expect("the directory").count(), 0);
+            #[cfg(target_os = "linux")]
+            assert_eq!(open_files_in(&dir), runs + 1);
+            if finish {
+                let summary = builder.finish().expect("a summary");
+                assert_eq!((summary.samples, summary.lines), (200, 500));
+            } else {
+                drop(builder);
+            }
+            #[cfg(target_os = "linux")]
+            assert_eq!(open_files_in(&dir), 0, "finished: {finish}");
+            assert_eq!(std::fs::read_dir(&dir).expect("the directory").count(), 0);
+        }
+    }
+
+    #[test]
+    fn a_spill_that_fails_is_an_error_naming_the_directory_not_a_partial_summary() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let missing = dir.path().join("missing");
+        let lines: Vec<Line> = (0..100).map(|i| graded(&format!("s{i}"), 1, 1.0)).collect();
+        let (runs, summary) = spilled(&lines, 500, &missing, spill::FAN_IN);
+        assert_eq!(runs, 0);
+        let error = summary.expect_err("no directory to spill to");
+        assert_eq!(error.dir, missing);
+        assert_eq!(error.source.kind(), std::io::ErrorKind::NotFound);
+        let message = error.to_string();
+        assert!(message.contains(&*missing.to_string_lossy()), "{message}");
+        assert!(message.contains("TMPDIR"), "{message}");
+        // Below the budget nothing is written, so nothing can fail.
+        let (runs, summary) = spilled(&lines, usize::MAX, &missing, spill::FAN_IN);
+        assert_eq!(runs, 0);
+        assert_eq!(summary.expect("a summary in memory").samples, 100);
+    }
+
+    #[test]
+    fn a_new_builder_holds_a_few_mebibytes_before_it_spills() {
+        let mut builder = SummaryBuilder::new(SummaryOptions::default());
+        for i in 0..50_000 {
+            builder.push(graded(&format!("sample-{i:06}"), 1, 1.0));
+        }
+        assert!(builder.spilled.is_none(), "50 000 lines stay in memory");
+        assert!(builder.run.size() < SummaryBuilder::MEMORY_BUDGET);
+        assert!(builder.run.size() > 50_000 * size_of::<Kept>());
     }
 
     #[test]
