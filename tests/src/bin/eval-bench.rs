@@ -1,10 +1,11 @@
 //! The Rust side of the end-to-end evaluation benchmark (`benches/eval/run.py`):
-//! `eval-bench OUTPUT SAMPLES [WORKERS]` grades `SAMPLES` question-answer pairs (the same ones
+//! `eval-bench OUTPUT SAMPLES [WORKERS [CONCURRENCY]]` grades `SAMPLES` question-answer pairs (the same ones
 //! the Python side makes) with four text graders into a fresh JSONL file, one epoch each, and
 //! prints the number of lines written, the wall seconds and the CPU seconds of the run (of
 //! every thread of the process, from `/proc/self/stat`, Linux) as JSON. Without `WORKERS` it
 //! runs on a current-thread runtime (one core); with it, on a multi-threaded runtime of that
-//! many worker threads, the grading inside the future so that it runs on them.
+//! many worker threads, the grading inside the future so that it runs on them, at most
+//! `CONCURRENCY` (64 unless given) at once.
 
 use std::time::Instant;
 
@@ -70,10 +71,16 @@ fn cpu_seconds() -> Option<f64> {
 /// Runs the benchmark as the module docs say.
 pub fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let (output, samples, workers) = match &args[..] {
-        [output, samples] => (output, samples, None),
-        [output, samples, workers] => (output, samples, Some(workers.parse::<usize>()?)),
-        _ => return Err("usage: eval-bench OUTPUT SAMPLES [WORKERS]".into()),
+    let (output, samples, workers, concurrency) = match &args[..] {
+        [output, samples] => (output, samples, None, 64),
+        [output, samples, workers] => (output, samples, Some(workers.parse::<usize>()?), 64),
+        [output, samples, workers, concurrency] => (
+            output,
+            samples,
+            Some(workers.parse::<usize>()?),
+            concurrency.parse::<usize>()?,
+        ),
+        _ => return Err("usage: eval-bench OUTPUT SAMPLES [WORKERS [CONCURRENCY]]".into()),
     };
     let samples: usize = samples.parse()?;
     if std::path::Path::new(output).exists() {
@@ -99,7 +106,7 @@ pub fn main() -> Result<(), Box<dyn std::error::Error>> {
             .build()?
             .block_on(
                 evaluation
-                    .concurrency(64)
+                    .concurrency(concurrency)
                     .run(items, |item, _epoch| async move {
                         let (answer, reference, number) = sample(item.1);
                         grade(&answer, &reference, number)
@@ -113,6 +120,7 @@ pub fn main() -> Result<(), Box<dyn std::error::Error>> {
             "seconds": started.elapsed().as_secs_f64(),
             "cpu_seconds": cpu_seconds().zip(cpu_started).map(|(end, start)| end - start),
             "workers": workers,
+            "concurrency": workers.map(|_| concurrency),
         })
     );
     Ok(())
