@@ -181,3 +181,87 @@ fn a_dropped_run_leaves_no_grading_running() {
     assert_eq!(alive.load(Ordering::SeqCst), 0, "every grading dropped");
     assert_eq!(pairs(&output).len(), 4, "the finished lines kept");
 }
+
+/// An error whose message cannot be written: `Display` panics.
+struct Unprintable;
+
+impl std::fmt::Display for Unprintable {
+    fn fmt(&self, _: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        panic!("the error could not be printed")
+    }
+}
+
+/// A grading's future whose destructor panics.
+struct PanicsOnDrop;
+
+impl Drop for PanicsOnDrop {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            panic!("the grading panicked while dropped");
+        }
+    }
+}
+
+/// One worker and a concurrency of 16 put gradings in batches of 8 sharing a task: a panic
+/// while a grading's line is made (its error's `Display`) or while its future is dropped is
+/// that grading's own, so its batch mates still get their own lines.
+#[test]
+fn a_panic_ending_one_grading_is_its_line_alone_not_its_batch_mates() {
+    panics_end_their_own_grading_only("panic-batch", &runtime(1));
+}
+
+/// Polled in place on a current-thread runtime, the same panics are the grading's line, not
+/// the run's end.
+#[test]
+fn a_panic_ending_a_grading_polled_in_place_is_its_line() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    panics_end_their_own_grading_only("panic-in-place", &runtime);
+}
+
+fn panics_end_their_own_grading_only(name: &str, runtime: &tokio::runtime::Runtime) {
+    let output = scratch(name).join("results.jsonl");
+    let report = runtime
+        .block_on(
+            Evaluation::new(&output)
+                .concurrency(16)
+                .handle_interrupts(false)
+                .progress(false)
+                .run((0..32).map(|i| (i, i)), |sample, _| async move {
+                    match sample.1 {
+                        3 => return Err(Unprintable),
+                        5 => {
+                            let _bomb = PanicsOnDrop;
+                            tokio::time::sleep(Duration::from_millis(1)).await;
+                        }
+                        _ => tokio::time::sleep(Duration::from_millis(20)).await,
+                    }
+                    let sub = SubScore::new("check", 1.0).expect("a subscore");
+                    Ok(Grade::from_subscores([sub]).expect("a grade"))
+                }),
+        )
+        .expect("the run");
+    assert_eq!(report.written, 32);
+    let text = std::fs::read_to_string(&output).expect("the results");
+    let mut failed: Vec<(String, String)> = text
+        .lines()
+        .map(|raw| serde_json::from_str::<Line>(raw).expect("a line"))
+        .filter_map(|line| Some((line.id, line.error?.message)))
+        .collect();
+    failed.sort();
+    assert_eq!(
+        failed,
+        [
+            ("3".to_owned(), "the error could not be printed".to_owned()),
+            (
+                "5".to_owned(),
+                "the grading panicked while dropped".to_owned()
+            ),
+        ],
+        "only the two gradings that panicked have errors"
+    );
+    assert_eq!(report.errored, 2);
+    assert_eq!(pairs(&output).len(), 32);
+}

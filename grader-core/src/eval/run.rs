@@ -993,11 +993,22 @@ pin_project_lite::pin_project! {
     /// hold the result several times over.
     struct Graded<Fut> {
         #[pin]
-        future: futures_util::future::CatchUnwind<AssertUnwindSafe<Fut>>,
+        future: Stage<Fut>,
         id: Arc<str>,
         epoch: u32,
         started: Instant,
         on_worker: bool,
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The grading function's future until it ends; then nothing, as it is dropped as soon as
+    /// it ends, where a panic of its destructor is caught too.
+    #[project = StageProj]
+    #[project_replace = StageReplace]
+    enum Stage<Fut> {
+        Running { #[pin] future: futures_util::future::CatchUnwind<AssertUnwindSafe<Fut>> },
+        Ended,
     }
 }
 
@@ -1008,7 +1019,9 @@ where
 {
     fn new(future: Fut, id: Arc<str>, epoch: u32, started: Instant, on_worker: bool) -> Self {
         Graded {
-            future: AssertUnwindSafe(future).catch_unwind(),
+            future: Stage::Running {
+                future: AssertUnwindSafe(future).catch_unwind(),
+            },
             id,
             epoch,
             started,
@@ -1053,15 +1066,28 @@ where
     type Output = Finished;
 
     fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<Finished> {
-        let this = self.project();
-        let outcome = std::task::ready!(this.future.poll(cx));
-        std::task::Poll::Ready(Self::line(
-            outcome,
+        let mut this = self.project();
+        let outcome = match this.future.as_mut().project() {
+            StageProj::Running { future } => std::task::ready!(future.poll(cx)),
+            StageProj::Ended => panic!("a grading polled after it ended"),
+        };
+        let (id, epoch, started, on_worker) = (
             Arc::clone(this.id),
             *this.epoch,
             *this.started,
             *this.on_worker,
-        ))
+        );
+        // What runs of the grading's own code after it ended (its future's destructor, its
+        // error's `Display`) may panic too: that is this grading's panic, and becomes its line,
+        // rather than unwinding through the batch it shares a task with (or, polled in place,
+        // through the run).
+        let ended = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            this.future.project_replace(Stage::Ended);
+            Self::line(outcome, Arc::clone(&id), epoch, started, on_worker)
+        }));
+        std::task::Poll::Ready(
+            ended.unwrap_or_else(|panic| Self::line(Err(panic), id, epoch, started, on_worker)),
+        )
     }
 }
 

@@ -104,14 +104,13 @@ pub fn main() -> Result<(), Box<dyn std::error::Error>> {
             .worker_threads(workers)
             .enable_all()
             .build()?
-            .block_on(
-                evaluation
-                    .concurrency(concurrency)
-                    .run(items, |item, _epoch| async move {
-                        let (answer, reference, number) = sample(item.1);
-                        grade(&answer, &reference, number)
-                    }),
-            )?,
+            .block_on(evaluation.concurrency(concurrency).run(
+                items,
+                |item, _epoch| async move {
+                    let (answer, reference, number) = sample(item.1);
+                    grade(&answer, &reference, number)
+                },
+            ))?,
     };
     println!(
         "{}",
