@@ -1289,6 +1289,58 @@ mod tests {
         assert!(Shard::ALL.contains("anything"));
     }
 
+    /// A batch task that panics outside its gradings gives each grading it left a panicked
+    /// line, keeps the line of one that ended before, and leaves none in flight.
+    #[test]
+    fn a_batch_task_panicking_fails_only_the_gradings_it_left() {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        runtime.block_on(async {
+            let mut running = Running::new(6, Scope::current());
+            assert_eq!(running.batch_size, 3);
+            running.spawn(Arc::from("done"), 1, async {
+                Finished::from(Line::failed("done", 1, ErrorKind::Failed, "first", 0.0))
+            });
+            running.spawn(Arc::from("left"), 2, std::future::pending());
+            running.spawn(Arc::from("boom"), 1, async {
+                tokio::task::yield_now().await;
+                panic!("outside any grading's catch")
+            });
+            assert_eq!(running.len(), 3);
+            let mut lines = Vec::new();
+            while let Some(line) = running.next().await {
+                lines.extend(line);
+            }
+            let mut ended: Vec<(String, ErrorKind)> = lines
+                .iter()
+                .map(|line| {
+                    let Json::Written(Ok(json)) = &line.json else {
+                        panic!("a written line");
+                    };
+                    let line: Line = serde_json::from_slice(json).expect("a line");
+                    (
+                        format!("{}/{}", line.id, line.epoch),
+                        line.error.expect("an error").kind,
+                    )
+                })
+                .collect();
+            ended.sort_by(|a, b| a.0.cmp(&b.0));
+            assert_eq!(
+                ended,
+                [
+                    ("boom/1".to_owned(), ErrorKind::Panicked),
+                    ("done/1".to_owned(), ErrorKind::Failed),
+                    ("left/2".to_owned(), ErrorKind::Panicked),
+                ]
+            );
+            assert_eq!((running.len(), running.cancelled), (0, 0));
+            assert!(running.is_empty());
+        });
+    }
+
     /// Cancelling keeps the lines of gradings that finished but were not yet taken, and gives
     /// none to those it cancels (a resumed run grades them).
     #[test]
