@@ -432,7 +432,7 @@ impl Evaluation {
             match &line.json {
                 Json::Line(json) => {
                     let before = buffer.len();
-                    if let Err(source) = serde_json::to_writer(&mut *buffer, json) {
+                    if let Err(source) = super::write::write_line(buffer, json) {
                         buffer.truncate(before);
                         return Err(EvalError::Serialize {
                             id: line.id.to_string(),
@@ -497,8 +497,9 @@ impl Evaluation {
                     None => exhausted = true,
                 }
             }
-            // The last gradings made, fewer than a batch, start now.
-            running.start();
+            // Gradings fewer than a batch start now if a worker may have nothing to do, and
+            // otherwise wait for more to fill the batch.
+            running.start_unless_busy(exhausted);
             if running.is_empty() {
                 break;
             }
@@ -610,6 +611,8 @@ struct Running {
     next_batch: u64,
     /// Gradings per batch task.
     batch_size: usize,
+    /// The runtime's worker threads.
+    workers: usize,
     /// The scope (limiter, policies) the tasks run in.
     scope: Scope,
     /// Gradings started as tasks and not yet ended.
@@ -712,6 +715,7 @@ impl Running {
             batch_size: workers.map_or(1, |workers| {
                 (concurrency / (2 * workers.max(1))).clamp(1, 64)
             }),
+            workers: workers.unwrap_or(1).max(1),
             scope,
             in_flight: 0,
             local: FuturesUnordered::new(),
@@ -736,6 +740,16 @@ impl Running {
             }
         } else {
             self.local.push(Box::pin(line));
+        }
+    }
+
+    /// Starts the gradings added since the last batch, fewer than a batch, when no more are
+    /// coming (`exhausted`) or fewer than a batch per worker are running (so a worker may be
+    /// idle); otherwise they wait for the batch to fill as gradings end, so that batches stay
+    /// full in a steady run rather than one grading each.
+    fn start_unless_busy(&mut self, exhausted: bool) {
+        if exhausted || self.in_flight < self.batch_size * self.workers {
+            self.start();
         }
     }
 
@@ -879,7 +893,6 @@ impl Running {
         if !self.spawn {
             return self.local.next().await.map(Some);
         }
-        self.start();
         loop {
             if let Some(line) = self.ready.pop_front() {
                 return Some(Some(line));
@@ -889,7 +902,11 @@ impl Running {
                 continue;
             }
             if self.in_flight == 0 {
-                return None;
+                if self.pending.is_empty() {
+                    return None;
+                }
+                self.start();
+                continue;
             }
             // A hand-over after the take above leaves a permit: this returns at once.
             self.outbox.notify.notified().await;
@@ -957,7 +974,7 @@ impl Finished {
         let json = SCRATCH.with(|scratch| {
             let mut scratch = scratch.borrow_mut();
             scratch.clear();
-            serde_json::to_writer(&mut *scratch, &line).map_err(|error| error.to_string())?;
+            super::write::write_line(&mut scratch, &line).map_err(|error| error.to_string())?;
             scratch.push(b'\n');
             Ok(scratch.to_vec())
         });
