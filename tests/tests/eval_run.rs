@@ -95,11 +95,23 @@ fn wait_until(child: &mut Child, mut ready: impl FnMut() -> bool) {
 
 #[test]
 fn a_run_killed_with_sigkill_resumes_to_every_pair_exactly_once() {
-    let dir = scratch("sigkill");
+    killed_and_resumed("sigkill", 0);
+}
+
+/// On two worker threads, where the gradings run in batches of two per task.
+#[test]
+fn a_multi_threaded_run_killed_with_sigkill_resumes_to_every_pair_exactly_once() {
+    killed_and_resumed("sigkill-threads", 2);
+}
+
+fn killed_and_resumed(name: &str, workers: usize) {
+    let dir = scratch(name);
+    let workers = workers.to_string();
     let (samples, epochs) = (300, 2);
     let reference = dir.join("reference.jsonl");
     let (code, _) = finish(
         probe(&reference, "text", samples, epochs, 8)
+            .env("EVAL_PROBE_WORKERS", &workers)
             .spawn()
             .expect("start the reference run"),
     );
@@ -109,6 +121,7 @@ fn a_run_killed_with_sigkill_resumes_to_every_pair_exactly_once() {
 
     let output = dir.join("killed.jsonl");
     let mut child = probe(&output, "text", samples, epochs, 8)
+        .env("EVAL_PROBE_WORKERS", &workers)
         .env("EVAL_PROBE_DELAY_MS", "5")
         .spawn()
         .expect("start the run to kill");
@@ -130,6 +143,7 @@ fn a_run_killed_with_sigkill_resumes_to_every_pair_exactly_once() {
 
     let (code, report) = finish(
         probe(&output, "text", samples, epochs, 8)
+            .env("EVAL_PROBE_WORKERS", &workers)
             .spawn()
             .expect("start the resumed run"),
     );
@@ -288,11 +302,24 @@ fn group_alive(pgid: &str) -> bool {
 
 #[test]
 fn ctrl_c_leaves_no_process_and_a_resumable_file() {
-    let dir = scratch("sigint");
+    interrupted_and_resumed("sigint", 0, 4);
+}
+
+/// On two worker threads, where the gradings run in batches of two per task: each batch's
+/// commands are killed, and the lines that finished are kept.
+#[test]
+fn ctrl_c_on_worker_threads_leaves_no_process_and_a_resumable_file() {
+    interrupted_and_resumed("sigint-threads", 2, 8);
+}
+
+fn interrupted_and_resumed(name: &str, workers: usize, concurrency: usize) {
+    let dir = scratch(name);
     let output = dir.join("results.jsonl");
     let pids = dir.join("pids");
-    let (samples, fast, concurrency) = (12, 4, 4);
+    let workers = workers.to_string();
+    let (samples, fast) = (3 * concurrency, 4);
     let mut child = probe(&output, "sleep", samples, 1, concurrency)
+        .env("EVAL_PROBE_WORKERS", &workers)
         .env("EVAL_PROBE_PIDS", &pids)
         .env("EVAL_PROBE_SLEEP", "30")
         .env("EVAL_PROBE_FAST", fast.to_string())
@@ -315,9 +342,19 @@ fn ctrl_c_leaves_no_process_and_a_resumable_file() {
         .status()
         .expect("send SIGINT");
     assert!(status.success());
-    let (code, report) = finish(child);
-    assert_eq!(code, 130, "{report}");
+    let stopped = child.wait_with_output().expect("wait for the probe");
+    let report = String::from_utf8_lossy(&stopped.stdout);
+    assert_eq!(stopped.status.code(), Some(130), "{report}");
     assert!(report.contains("interrupted: true"), "{report}");
+    // Every slot held a `sleep`: each of those gradings is counted cancelled, none written.
+    let message = String::from_utf8_lossy(&stopped.stderr);
+    assert!(
+        message.contains(&format!(
+            "interrupted: {fast} lines written to {}, {concurrency} gradings in flight cancelled",
+            output.display()
+        )),
+        "{message}"
+    );
     let groups = std::fs::read_to_string(&pids).expect("the pids");
     for pgid in groups.lines() {
         assert!(!group_alive(pgid), "process group {pgid} still running");
@@ -327,6 +364,7 @@ fn ctrl_c_leaves_no_process_and_a_resumable_file() {
     // Resuming grades the rest, each once.
     let (code, report) = finish(
         probe(&output, "sleep", samples, 1, concurrency)
+            .env("EVAL_PROBE_WORKERS", &workers)
             .env("EVAL_PROBE_PIDS", &pids)
             .env("EVAL_PROBE_SLEEP", "0")
             .spawn()

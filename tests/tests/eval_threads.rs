@@ -181,3 +181,210 @@ fn a_dropped_run_leaves_no_grading_running() {
     assert_eq!(alive.load(Ordering::SeqCst), 0, "every grading dropped");
     assert_eq!(pairs(&output).len(), 4, "the finished lines kept");
 }
+
+/// An error whose message cannot be written: `Display` panics.
+struct Unprintable;
+
+impl std::fmt::Display for Unprintable {
+    fn fmt(&self, _: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        panic!("the error could not be printed")
+    }
+}
+
+/// A grading's future whose destructor panics.
+struct PanicsOnDrop;
+
+impl Drop for PanicsOnDrop {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            panic!("the grading panicked while dropped");
+        }
+    }
+}
+
+/// One worker and a concurrency of 16 put gradings in batches of 8 sharing a task: a panic
+/// while a grading's line is made (its error's `Display`) or while its future is dropped is
+/// that grading's own, so its batch mates still get their own lines.
+#[test]
+fn a_panic_ending_one_grading_is_its_line_alone_not_its_batch_mates() {
+    panics_end_their_own_grading_only("panic-batch", &runtime(1));
+}
+
+/// Polled in place on a current-thread runtime, the same panics are the grading's line, not
+/// the run's end.
+#[test]
+fn a_panic_ending_a_grading_polled_in_place_is_its_line() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    panics_end_their_own_grading_only("panic-in-place", &runtime);
+}
+
+fn panics_end_their_own_grading_only(name: &str, runtime: &tokio::runtime::Runtime) {
+    let output = scratch(name).join("results.jsonl");
+    let report = runtime
+        .block_on(
+            Evaluation::new(&output)
+                .concurrency(16)
+                .handle_interrupts(false)
+                .progress(false)
+                .run((0..32).map(|i| (i, i)), |sample, _| async move {
+                    match sample.1 {
+                        3 => return Err(Unprintable),
+                        5 => {
+                            let _bomb = PanicsOnDrop;
+                            tokio::time::sleep(Duration::from_millis(1)).await;
+                        }
+                        _ => tokio::time::sleep(Duration::from_millis(20)).await,
+                    }
+                    let sub = SubScore::new("check", 1.0).expect("a subscore");
+                    Ok(Grade::from_subscores([sub]).expect("a grade"))
+                }),
+        )
+        .expect("the run");
+    assert_eq!(report.written, 32);
+    let text = std::fs::read_to_string(&output).expect("the results");
+    let mut failed: Vec<(String, String)> = text
+        .lines()
+        .map(|raw| serde_json::from_str::<Line>(raw).expect("a line"))
+        .filter_map(|line| Some((line.id, line.error?.message)))
+        .collect();
+    failed.sort();
+    assert_eq!(
+        failed,
+        [
+            ("3".to_owned(), "the error could not be printed".to_owned()),
+            (
+                "5".to_owned(),
+                "the grading panicked while dropped".to_owned()
+            ),
+        ],
+        "only the two gradings that panicked have errors"
+    );
+    assert_eq!(report.errored, 2);
+    assert_eq!(pairs(&output).len(), 32);
+}
+
+/// Counts the gradings whose future exists, and the most that ever did at once.
+#[derive(Clone, Default)]
+struct Census {
+    alive: Arc<AtomicUsize>,
+    most: Arc<AtomicUsize>,
+}
+
+/// Held by a grading's future: made when the grading function is called, gone with the future.
+struct Counted(Census);
+
+impl Census {
+    fn enter(&self) -> Counted {
+        let alive = self.alive.fetch_add(1, Ordering::SeqCst) + 1;
+        self.most.fetch_max(alive, Ordering::SeqCst);
+        Counted(self.clone())
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.0.alive.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Whatever the workers and the concurrency (one, fewer than the workers, a few batches per
+/// worker), no more than `concurrency` gradings exist at once, every pair is written once, and
+/// the run ends, though gradings end at every moment (at once, after yields, after timers).
+#[test]
+fn gradings_never_exceed_the_concurrency_and_each_is_written_once() {
+    for (workers, concurrency) in [(1, 1), (3, 1), (3, 2), (2, 7), (1, 16), (2, 64)] {
+        let output = scratch(&format!("bound-{workers}-{concurrency}")).join("results.jsonl");
+        let census = Census::default();
+        let counted = census.clone();
+        let report = runtime(workers).block_on(async {
+            let evaluation = Evaluation::new(&output)
+                .epochs(2)
+                .concurrency(concurrency)
+                .handle_interrupts(false)
+                .progress(false);
+            let run = evaluation.run((0..300).map(|i| (i, i)), move |sample, epoch| {
+                let counted = counted.enter();
+                async move {
+                    let _counted = counted;
+                    match (sample.1 + epoch as usize) % 3 {
+                        0 => {}
+                        1 => {
+                            for _ in 0..sample.1 % 5 {
+                                tokio::task::yield_now().await;
+                            }
+                        }
+                        _ => tokio::time::sleep(Duration::from_micros(200)).await,
+                    }
+                    result(1.0)
+                }
+            });
+            tokio::time::timeout(Duration::from_secs(20), run).await
+        });
+        let report = report.expect("the run ended").expect("the run");
+        assert_eq!(report.written, 600, "{workers} workers, {concurrency}");
+        assert_eq!(
+            pairs(&output).len(),
+            600,
+            "{workers} workers, {concurrency}"
+        );
+        let most = census.most.load(Ordering::SeqCst);
+        assert!(
+            most <= concurrency,
+            "{most} gradings at once with a concurrency of {concurrency} on {workers} workers"
+        );
+        assert_eq!(census.alive.load(Ordering::SeqCst), 0);
+    }
+}
+
+/// A run awaited in a task of a runtime that shuts down: its gradings' tasks are dropped with
+/// it, the finished lines are in the file, whole and once each, and nothing is left running.
+#[test]
+fn a_runtime_shut_down_under_a_run_leaves_no_grading_and_whole_lines() {
+    let output = scratch("shutdown").join("results.jsonl");
+    let census = Census::default();
+    let counted = census.clone();
+    let runtime = runtime(2);
+    let path = output.clone();
+    let run = runtime.spawn(async move {
+        Evaluation::new(&path)
+            .concurrency(16)
+            .handle_interrupts(false)
+            .progress(false)
+            .run((0..1000).map(|i| (i, i)), move |sample, _| {
+                let counted = counted.enter();
+                async move {
+                    let _counted = counted;
+                    let wait = if sample.1 < 20 { 0 } else { 60_000 };
+                    tokio::time::sleep(Duration::from_millis(wait)).await;
+                    result(1.0)
+                }
+            })
+            .await
+    });
+    // Wait for the quick gradings' lines, then shut the runtime down under the run.
+    while pairs_written(&output) < 20 {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    runtime.shutdown_timeout(Duration::from_secs(5));
+    assert_eq!(
+        census.alive.load(Ordering::SeqCst),
+        0,
+        "every grading dropped"
+    );
+    assert!(census.most.load(Ordering::SeqCst) <= 16);
+    assert_eq!(pairs(&output).len(), 20, "the finished lines, once each");
+    let ended = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("a runtime")
+        .block_on(run);
+    assert!(ended.is_err_and(|error| error.is_cancelled()));
+}
+
+fn pairs_written(path: &Path) -> usize {
+    std::fs::read(path)
+        .map(|bytes| bytes.iter().filter(|b| **b == b'\n').count())
+        .unwrap_or(0)
+}

@@ -143,7 +143,8 @@ impl Line {
     /// When the result holds something serde_json cannot write (a map with non-string keys
     /// in `extra`, which parsing never produces).
     pub fn to_json_line(&self) -> Result<Vec<u8>, serde_json::Error> {
-        let mut bytes = serde_json::to_vec(self)?;
+        let mut bytes = Vec::with_capacity(512);
+        super::write::write_line(&mut bytes, self)?;
         bytes.push(b'\n');
         Ok(bytes)
     }

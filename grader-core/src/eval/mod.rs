@@ -29,6 +29,7 @@ pub mod shard;
 pub mod store;
 pub mod summary;
 pub mod value;
+mod write;
 
 pub use line::{ErrorKind, LINE_VERSION, Line, LineError};
 #[cfg(feature = "eval")]

@@ -432,7 +432,7 @@ impl Evaluation {
             match &line.json {
                 Json::Line(json) => {
                     let before = buffer.len();
-                    if let Err(source) = serde_json::to_writer(&mut *buffer, json) {
+                    if let Err(source) = super::write::write_line(buffer, json) {
                         buffer.truncate(before);
                         return Err(EvalError::Serialize {
                             id: line.id.to_string(),
@@ -497,8 +497,9 @@ impl Evaluation {
                     None => exhausted = true,
                 }
             }
-            // The last gradings made, fewer than a batch, start now.
-            running.start();
+            // Gradings fewer than a batch start now if a worker may have nothing to do, and
+            // otherwise wait for more to fill the batch.
+            running.start_unless_busy(exhausted);
             if running.is_empty() {
                 break;
             }
@@ -610,6 +611,8 @@ struct Running {
     next_batch: u64,
     /// Gradings per batch task.
     batch_size: usize,
+    /// The runtime's worker threads.
+    workers: usize,
     /// The scope (limiter, policies) the tasks run in.
     scope: Scope,
     /// Gradings started as tasks and not yet ended.
@@ -712,6 +715,7 @@ impl Running {
             batch_size: workers.map_or(1, |workers| {
                 (concurrency / (2 * workers.max(1))).clamp(1, 64)
             }),
+            workers: workers.unwrap_or(1).max(1),
             scope,
             in_flight: 0,
             local: FuturesUnordered::new(),
@@ -736,6 +740,16 @@ impl Running {
             }
         } else {
             self.local.push(Box::pin(line));
+        }
+    }
+
+    /// Starts the gradings added since the last batch, fewer than a batch, when no more are
+    /// coming (`exhausted`) or fewer than a batch per worker are running (so a worker may be
+    /// idle); otherwise they wait for the batch to fill as gradings end, so that batches stay
+    /// full in a steady run rather than one grading each.
+    fn start_unless_busy(&mut self, exhausted: bool) {
+        if exhausted || self.in_flight < self.batch_size * self.workers {
+            self.start();
         }
     }
 
@@ -879,7 +893,6 @@ impl Running {
         if !self.spawn {
             return self.local.next().await.map(Some);
         }
-        self.start();
         loop {
             if let Some(line) = self.ready.pop_front() {
                 return Some(Some(line));
@@ -889,7 +902,11 @@ impl Running {
                 continue;
             }
             if self.in_flight == 0 {
-                return None;
+                if self.pending.is_empty() {
+                    return None;
+                }
+                self.start();
+                continue;
             }
             // A hand-over after the take above leaves a permit: this returns at once.
             self.outbox.notify.notified().await;
@@ -957,7 +974,7 @@ impl Finished {
         let json = SCRATCH.with(|scratch| {
             let mut scratch = scratch.borrow_mut();
             scratch.clear();
-            serde_json::to_writer(&mut *scratch, &line).map_err(|error| error.to_string())?;
+            super::write::write_line(&mut scratch, &line).map_err(|error| error.to_string())?;
             scratch.push(b'\n');
             Ok(scratch.to_vec())
         });
@@ -993,11 +1010,22 @@ pin_project_lite::pin_project! {
     /// hold the result several times over.
     struct Graded<Fut> {
         #[pin]
-        future: futures_util::future::CatchUnwind<AssertUnwindSafe<Fut>>,
+        future: Stage<Fut>,
         id: Arc<str>,
         epoch: u32,
         started: Instant,
         on_worker: bool,
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The grading function's future until it ends; then nothing, as it is dropped as soon as
+    /// it ends, where a panic of its destructor is caught too.
+    #[project = StageProj]
+    #[project_replace = StageReplace]
+    enum Stage<Fut> {
+        Running { #[pin] future: futures_util::future::CatchUnwind<AssertUnwindSafe<Fut>> },
+        Ended,
     }
 }
 
@@ -1008,7 +1036,9 @@ where
 {
     fn new(future: Fut, id: Arc<str>, epoch: u32, started: Instant, on_worker: bool) -> Self {
         Graded {
-            future: AssertUnwindSafe(future).catch_unwind(),
+            future: Stage::Running {
+                future: AssertUnwindSafe(future).catch_unwind(),
+            },
             id,
             epoch,
             started,
@@ -1053,15 +1083,28 @@ where
     type Output = Finished;
 
     fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<Finished> {
-        let this = self.project();
-        let outcome = std::task::ready!(this.future.poll(cx));
-        std::task::Poll::Ready(Self::line(
-            outcome,
+        let mut this = self.project();
+        let outcome = match this.future.as_mut().project() {
+            StageProj::Running { future } => std::task::ready!(future.poll(cx)),
+            StageProj::Ended => panic!("a grading polled after it ended"),
+        };
+        let (id, epoch, started, on_worker) = (
             Arc::clone(this.id),
             *this.epoch,
             *this.started,
             *this.on_worker,
-        ))
+        );
+        // What runs of the grading's own code after it ended (its future's destructor, its
+        // error's `Display`) may panic too: that is this grading's panic, and becomes its line,
+        // rather than unwinding through the batch it shares a task with (or, polled in place,
+        // through the run).
+        let ended = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            this.future.project_replace(Stage::Ended);
+            Self::line(outcome, Arc::clone(&id), epoch, started, on_worker)
+        }));
+        std::task::Poll::Ready(
+            ended.unwrap_or_else(|panic| Self::line(Err(panic), id, epoch, started, on_worker)),
+        )
     }
 }
 
@@ -1261,6 +1304,58 @@ mod tests {
         // A fair split: each shard gets roughly a quarter.
         assert!(sizes.iter().all(|n| (800..1200).contains(n)), "{sizes:?}");
         assert!(Shard::ALL.contains("anything"));
+    }
+
+    /// A batch task that panics outside its gradings gives each grading it left a panicked
+    /// line, keeps the line of one that ended before, and leaves none in flight.
+    #[test]
+    fn a_batch_task_panicking_fails_only_the_gradings_it_left() {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        runtime.block_on(async {
+            let mut running = Running::new(6, Scope::current());
+            assert_eq!(running.batch_size, 3);
+            running.spawn(Arc::from("done"), 1, async {
+                Finished::from(Line::failed("done", 1, ErrorKind::Failed, "first", 0.0))
+            });
+            running.spawn(Arc::from("left"), 2, std::future::pending());
+            running.spawn(Arc::from("boom"), 1, async {
+                tokio::task::yield_now().await;
+                panic!("outside any grading's catch")
+            });
+            assert_eq!(running.len(), 3);
+            let mut lines = Vec::new();
+            while let Some(line) = running.next().await {
+                lines.extend(line);
+            }
+            let mut ended: Vec<(String, ErrorKind)> = lines
+                .iter()
+                .map(|line| {
+                    let Json::Written(Ok(json)) = &line.json else {
+                        panic!("a written line");
+                    };
+                    let line: Line = serde_json::from_slice(json).expect("a line");
+                    (
+                        format!("{}/{}", line.id, line.epoch),
+                        line.error.expect("an error").kind,
+                    )
+                })
+                .collect();
+            ended.sort_by(|a, b| a.0.cmp(&b.0));
+            assert_eq!(
+                ended,
+                [
+                    ("boom/1".to_owned(), ErrorKind::Panicked),
+                    ("done/1".to_owned(), ErrorKind::Failed),
+                    ("left/2".to_owned(), ErrorKind::Panicked),
+                ]
+            );
+            assert_eq!((running.len(), running.cancelled), (0, 0));
+            assert!(running.is_empty());
+        });
     }
 
     /// Cancelling keeps the lines of gradings that finished but were not yet taken, and gives

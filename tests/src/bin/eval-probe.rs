@@ -9,6 +9,9 @@
 //! that appends its shell's pid to `EVAL_PROBE_PIDS` and sleeps `EVAL_PROBE_SLEEP` seconds;
 //! the first `EVAL_PROBE_FAST` samples (0 by default) run `true` instead.
 //!
+//! Both run on a current-thread runtime, or with `EVAL_PROBE_WORKERS` set to a number above 0
+//! on a multi-threaded one with that many workers.
+//!
 //! Prints the run's report and exits with its `exit_code()`: 130 when interrupted by Ctrl-C, 0
 //! otherwise.
 
@@ -82,9 +85,17 @@ fn main() -> Result<std::process::ExitCode, Box<dyn std::error::Error>> {
         .concurrency(concurrency.parse()?)
         .progress(false);
     let ids = (0..samples).map(|i| (format!("q{i}"), i));
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
+    // EVAL_PROBE_WORKERS > 0 runs on a multi-threaded runtime of that many workers, where
+    // the gradings run as batch tasks; otherwise on a current-thread one, polled in place.
+    let runtime = match env_number("EVAL_PROBE_WORKERS", 0) {
+        0 => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?,
+        workers => tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(usize::try_from(workers)?)
+            .enable_all()
+            .build()?,
+    };
     let report = match mode.as_str() {
         "text" => {
             let delay = Duration::from_millis(env_number("EVAL_PROBE_DELAY_MS", 0));
