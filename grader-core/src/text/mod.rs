@@ -145,7 +145,9 @@ impl Words {
         let mut words = Self {
             out: String::with_capacity(text.len()),
             word: None,
-            spans: spans.then(|| Vec::with_capacity(text.len() / 6)),
+            // Room for the words of ordinary text (about one per four bytes or more), so
+            // that the list rarely grows.
+            spans: spans.then(|| Vec::with_capacity(text.len() / 4 + 1)),
         };
         let bytes = text.as_bytes();
         let mut i = 0;
