@@ -10,8 +10,8 @@
 //! And, in group `eval-threads`, 100 000 samples × 4 text graders through an `Evaluation`
 //! (concurrency 64) on three runtimes: `current-thread` (grading and writing share one
 //! thread: one core), `workers-1` (one worker grades, the awaiting thread writes) and
-//! `workers-2` (two workers grade). `workers-2` against `current-thread` is what the second
-//! core buys.
+//! `workers-2` (two workers grade); and the two multi-threaded ones again at concurrency
+//! 1 024 (larger batches). `workers-2` against `workers-1` is what the second core buys.
 #![allow(missing_docs)]
 
 use std::hint::black_box;
@@ -178,14 +178,23 @@ fn threads(c: &mut Criterion) {
                 .expect("a runtime"),
         ),
     ];
-    for (name, runtime) in &runtimes {
-        group.bench_function(*name, |b| {
+    // At concurrency 64 a batch holds 16 gradings on 2 workers; at 1 024, the largest, 64.
+    let configurations = runtimes
+        .iter()
+        .map(|(name, runtime)| (name.to_string(), runtime, 64))
+        .chain(
+            runtimes[1..]
+                .iter()
+                .map(|(name, runtime)| (format!("{name}/concurrency-1024"), runtime, 1024)),
+        );
+    for (name, runtime, concurrency) in configurations {
+        group.bench_function(name, |b| {
             b.iter(|| {
                 let _ = std::fs::remove_file(&path);
                 runtime
                     .block_on(
                         Evaluation::new(&path)
-                            .concurrency(64)
+                            .concurrency(concurrency)
                             .handle_interrupts(false)
                             .progress(false)
                             // The grading inside the future, so that it runs on a worker.

@@ -15,7 +15,9 @@
 
 use std::fs::{self, File};
 use std::io::Write as _;
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
+
+use crate::local_server::{free_port, wait_until_ready};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -120,18 +122,15 @@ impl Azurite {
                 node: node.clone(),
                 workspace,
             };
-            loop {
-                if let Some(status) = server.child.try_wait().expect("poll Azurite") {
-                    failures.push(format!(
-                        "Azurite exited ({status}):\n{}",
-                        fs::read_to_string(&log_path).unwrap_or_default()
-                    ));
-                    break;
-                }
-                if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                    return Some(server);
-                }
-                std::thread::sleep(Duration::from_millis(50));
+            match wait_until_ready(
+                &mut server,
+                |s| &mut s.child,
+                "Azurite",
+                &log_path,
+                |s| TcpStream::connect(("127.0.0.1", s.port)).is_ok(),
+            ) {
+                Ok(()) => return Some(server),
+                Err(failure) => failures.push(failure),
             }
         }
         panic!("{}", failures.join("\n"));
@@ -272,11 +271,4 @@ fn find_tool(name: &str) -> Option<PathBuf> {
         .ok()
         .filter(std::process::ExitStatus::success)
         .map(|_| PathBuf::from(name))
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .expect("find a free port")
-        .port()
 }

@@ -5,6 +5,7 @@
 pub mod azurite;
 pub mod env_process;
 pub mod judge_server;
+pub mod local_server;
 pub mod python;
 pub mod s3_server;
 

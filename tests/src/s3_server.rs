@@ -18,6 +18,8 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use crate::local_server::{free_port, wait_until_ready};
+
 /// The dummy secret key the tests hand the code under test: it must never appear in an
 /// error message.
 pub const SECRET_KEY: &str = "s3cr3t-dummy-key-never-shown";
@@ -65,18 +67,15 @@ impl S3Server {
                 port,
                 log: log_path.clone(),
             };
-            loop {
-                if let Some(status) = server.child.try_wait().expect("poll moto") {
-                    failures.push(format!(
-                        "moto's server exited ({status}):\n{}",
-                        std::fs::read_to_string(&log_path).unwrap_or_default()
-                    ));
-                    break;
-                }
-                if server.request("GET", "/", &[]).is_ok() {
-                    return Some(server);
-                }
-                std::thread::sleep(Duration::from_millis(50));
+            match wait_until_ready(
+                &mut server,
+                |s| &mut s.child,
+                "moto's server",
+                &log_path,
+                |s| s.request("GET", "/", &[]).is_ok(),
+            ) {
+                Ok(()) => return Some(server),
+                Err(failure) => failures.push(failure),
             }
         }
         panic!("{}", failures.join("\n"));
@@ -259,13 +258,6 @@ impl Drop for S3Server {
         let _ = self.child.wait();
         let _ = std::fs::remove_file(&self.log);
     }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .expect("find a free port")
-        .port()
 }
 
 /// A TCP proxy on 127.0.0.1 in front of a server, whose [`cut`](Self::cut) closes its port
