@@ -20,7 +20,6 @@ use std::net::TcpStream;
 use crate::local_server::{free_port, wait_until_ready};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::Duration;
 
 /// The Azurite release the tests run against (the last one that runs on Node.js 20).
 pub const AZURITE_REQUIREMENT: &str = "azurite@3.35.0";
