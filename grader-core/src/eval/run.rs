@@ -190,8 +190,9 @@ impl RunReport {
 ///   run is awaited on, spread over its worker threads, while the awaiting task writes the
 ///   lines. A task holds a small batch of gradings (the concurrency shared out so that each
 ///   worker has two batches: 8 each for a concurrency of 64 on 4 workers, one each when the
-///   concurrency is no more than twice the workers), polled concurrently, and hands each line
-///   over at the end of the poll in which it finished; so the cost of a task and of waking
+///   concurrency is no more than twice the workers; gradings fewer than a batch wait for it
+///   to fill while every worker has a batch running), polled concurrently, and hands each
+///   line over at the end of the poll in which it finished; so the cost of a task and of waking
 ///   the awaiting thread is shared by a batch, which is what lets cheap gradings (the text
 ///   graders' microseconds) gain from a second core. On a current-thread runtime the
 ///   gradings are polled in place in the awaiting task (a task could only share its one
