@@ -490,9 +490,9 @@ impl Evaluation {
                         if on_worker || self.limiter.is_none() {
                             // A batch task runs in the scope; polled in place, a grading is in
                             // the awaiting task's scope.
-                            running.spawn(id, epoch, line);
+                            running.spawn(id, epoch, started, line);
                         } else {
-                            running.spawn(id, epoch, Scoped::new(scope.clone(), line));
+                            running.spawn(id, epoch, started, Scoped::new(scope.clone(), line));
                         }
                     }
                     None => exhausted = true,
@@ -511,9 +511,10 @@ impl Evaluation {
                     break;
                 }
                 ended = running.next() => match ended {
-                    Some(Some(line)) => line,
-                    // A task cancelled under the run (the runtime shutting down): no line.
-                    Some(None) | None => continue,
+                    Some(line) => line,
+                    // None in flight: gradings cancelled under the run (the runtime shutting
+                    // down) have no line.
+                    None => continue,
                 },
                 () = sink.due() => {
                     // Lines have waited long enough for object storage.
@@ -725,17 +726,17 @@ impl Running {
         }
     }
 
-    /// Adds a grading: in place, or to the batch about to start as a task (which starts when
-    /// full, or at [`start`](Self::start)).
+    /// Adds a grading of (`id`, `epoch`) that started at `started`: in place, or to the batch
+    /// about to start as a task (which starts when full, or at [`start`](Self::start)).
     fn spawn(
         &mut self,
         id: Arc<str>,
         epoch: u32,
+        started: Instant,
         line: impl Future<Output = Finished> + Send + 'static,
     ) {
         if self.spawn {
-            self.pending
-                .push((id, epoch, Instant::now(), Box::pin(line)));
+            self.pending.push((id, epoch, started, Box::pin(line)));
             if self.pending.len() >= self.batch_size {
                 self.start();
             }
@@ -889,14 +890,15 @@ impl Running {
         while self.tasks.try_join_next().is_some() {}
     }
 
-    /// The next grading to end: `Some(None)` when it was cancelled, `None` when there is none.
-    async fn next(&mut self) -> Option<Option<Finished>> {
+    /// The line of the next grading to end; `None` when none is in flight (those cancelled
+    /// under the run are counted in `cancelled`, and have no line).
+    async fn next(&mut self) -> Option<Finished> {
         if !self.spawn {
-            return self.local.next().await.map(Some);
+            return self.local.next().await;
         }
         loop {
             if let Some(line) = self.ready.pop_front() {
-                return Some(Some(line));
+                return Some(line);
             }
             self.take();
             if !self.ready.is_empty() {
@@ -1319,18 +1321,18 @@ mod tests {
         runtime.block_on(async {
             let mut running = Running::new(6, Scope::current());
             assert_eq!(running.batch_size, 3);
-            running.spawn(Arc::from("done"), 1, async {
+            running.spawn(Arc::from("done"), 1, Instant::now(), async {
                 Finished::from(Line::failed("done", 1, ErrorKind::Failed, "first", 0.0))
             });
-            running.spawn(Arc::from("left"), 2, std::future::pending());
-            running.spawn(Arc::from("boom"), 1, async {
+            running.spawn(Arc::from("left"), 2, Instant::now(), std::future::pending());
+            running.spawn(Arc::from("boom"), 1, Instant::now(), async {
                 tokio::task::yield_now().await;
                 panic!("outside any grading's catch")
             });
             assert_eq!(running.len(), 3);
             let mut lines = Vec::new();
             while let Some(line) = running.next().await {
-                lines.extend(line);
+                lines.push(line);
             }
             let mut ended: Vec<(String, ErrorKind)> = lines
                 .iter()
@@ -1371,12 +1373,12 @@ mod tests {
         runtime.block_on(async {
             let mut running = Running::new(16, Scope::current());
             let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
-            running.spawn(Arc::from("fast"), 1, async move {
+            running.spawn(Arc::from("fast"), 1, Instant::now(), async move {
                 let line = Line::failed("fast", 1, ErrorKind::Failed, "quick", 0.0);
                 let _ = done_tx.send(());
                 Finished::from(line)
             });
-            running.spawn(Arc::from("slow"), 1, async {
+            running.spawn(Arc::from("slow"), 1, Instant::now(), async {
                 std::future::pending::<()>().await;
                 Finished::from(Line::failed("slow", 1, ErrorKind::Failed, "never", 0.0))
             });
