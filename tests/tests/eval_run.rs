@@ -154,6 +154,86 @@ fn killed_and_resumed(name: &str, workers: usize) {
     assert_eq!(resumed, expected, "every pair once, with the same results");
 }
 
+/// A write that fails partway (the file reaches the process's file size limit, `ulimit -f`)
+/// stops the run with an error naming the file; nothing is written after it, so the file
+/// holds whole lines and at most a torn last one, and the run resumed without the limit ends
+/// with every pair exactly once. On one core the awaiting task writes; on worker threads the
+/// batch tasks append to the file themselves.
+#[test]
+fn a_write_failing_mid_run_stops_it_and_the_resumed_run_has_every_pair_once() {
+    write_failing_mid_run("write-fails", 0);
+}
+
+#[test]
+fn a_write_failing_mid_run_on_worker_threads_stops_it_and_the_resumed_run_has_every_pair_once()
+{
+    write_failing_mid_run("write-fails-threads", 2);
+}
+
+fn write_failing_mid_run(name: &str, workers: usize) {
+    let dir = scratch(name);
+    let workers = workers.to_string();
+    let (samples, epochs) = (400, 2);
+    let reference = dir.join("reference.jsonl");
+    let (code, _) = finish(
+        probe(&reference, "text", samples, epochs, 16)
+            .env("EVAL_PROBE_WORKERS", &workers)
+            .spawn()
+            .expect("start the reference run"),
+    );
+    assert_eq!(code, 0);
+    let expected = by_pair(&reference);
+    let full = std::fs::metadata(&reference).expect("the reference").len();
+
+    // Past 64 KiB a write fails with EFBIG (the signal it would raise is ignored).
+    let output = dir.join("limited.jsonl");
+    let limited = Command::new("bash")
+        .arg("-c")
+        .arg(r#"trap '' XFSZ; ulimit -f 64; exec "$@""#)
+        .arg("bash")
+        .arg(PROBE)
+        .arg(&output)
+        .args(["text", &samples.to_string(), &epochs.to_string(), "16"])
+        .env("EVAL_PROBE_WORKERS", &workers)
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .expect("run the limited probe");
+    let stderr = String::from_utf8_lossy(&limited.stderr);
+    assert_ne!(limited.status.code(), Some(0), "the run failed: {stderr}");
+    assert!(
+        stderr.contains(&output.display().to_string()) && stderr.contains("File too large"),
+        "the error names the file and the cause: {stderr}"
+    );
+    let written = std::fs::read(&output).expect("the limited output");
+    assert!(full > 2 * 65_536, "the reference ({full} bytes) is past the limit");
+    assert!(
+        written.len() <= 65_536 && written.len() > 32_768,
+        "{} bytes",
+        written.len()
+    );
+    // Whole lines up to the last newline (each parses); after it, at most a torn line.
+    let whole = &written[..written.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1)];
+    let kept = whole.split(|b| *b == b'\n').filter(|l| !l.is_empty()).count();
+    for raw in whole.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+        serde_json::from_slice::<Line>(raw).expect("a whole line");
+    }
+
+    let (code, report) = finish(
+        probe(&output, "text", samples, epochs, 16)
+            .env("EVAL_PROBE_WORKERS", &workers)
+            .spawn()
+            .expect("start the resumed run"),
+    );
+    assert_eq!(code, 0, "{report}");
+    assert!(report.contains(&format!("resumed: {kept}")), "{report}");
+    assert_eq!(
+        report.contains("torn_line: true"),
+        whole.len() < written.len(),
+        "{report}"
+    );
+    assert_eq!(by_pair(&output), expected, "every pair once, with the same results");
+}
+
 fn qa_result(i: usize) -> Result<EvaluationResult, String> {
     let exact = SubScore::new("exact", if i.is_multiple_of(3) { 1.0 } else { 0.0 })
         .and_then(|s| s.with_weight(0.7))

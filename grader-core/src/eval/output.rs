@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write as _};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use super::run::{EvalError, resume};
 use super::shard::Shard;
@@ -32,12 +33,87 @@ pub(super) async fn open(
             path: output.to_owned(),
             source,
         })?;
-    Ok((done, torn_line, Sink::File(file)))
+    Ok((done, torn_line, Sink::File(Arc::new(SharedFile::new(file)))))
+}
+
+/// A run's local output file, shared by the awaiting task and the batch tasks on the worker
+/// threads: each appends whole lines, a batch of them in one `write`, under the lock, so lines
+/// never interleave (on any file system) and a crash tears at most the last line.
+///
+/// After a failed write nothing more is written (what follows a torn write would be a torn
+/// line in the middle of the file, which resume could not cut off); after [`close`](Self::close)
+/// neither, so that no batch task still finishing a poll writes after its run is gone.
+pub(super) struct SharedFile {
+    state: Mutex<FileState>,
+}
+
+struct FileState {
+    file: File,
+    /// The first write's failure, until the awaiting task reports it.
+    error: Option<std::io::Error>,
+    /// Whether a write has failed: nothing is written after.
+    failed: bool,
+    closed: bool,
+}
+
+impl SharedFile {
+    fn new(file: File) -> Self {
+        SharedFile {
+            state: Mutex::new(FileState {
+                file,
+                error: None,
+                failed: false,
+                closed: false,
+            }),
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, FileState> {
+        // A panic while the lock is held can only come from `write_all`, which leaves the
+        // state as consistent as a failed write does.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Appends `bytes` (whole lines), or returns false when they were not written: this write
+    /// failed (its error kept for [`error`](Self::error)), an earlier one did, or the run is
+    /// closed.
+    pub(super) fn append(&self, bytes: &[u8]) -> bool {
+        let mut state = self.state();
+        if state.failed || state.closed {
+            return false;
+        }
+        match state.file.write_all(bytes) {
+            Ok(()) => true,
+            Err(error) => {
+                state.failed = true;
+                state.error = Some(error);
+                false
+            }
+        }
+    }
+
+    /// Why lines were not written: the failed write's error (given once; later calls describe
+    /// it without the source).
+    pub(super) fn error(&self) -> std::io::Error {
+        let mut state = self.state();
+        state.error.take().unwrap_or_else(|| {
+            std::io::Error::other(if state.closed {
+                "the run was closed"
+            } else {
+                "an earlier write to the file failed"
+            })
+        })
+    }
+
+    /// Writes nothing more from now on; a write in progress ends first.
+    pub(super) fn close(&self) {
+        self.state().closed = true;
+    }
 }
 
 /// Where a run's lines go: a local file opened for appending, or chunks in object storage.
 pub(super) enum Sink {
-    File(File),
+    File(Arc<SharedFile>),
     #[cfg(feature = "object-store")]
     Store(Box<super::store::ChunkWriter>),
 }
@@ -67,9 +143,24 @@ impl Sink {
     #[cfg_attr(not(feature = "object-store"), allow(unused_variables))]
     pub(super) async fn write(&mut self, bytes: &[u8], lines: usize) -> Result<(), SinkError> {
         match self {
-            Sink::File(file) => file.write_all(bytes).map_err(SinkError::Io),
+            Sink::File(file) => {
+                if file.append(bytes) {
+                    Ok(())
+                } else {
+                    Err(SinkError::Io(file.error()))
+                }
+            }
             #[cfg(feature = "object-store")]
             Sink::Store(writer) => writer.write(bytes, lines).await.map_err(SinkError::Store),
+        }
+    }
+
+    /// The local file that batch tasks may append their lines to themselves.
+    pub(super) fn shared_file(&self) -> Option<Arc<SharedFile>> {
+        match self {
+            Sink::File(file) => Some(Arc::clone(file)),
+            #[cfg(feature = "object-store")]
+            Sink::Store(_) => None,
         }
     }
 
@@ -94,7 +185,8 @@ impl Sink {
     /// Flushes a file, or uploads what waits and waits for every upload.
     pub(super) async fn finish(&mut self) -> Result<(), SinkError> {
         match self {
-            Sink::File(file) => file.flush().map_err(SinkError::Io),
+            // Each write went straight to the file: there is nothing to flush.
+            Sink::File(_) => Ok(()),
             #[cfg(feature = "object-store")]
             Sink::Store(writer) => writer.finish().await.map_err(SinkError::Store),
         }

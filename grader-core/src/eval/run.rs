@@ -16,7 +16,7 @@ use futures_util::{FutureExt as _, StreamExt as _};
 use tokio::task::JoinSet;
 
 use super::line::{Entry, ErrorKind, Line, LinesError, read_lines};
-use super::output::SinkError;
+use super::output::{SharedFile, SinkError};
 use super::shard::Shard;
 use crate::limit::{Limiter, Scope, Scoped};
 use crate::score::EvaluationResult;
@@ -422,7 +422,9 @@ impl Evaluation {
             Some(limiter) => Scope::current().with_limiter(limiter.clone()),
             None => Scope::current(),
         };
-        let mut running = Running::new(self.concurrency, scope.clone());
+        // A local file is appended to by the batch tasks themselves, on the worker threads.
+        let file = sink.shared_file();
+        let mut running = Running::new(self.concurrency, scope.clone(), file.clone());
         let mut buffer = Vec::new();
         let mut written = 0;
         let mut errored = 0;
@@ -449,6 +451,16 @@ impl Evaluation {
                         source: serde_json::Error::io(std::io::Error::other(message.clone())),
                     });
                 }
+                Json::InFile => {}
+                Json::Unwritten => {
+                    return Err(EvalError::Io {
+                        path: path.clone(),
+                        source: file.as_ref().map_or_else(
+                            || std::io::Error::other("the line was not written"),
+                            |file| file.error(),
+                        ),
+                    });
+                }
             }
             written += 1;
             if line.errored {
@@ -468,23 +480,25 @@ impl Evaluation {
                         let call =
                             std::panic::catch_unwind(AssertUnwindSafe(|| grade(sample, epoch)));
                         // Its line is also written out as JSON on the worker, so the awaiting
-                        // task only appends bytes; polled in place, it is written straight
-                        // into the buffer.
+                        // task only appends bytes (or, to a local file, the batch task writes
+                        // it out and appends it itself); polled in place, it is written
+                        // straight into the buffer.
                         let on_worker = running.spawns();
+                        let write_out = running.writes_out_each_line();
                         let line = match call {
                             Ok(future) => Either::Left(Graded::new(
                                 future,
                                 Arc::clone(&id),
                                 epoch,
                                 started,
-                                on_worker,
+                                write_out,
                             )),
                             Err(panic) => Either::Right(std::future::ready(Graded::<Fut>::line(
                                 Err(panic),
                                 Arc::clone(&id),
                                 epoch,
                                 started,
-                                on_worker,
+                                write_out,
                             ))),
                         };
                         if on_worker || self.limiter.is_none() {
@@ -538,7 +552,8 @@ impl Evaluation {
                 batch += 1;
                 next = running.try_next();
             }
-            if outcome.is_ok() {
+            // (Empty when the batch tasks appended the lines to the file themselves.)
+            if outcome.is_ok() && !buffer.is_empty() {
                 outcome = sink.write(&buffer, batch).await.map_err(io);
             }
             if outcome.is_err() {
@@ -558,7 +573,7 @@ impl Evaluation {
                     break;
                 }
             }
-            if outcome.is_ok() {
+            if outcome.is_ok() && !buffer.is_empty() {
                 outcome = sink.write(&buffer, finished.len()).await.map_err(io);
             }
         }
@@ -624,6 +639,19 @@ struct Running {
     spawn: bool,
     /// Gradings cancelled, whose (sample, epoch) has no line: a resumed run grades them.
     cancelled: usize,
+    /// The run's local output file, which batch tasks append their lines to themselves.
+    file: Option<Arc<SharedFile>>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        // The tasks are aborted with the set, but one may be in the middle of a poll on another
+        // thread: it writes nothing once this returns, so a run started next on the same file
+        // resumes from lines that no longer change.
+        if let Some(file) = &self.file {
+            file.close();
+        }
+    }
 }
 
 /// One batch task's gradings.
@@ -697,7 +725,7 @@ impl Drop for EndGuard {
 impl Running {
     /// Gradings in flight, as tasks when the current runtime has worker threads, at most
     /// `concurrency` of them at once.
-    fn new(concurrency: usize, scope: Scope) -> Self {
+    fn new(concurrency: usize, scope: Scope, file: Option<Arc<SharedFile>>) -> Self {
         let workers = tokio::runtime::Handle::try_current()
             .ok()
             .filter(|handle| {
@@ -723,6 +751,7 @@ impl Running {
             local: FuturesUnordered::new(),
             spawn: workers.is_some(),
             cancelled: 0,
+            file: file.filter(|_| workers.is_some()),
         }
     }
 
@@ -788,23 +817,37 @@ impl Running {
             done: false,
         };
         let outbox = Arc::clone(&self.outbox);
+        let file = self.file.clone();
         let body = Scoped::new(self.scope.clone(), async move {
             let mut gradings = gradings;
             let mut ended = Vec::new();
             std::future::poll_fn(|cx| {
-                loop {
+                // To a local file, each line is written out as soon as it ends (its grading's
+                // memory freed at once) into a buffer the worker keeps, and the lines of the
+                // poll are appended together at its end.
+                let mut appending = file.as_ref().map(|file| Appending::new(file));
+                let done = loop {
                     match gradings.poll_next_unpin(cx) {
-                        std::task::Poll::Ready(Some(event)) => ended.push(event),
-                        std::task::Poll::Ready(None) => {
-                            outbox.hand_over(&mut ended);
-                            return std::task::Poll::Ready(());
+                        std::task::Poll::Ready(Some(mut event)) => {
+                            if let Some(appending) = &mut appending {
+                                appending.write_out(&mut event);
+                            }
+                            ended.push(event);
                         }
-                        std::task::Poll::Pending => {
-                            // Lines that ended in this poll go out before the task sleeps.
-                            outbox.hand_over(&mut ended);
-                            return std::task::Poll::Pending;
-                        }
+                        std::task::Poll::Ready(None) => break true,
+                        std::task::Poll::Pending => break false,
                     }
+                };
+                // Lines that ended in this poll go out (to the file, then to the awaiting
+                // task) before the task sleeps.
+                if let Some(appending) = appending {
+                    appending.append(&mut ended);
+                }
+                outbox.hand_over(&mut ended);
+                if done {
+                    std::task::Poll::Ready(())
+                } else {
+                    std::task::Poll::Pending
                 }
             })
             .await;
@@ -829,6 +872,14 @@ impl Running {
     /// Whether gradings are tasks of the runtime (not polled in place).
     fn spawns(&self) -> bool {
         self.spawn
+    }
+
+    /// Whether each grading writes its line out as JSON on its own, as it ends on a worker
+    /// thread, for the awaiting task to append. Not when the batch task appends its lines to
+    /// a local file itself (it writes them out together), nor when polled in place (the
+    /// awaiting task writes them straight into its buffer).
+    fn writes_out_each_line(&self) -> bool {
+        self.spawn && self.file.is_none()
     }
 
     fn is_empty(&self) -> bool {
@@ -963,6 +1014,75 @@ enum Json {
     Line(Line),
     /// Written out on a worker thread, with the newline, or why it could not be.
     Written(Result<Vec<u8>, String>),
+    /// Appended to the run's local file by its batch task.
+    InFile,
+    /// Not appended to the run's local file: a write failed (see [`SharedFile::error`]).
+    Unwritten,
+}
+
+thread_local! {
+    /// Where a batch task writes out the lines that end in one poll, to append them to the
+    /// file in one `write`; kept between polls for the worker's next.
+    static APPEND: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// The lines of one poll of a batch task, written out as they end, to be appended to the
+/// run's local file together at its end.
+struct Appending<'a> {
+    file: &'a SharedFile,
+    /// Taken from [`APPEND`] for the poll (a poll nested in this one finds it empty, and uses
+    /// its own), and put back after.
+    bytes: Vec<u8>,
+}
+
+impl<'a> Appending<'a> {
+    fn new(file: &'a SharedFile) -> Self {
+        let mut bytes = APPEND.take();
+        bytes.clear();
+        Appending { file, bytes }
+    }
+
+    /// Writes out the line of an `event` that is one: it becomes [`Json::InFile`] (until
+    /// [`append`](Self::append) says otherwise) and the line is dropped; a line that cannot
+    /// be written out keeps its error.
+    fn write_out(&mut self, event: &mut Event) {
+        let Event::Line { line, .. } = event else {
+            return;
+        };
+        let Json::Line(json) = &line.json else {
+            return;
+        };
+        let before = self.bytes.len();
+        match super::write::write_line(&mut self.bytes, json) {
+            Ok(()) => {
+                self.bytes.push(b'\n');
+                line.json = Json::InFile;
+            }
+            Err(error) => {
+                self.bytes.truncate(before);
+                line.json = Json::Written(Err(error.to_string()));
+            }
+        }
+    }
+
+    /// Appends the lines written out to the file in one write; if it fails, each of them in
+    /// `ended` (the events of this poll) becomes [`Json::Unwritten`].
+    fn append(mut self, ended: &mut [Event]) {
+        if !self.bytes.is_empty() && !self.file.append(&self.bytes) {
+            for event in ended {
+                if let Event::Line { line, .. } = event
+                    && matches!(line.json, Json::InFile)
+                {
+                    line.json = Json::Unwritten;
+                }
+            }
+        }
+        // A poll's lines are at most a few hundred kilobytes; a larger buffer is let go.
+        if self.bytes.capacity() <= 1 << 20 {
+            self.bytes.clear();
+            APPEND.set(std::mem::take(&mut self.bytes));
+        }
+    }
 }
 
 thread_local! {
@@ -1319,7 +1439,7 @@ mod tests {
             .build()
             .expect("a runtime");
         runtime.block_on(async {
-            let mut running = Running::new(6, Scope::current());
+            let mut running = Running::new(6, Scope::current(), None);
             assert_eq!(running.batch_size, 3);
             running.spawn(Arc::from("done"), 1, Instant::now(), async {
                 Finished::from(Line::failed("done", 1, ErrorKind::Failed, "first", 0.0))
@@ -1371,7 +1491,7 @@ mod tests {
             .build()
             .expect("a runtime");
         runtime.block_on(async {
-            let mut running = Running::new(16, Scope::current());
+            let mut running = Running::new(16, Scope::current(), None);
             let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
             running.spawn(Arc::from("fast"), 1, Instant::now(), async move {
                 let line = Line::failed("fast", 1, ErrorKind::Failed, "quick", 0.0);

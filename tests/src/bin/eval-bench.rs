@@ -2,7 +2,8 @@
 //! `eval-bench OUTPUT SAMPLES [WORKERS [CONCURRENCY]]` grades `SAMPLES` question-answer pairs (the same ones
 //! the Python side makes) with four text graders into a fresh JSONL file, one epoch each, and
 //! prints the number of lines written, the wall seconds and the CPU seconds of the run (of
-//! every thread of the process, from `/proc/self/stat`, Linux) as JSON. Without `WORKERS` it
+//! every thread of the process, from `/proc/self/stat`, Linux) as JSON, with the CPU seconds of
+//! the thread that awaits the run (the one that writes lines it is handed). Without `WORKERS` it
 //! runs on a current-thread runtime (one core); with it, on a multi-threaded runtime of that
 //! many worker threads, the grading inside the future so that it runs on them, at most
 //! `CONCURRENCY` (64 unless given) at once.
@@ -68,6 +69,13 @@ fn cpu_seconds() -> Option<f64> {
     Some(ticks / 100.0)
 }
 
+/// The CPU time the calling thread has run for, in nanoseconds, where Linux reports it (the
+/// first field of `/proc/thread-self/schedstat`).
+fn thread_cpu_nanos() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    text.split_whitespace().next()?.parse().ok()
+}
+
 /// Runs the benchmark as the module docs say.
 pub fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -87,6 +95,7 @@ pub fn main() -> Result<(), Box<dyn std::error::Error>> {
         std::fs::remove_file(output)?;
     }
     let cpu_started = cpu_seconds();
+    let awaiting_started = thread_cpu_nanos();
     let started = Instant::now();
     let evaluation = Evaluation::new(output)
         .progress(false)
@@ -112,12 +121,18 @@ pub fn main() -> Result<(), Box<dyn std::error::Error>> {
                 },
             ))?,
     };
+    // This thread is the one that awaits the run (on a multi-threaded runtime too: `block_on`
+    // polls its future here, not on a worker).
+    let awaiting = thread_cpu_nanos()
+        .zip(awaiting_started)
+        .map(|(end, start)| (end - start) as f64 / 1e9);
     println!(
         "{}",
         serde_json::json!({
             "lines": report.written,
             "seconds": started.elapsed().as_secs_f64(),
             "cpu_seconds": cpu_seconds().zip(cpu_started).map(|(end, start)| end - start),
+            "awaiting_thread_cpu_seconds": awaiting,
             "workers": workers,
             "concurrency": workers.map(|_| concurrency),
         })
