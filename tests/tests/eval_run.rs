@@ -165,8 +165,7 @@ fn a_write_failing_mid_run_stops_it_and_the_resumed_run_has_every_pair_once() {
 }
 
 #[test]
-fn a_write_failing_mid_run_on_worker_threads_stops_it_and_the_resumed_run_has_every_pair_once()
-{
+fn a_write_failing_mid_run_on_worker_threads_stops_it_and_the_resumed_run_has_every_pair_once() {
     write_failing_mid_run("write-fails-threads", 2);
 }
 
@@ -205,15 +204,24 @@ fn write_failing_mid_run(name: &str, workers: usize) {
         "the error names the file and the cause: {stderr}"
     );
     let written = std::fs::read(&output).expect("the limited output");
-    assert!(full > 2 * 65_536, "the reference ({full} bytes) is past the limit");
+    assert!(
+        full > 2 * 65_536,
+        "the reference ({full} bytes) is past the limit"
+    );
     assert!(
         written.len() <= 65_536 && written.len() > 32_768,
         "{} bytes",
         written.len()
     );
     // Whole lines up to the last newline (each parses); after it, at most a torn line.
-    let whole = &written[..written.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1)];
-    let kept = whole.split(|b| *b == b'\n').filter(|l| !l.is_empty()).count();
+    let whole = &written[..written
+        .iter()
+        .rposition(|b| *b == b'\n')
+        .map_or(0, |i| i + 1)];
+    let kept = whole
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .count();
     for raw in whole.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
         serde_json::from_slice::<Line>(raw).expect("a whole line");
     }
@@ -231,7 +239,11 @@ fn write_failing_mid_run(name: &str, workers: usize) {
         whole.len() < written.len(),
         "{report}"
     );
-    assert_eq!(by_pair(&output), expected, "every pair once, with the same results");
+    assert_eq!(
+        by_pair(&output),
+        expected,
+        "every pair once, with the same results"
+    );
 }
 
 fn qa_result(i: usize) -> Result<EvaluationResult, String> {
