@@ -187,14 +187,17 @@ impl RunReport {
 /// - **Shards.** [`shard`](Self::shard) makes this run do one deterministic part; [`merge`]
 ///   joins the parts' files.
 /// - **All cores.** On a multi-threaded runtime the gradings run as tasks of the runtime the
-///   run is awaited on, spread over its worker threads, while the awaiting task writes the
-///   lines. A task holds a small batch of gradings (the concurrency shared out so that each
-///   worker has two batches: 8 each for a concurrency of 64 on 4 workers, one each when the
-///   concurrency is no more than twice the workers; gradings fewer than a batch wait for it
-///   to fill while every worker has a batch running), polled concurrently, and hands each
-///   line over at the end of the poll in which it finished; so the cost of a task and of waking
-///   the awaiting thread is shared by a batch, which is what lets cheap gradings (the text
-///   graders' microseconds) gain from a second core. On a current-thread runtime the
+///   run is awaited on, spread over its worker threads. A task holds a small batch of
+///   gradings (the concurrency shared out so that each worker has two batches: 8 each for a
+///   concurrency of 64 on 4 workers, one each when the concurrency is no more than twice the
+///   workers; gradings fewer than a batch wait for it to fill while every worker has a batch
+///   running), polled concurrently. A line is written out as JSON on the worker as its grading
+///   ends; at the end of that poll the task appends the poll's lines to a local output file
+///   itself, in one `write` under a lock (so lines never interleave), and tells the awaiting
+///   task, which only counts them (to object storage, the awaiting task uploads them). So the
+///   cost of a task and of waking the awaiting thread is shared by a batch, and no one thread
+///   copies and writes every line: cheap gradings (the text graders' microseconds) gain from
+///   each core. On a current-thread runtime the
 ///   gradings are polled in place in the awaiting task (a task could only share its one
 ///   thread, at a cost). The limiter and policies in force where the run is awaited go with
 ///   every task. A grading that computes for long stretches without awaiting (milliseconds)
@@ -610,9 +613,9 @@ type Grading = Pin<Box<dyn Future<Output = Finished> + Send>>;
 /// could only share the one thread, they are polled in place. Dropped (when the run's future
 /// is dropped), it aborts or drops them all.
 ///
-/// A task polls its batch's gradings concurrently and hands each line over through the
-/// [`Outbox`] at the end of the poll in which it finished, so a line waits for no other
-/// grading. The awaiting task is woken only when the outbox goes from empty to not empty:
+/// A task polls its batch's gradings concurrently; at the end of the poll in which a line
+/// finished it appends it to a local output file (see [`Appending`]) and hands it over through
+/// the [`Outbox`], so a line waits for no other grading. The awaiting task is woken only when the outbox goes from empty to not empty:
 /// lines that finish while it writes are taken together.
 struct Running {
     tasks: JoinSet<()>,
@@ -1005,7 +1008,7 @@ struct Finished {
     json: Json,
 }
 
-/// A finished line, for the awaiting task to write.
+/// A finished line, for the awaiting task to write, or written already.
 // Boxing the line would cost an allocation per line; a `Finished` is moved a few times only.
 #[allow(clippy::large_enum_variant)]
 enum Json {
