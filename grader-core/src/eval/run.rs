@@ -387,22 +387,24 @@ impl Evaluation {
         let shard = self.shard;
         let mut queue = samples.flat_map(|sample| {
             let id = sample.id();
-            let pending: Vec<u32> = if shard.contains(&id) {
-                let pending: Vec<u32> = (1..=epochs)
-                    .filter(|epoch| done.get(&id).is_none_or(|epochs| !epochs.contains(epoch)))
-                    .collect();
-                resumed += epochs as usize - pending.len();
-                pending
-            } else {
+            // Every epoch when the output holds none of the sample's (no list to make: most
+            // samples), else those it does not hold.
+            let (all, some) = if !shard.contains(&id) {
                 // Another shard's sample is not resumed: this run was never going to grade it.
                 other_shards += 1;
-                Vec::new()
+                (None, None)
+            } else if let Some(done) = done.get(&id) {
+                let pending: Vec<u32> =
+                    (1..=epochs).filter(|epoch| !done.contains(epoch)).collect();
+                resumed += epochs as usize - pending.len();
+                (None, Some(pending))
+            } else {
+                (Some(1..=epochs), None)
             };
             let sample = Arc::new(sample);
             let id: Arc<str> = id.into();
-            pending
-                .into_iter()
-                .map(move |epoch| (Arc::clone(&sample), Arc::clone(&id), epoch))
+            let pending = all.into_iter().flatten().chain(some.into_iter().flatten());
+            pending.map(move |epoch| (Arc::clone(&sample), Arc::clone(&id), epoch))
         });
 
         let mut progress = Progress::new(
