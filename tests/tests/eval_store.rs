@@ -121,17 +121,39 @@ fn assert_clean_error(stderr: &str, url: &str) {
 
 #[test]
 fn a_run_killed_with_sigkill_resumes_from_its_chunks_and_reads_back_as_a_local_run() {
+    killed_and_resumed("sigkill", 0);
+}
+
+/// On two worker threads, where each batch task hands the lines that ended together over as
+/// one buffer.
+#[test]
+fn a_multi_threaded_run_killed_with_sigkill_resumes_from_its_chunks_and_reads_back_as_a_local_run()
+{
+    killed_and_resumed("sigkill-threads", 2);
+}
+
+fn killed_and_resumed(name: &str, workers: usize) {
     let Some(server) = S3Server::start(TMP, false) else {
         return;
     };
     let port = server.port();
     server.create_bucket("evals");
-    let dir = scratch("sigkill");
+    let dir = scratch(name);
     let (expected, expected_summary) = reference(&dir);
     assert_eq!(expected.len(), TOTAL);
 
     let url = "s3://evals/runs/killed";
-    let mut child = probe(port, &["run", url, "80", "2", "4"])
+    let workers = workers.to_string();
+    let call = |port, args: &[&str]| {
+        finish(
+            probe(port, args)
+                .env("STORE_PROBE_WORKERS", &workers)
+                .spawn()
+                .expect("start the probe"),
+        )
+    };
+    let mut child = probe(port, &["run", url, "80", "2", "8"])
+        .env("STORE_PROBE_WORKERS", &workers)
         .env("STORE_PROBE_DELAY_MS", "15")
         .env("STORE_PROBE_CHUNK", "10")
         .spawn()
@@ -157,7 +179,7 @@ fn a_run_killed_with_sigkill_resumes_from_its_chunks_and_reads_back_as_a_local_r
     // A chunk is uploaded once 10 lines wait (lines that finish together are added together).
     assert!(stored >= chunks * 10, "{stored} lines in {chunks} chunks");
 
-    let (code, report, stderr) = call(port, &["run", url, "80", "2", "4"]);
+    let (code, report, stderr) = call(port, &["run", url, "80", "2", "8"]);
     assert_eq!(code, 0, "{stderr}");
     assert!(report.contains(&format!("resumed: {stored}")), "{report}");
     assert!(
@@ -175,7 +197,7 @@ fn a_run_killed_with_sigkill_resumes_from_its_chunks_and_reads_back_as_a_local_r
     assert_eq!(summary, expected_summary);
 
     // Running again finds everything done and writes nothing.
-    let (code, report, stderr) = call(port, &["run", url, "80", "2", "4"]);
+    let (code, report, stderr) = call(port, &["run", url, "80", "2", "8"]);
     assert_eq!(code, 0, "{stderr}");
     assert!(report.contains("written: 0"), "{report}");
     assert!(report.contains(&format!("resumed: {TOTAL}")), "{report}");

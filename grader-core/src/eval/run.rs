@@ -456,7 +456,7 @@ impl Evaluation {
                         source: serde_json::Error::io(std::io::Error::other(message.clone())),
                     });
                 }
-                Json::InFile => {}
+                Json::WithOthers | Json::InFile => {}
                 Json::Unwritten => {
                     return Err(EvalError::Io {
                         path: path.clone(),
@@ -484,26 +484,18 @@ impl Evaluation {
                         let started = Instant::now();
                         let call =
                             std::panic::catch_unwind(AssertUnwindSafe(|| grade(sample, epoch)));
-                        // Its line is also written out as JSON on the worker, so the awaiting
-                        // task only appends bytes (or, to a local file, the batch task writes
-                        // it out and appends it itself); polled in place, it is written
-                        // straight into the buffer.
+                        // On a worker its batch task writes its line out as JSON; polled in
+                        // place, it is written straight into the buffer.
                         let on_worker = running.spawns();
-                        let write_out = running.writes_out_each_line();
                         let line = match call {
-                            Ok(future) => Either::Left(Graded::new(
-                                future,
-                                Arc::clone(&id),
-                                epoch,
-                                started,
-                                write_out,
-                            )),
+                            Ok(future) => {
+                                Either::Left(Graded::new(future, Arc::clone(&id), epoch, started))
+                            }
                             Err(panic) => Either::Right(std::future::ready(Graded::<Fut>::line(
                                 Err(panic),
                                 Arc::clone(&id),
                                 epoch,
                                 started,
-                                write_out,
                             ))),
                         };
                         if on_worker || self.limiter.is_none() {
@@ -826,16 +818,13 @@ impl Running {
             let mut gradings = gradings;
             let mut ended = Vec::new();
             std::future::poll_fn(|cx| {
-                // To a local file, each line is written out as soon as it ends (its grading's
-                // memory freed at once) into a buffer the worker keeps, and the lines of the
-                // poll are appended together at its end.
-                let mut appending = file.as_ref().map(|file| Appending::new(file));
+                // Each line is written out as soon as it ends (its grading's memory freed at
+                // once), and the lines of the poll go out together at its end.
+                let mut appending = Appending::new(file.as_deref());
                 let done = loop {
                     match gradings.poll_next_unpin(cx) {
                         std::task::Poll::Ready(Some(mut event)) => {
-                            if let Some(appending) = &mut appending {
-                                appending.write_out(&mut event);
-                            }
+                            appending.write_out(&mut event);
                             ended.push(event);
                         }
                         std::task::Poll::Ready(None) => break true,
@@ -844,9 +833,7 @@ impl Running {
                 };
                 // Lines that ended in this poll go out (to the file, then to the awaiting
                 // task) before the task sleeps.
-                if let Some(appending) = appending {
-                    appending.append(&mut ended);
-                }
+                appending.finish(&mut ended);
                 outbox.hand_over(&mut ended);
                 if done {
                     std::task::Poll::Ready(())
@@ -876,14 +863,6 @@ impl Running {
     /// Whether gradings are tasks of the runtime (not polled in place).
     fn spawns(&self) -> bool {
         self.spawn
-    }
-
-    /// Whether each grading writes its line out as JSON on its own, as it ends on a worker
-    /// thread, for the awaiting task to append. Not when the batch task appends its lines to
-    /// a local file itself (it writes them out together), nor when polled in place (the
-    /// awaiting task writes them straight into its buffer).
-    fn writes_out_each_line(&self) -> bool {
-        self.spawn && self.file.is_none()
     }
 
     fn is_empty(&self) -> bool {
@@ -1016,8 +995,11 @@ enum Json {
     /// Not written out yet: the awaiting task writes it straight into its buffer (a grading
     /// polled in place, on the awaiting task's thread anyway).
     Line(Box<Line>),
-    /// Written out on a worker thread, with the newline, or why it could not be.
+    /// Written out, with the newline (followed by the lines of [`Json::WithOthers`] that
+    /// ended in the same poll of its batch task), or why it could not be.
     Written(Result<Vec<u8>, String>),
+    /// Written out, in the bytes of a line handed over with it ([`Json::Written`]).
+    WithOthers,
     /// Appended to the run's local file by its batch task.
     InFile,
     /// Not appended to the run's local file: a write failed (see [`SharedFile::error`]).
@@ -1030,24 +1012,28 @@ thread_local! {
     static APPEND: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
-/// The lines of one poll of a batch task, written out as they end, to be appended to the
-/// run's local file together at its end.
+/// The lines of one poll of a batch task, written out as they end, to go out together at its
+/// end: appended to the run's local file in one write, or handed to the awaiting task as one
+/// buffer.
 struct Appending<'a> {
-    file: &'a SharedFile,
-    /// Taken from [`APPEND`] for the poll (a poll nested in this one finds it empty, and uses
-    /// its own), and put back after.
+    file: Option<&'a SharedFile>,
+    /// For a file, taken from [`APPEND`] for the poll (a poll nested in this one finds it
+    /// empty, and uses its own), and put back after.
     bytes: Vec<u8>,
 }
 
 impl<'a> Appending<'a> {
-    fn new(file: &'a SharedFile) -> Self {
-        let mut bytes = APPEND.take();
+    fn new(file: Option<&'a SharedFile>) -> Self {
+        let mut bytes = match file {
+            Some(_) => APPEND.take(),
+            None => Vec::new(),
+        };
         bytes.clear();
         Appending { file, bytes }
     }
 
     /// Writes out the line of an `event` that is one: it becomes [`Json::InFile`] (until
-    /// [`append`](Self::append) says otherwise) and the line is dropped; a line that cannot
+    /// [`finish`](Self::finish) says otherwise) and the line is dropped; a line that cannot
     /// be written out keeps its error.
     fn write_out(&mut self, event: &mut Event) {
         let Event::Line { line, .. } = event else {
@@ -1069,52 +1055,43 @@ impl<'a> Appending<'a> {
         }
     }
 
-    /// Appends the lines written out to the file in one write; if it fails, each of them in
-    /// `ended` (the events of this poll) becomes [`Json::Unwritten`].
-    fn append(mut self, ended: &mut [Event]) {
-        if !self.bytes.is_empty() && !self.file.append(&self.bytes) {
-            for event in ended {
-                if let Event::Line { line, .. } = event
-                    && matches!(line.json, Json::InFile)
-                {
-                    line.json = Json::Unwritten;
+    /// Sends the lines written out: appended to the file in one write (if it fails, each of
+    /// them in `ended`, the events of this poll, becomes [`Json::Unwritten`]), or as one
+    /// buffer on the first of them, the others marked [`Json::WithOthers`].
+    fn finish(mut self, ended: &mut [Event]) {
+        let written = ended.iter_mut().filter_map(|event| match event {
+            Event::Line { line, .. } if matches!(line.json, Json::InFile) => Some(line),
+            _ => None,
+        });
+        match self.file {
+            Some(file) => {
+                if !self.bytes.is_empty() && !file.append(&self.bytes) {
+                    written.for_each(|line| line.json = Json::Unwritten);
+                }
+                // A poll's lines are at most a few hundred kilobytes; a larger buffer is let
+                // go.
+                if self.bytes.capacity() <= 1 << 20 {
+                    self.bytes.clear();
+                    APPEND.set(self.bytes);
+                }
+            }
+            None => {
+                let mut bytes = Some(std::mem::take(&mut self.bytes));
+                for line in written {
+                    line.json = match bytes.take() {
+                        Some(bytes) => Json::Written(Ok(bytes)),
+                        None => Json::WithOthers,
+                    };
                 }
             }
         }
-        // A poll's lines are at most a few hundred kilobytes; a larger buffer is let go.
-        if self.bytes.capacity() <= 1 << 20 {
-            self.bytes.clear();
-            APPEND.set(std::mem::take(&mut self.bytes));
-        }
     }
-}
-
-thread_local! {
-    /// Where a worker writes lines out, grown once to the size of a line and kept, so that
-    /// each line then costs one allocation of its own size.
-    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 impl Finished {
-    /// The line, written out; `id` is the line's sample id, shared.
+    /// The line, to be written out (by its batch task, or by the awaiting task); `id` is the
+    /// line's sample id, shared.
     fn new(line: Line, id: Arc<str>) -> Self {
-        let json = SCRATCH.with(|scratch| {
-            let mut scratch = scratch.borrow_mut();
-            scratch.clear();
-            super::write::write_line(&mut scratch, &line).map_err(|error| error.to_string())?;
-            scratch.push(b'\n');
-            Ok(scratch.to_vec())
-        });
-        Finished {
-            errored: line.error.is_some(),
-            reward: line.reward(),
-            json: Json::Written(json),
-            id,
-        }
-    }
-
-    /// The line, to be written out by the awaiting task.
-    fn deferred(line: Line, id: Arc<str>) -> Self {
         Finished {
             errored: line.error.is_some(),
             reward: line.reward(),
@@ -1141,7 +1118,6 @@ pin_project_lite::pin_project! {
         id: Arc<str>,
         epoch: u32,
         started: Instant,
-        on_worker: bool,
     }
 }
 
@@ -1161,7 +1137,7 @@ where
     Fut: Future<Output = Result<EvaluationResult, E>>,
     E: Display,
 {
-    fn new(future: Fut, id: Arc<str>, epoch: u32, started: Instant, on_worker: bool) -> Self {
+    fn new(future: Fut, id: Arc<str>, epoch: u32, started: Instant) -> Self {
         Graded {
             future: Stage::Running {
                 future: AssertUnwindSafe(future).catch_unwind(),
@@ -1169,18 +1145,16 @@ where
             id,
             epoch,
             started,
-            on_worker,
         }
     }
 
     /// The line of a grading that ended with `outcome`, turning an error or a panic into the
-    /// line's error; written out here when `on_worker`.
+    /// line's error.
     fn line(
         outcome: std::thread::Result<Result<EvaluationResult, E>>,
         id: Arc<str>,
         epoch: u32,
         started: Instant,
-        on_worker: bool,
     ) -> Finished {
         let secs = started.elapsed().as_secs_f64();
         let line = match outcome {
@@ -1194,11 +1168,7 @@ where
                 secs,
             ),
         };
-        if on_worker {
-            Finished::new(line, id)
-        } else {
-            Finished::deferred(line, id)
-        }
+        Finished::new(line, id)
     }
 }
 
@@ -1215,22 +1185,17 @@ where
             StageProj::Running { future } => std::task::ready!(future.poll(cx)),
             StageProj::Ended => panic!("a grading polled after it ended"),
         };
-        let (id, epoch, started, on_worker) = (
-            Arc::clone(this.id),
-            *this.epoch,
-            *this.started,
-            *this.on_worker,
-        );
+        let (id, epoch, started) = (Arc::clone(this.id), *this.epoch, *this.started);
         // What runs of the grading's own code after it ended (its future's destructor, its
         // error's `Display`) may panic too: that is this grading's panic, and becomes its line,
         // rather than unwinding through the batch it shares a task with (or, polled in place,
         // through the run).
         let ended = std::panic::catch_unwind(AssertUnwindSafe(|| {
             this.future.project_replace(Stage::Ended);
-            Self::line(outcome, Arc::clone(&id), epoch, started, on_worker)
+            Self::line(outcome, Arc::clone(&id), epoch, started)
         }));
         std::task::Poll::Ready(
-            ended.unwrap_or_else(|panic| Self::line(Err(panic), id, epoch, started, on_worker)),
+            ended.unwrap_or_else(|panic| Self::line(Err(panic), id, epoch, started)),
         )
     }
 }
@@ -1433,6 +1398,28 @@ mod tests {
         assert!(Shard::ALL.contains("anything"));
     }
 
+    /// The lines of `finished`: those written out (a batch task's, handed over together) read
+    /// back, the others as they are.
+    fn parsed(finished: &[Finished]) -> Vec<Line> {
+        let mut lines = Vec::new();
+        for line in finished {
+            match &line.json {
+                Json::Line(line) => lines.push(Line::clone(line)),
+                Json::Written(Ok(bytes)) => lines.extend(
+                    bytes
+                        .split(|b| *b == b'\n')
+                        .filter(|raw| !raw.is_empty())
+                        .map(|raw| serde_json::from_slice::<Line>(raw).expect("a line")),
+                ),
+                Json::WithOthers => {}
+                Json::Written(Err(_)) | Json::InFile | Json::Unwritten => {
+                    panic!("not a line to read back")
+                }
+            }
+        }
+        lines
+    }
+
     /// A batch task that panics outside its gradings gives each grading it left a panicked
     /// line, keeps the line of one that ended before, and leaves none in flight.
     #[test]
@@ -1458,13 +1445,9 @@ mod tests {
             while let Some(line) = running.next().await {
                 lines.push(line);
             }
-            let mut ended: Vec<(String, ErrorKind)> = lines
-                .iter()
+            let mut ended: Vec<(String, ErrorKind)> = parsed(&lines)
+                .into_iter()
                 .map(|line| {
-                    let Json::Written(Ok(json)) = &line.json else {
-                        panic!("a written line");
-                    };
-                    let line: Line = serde_json::from_slice(json).expect("a line");
                     (
                         format!("{}/{}", line.id, line.epoch),
                         line.error.expect("an error").kind,

@@ -7,7 +7,9 @@
 //!   first waiting `STORE_PROBE_DELAY_MS` milliseconds (0 by default). Chunks of
 //!   `STORE_PROBE_CHUNK` lines (default 1000) or every `STORE_PROBE_INTERVAL_MS` (with the
 //!   chunk size set; default a minute), retries `STORE_PROBE_RETRIES` (default 10,
-//!   within 3 minutes; with it set, within 2 seconds). Prints the run's report.
+//!   within 3 minutes; with it set, within 2 seconds). On a current-thread runtime, or with
+//!   `STORE_PROBE_WORKERS` set above 0 on a multi-threaded one with that many workers. Prints
+//!   the run's report.
 //! - `store-probe merge OUT INPUT...` merges the inputs into `OUT`, a local file or a URL.
 //! - `store-probe summary INPUT...` prints the summary of the inputs as JSON (without the
 //!   time spent grading, which differs between runs).
@@ -71,9 +73,15 @@ fn run(args: &[String]) -> Result<String, Box<dyn std::error::Error>> {
         .handle_interrupts(false)
         .progress(false);
     let samples = (0..samples.parse::<usize>()?).map(|i| (format!("p{i}"), i));
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
+    let runtime = match env_number("STORE_PROBE_WORKERS").filter(|n| *n > 0) {
+        Some(workers) => tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(workers as usize)
+            .enable_all()
+            .build()?,
+        None => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?,
+    };
     let report = runtime.block_on(evaluation.run(samples, |sample, epoch| async move {
         tokio::time::sleep(delay).await;
         grade(sample.1, epoch)
