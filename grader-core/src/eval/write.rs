@@ -59,7 +59,7 @@ pub(crate) fn write_line(out: &mut Vec<u8>, line: &Line) -> Result<(), serde_jso
 /// An [`EvaluationResult`] (with a finite reward), as its `Serialize` writes it.
 fn write_result(out: &mut Vec<u8>, result: &EvaluationResult) -> Result<(), serde_json::Error> {
     out.extend_from_slice(b"{\"reward\":");
-    number(out, &result.reward())?;
+    float(out, result.reward())?;
     out.extend_from_slice(if result.done {
         b",\"done\":true,\"content\":"
     } else {
@@ -100,9 +100,9 @@ fn write_subscores(out: &mut Vec<u8>, subscores: &[SubScore]) -> Result<(), serd
         out.extend_from_slice(b"{\"name\":");
         string(out, sub.name())?;
         out.extend_from_slice(b",\"weight\":");
-        number(out, &sub.weight())?;
+        float(out, sub.weight())?;
         out.extend_from_slice(b",\"value\":");
-        number(out, &sub.value())?;
+        float(out, sub.value())?;
         out.extend_from_slice(b",\"children\":");
         match sub.children() {
             None => out.extend_from_slice(b"null"),
@@ -163,6 +163,20 @@ fn write_value(out: &mut Vec<u8>, value: &Value) -> Result<(), serde_json::Error
 /// A number (or anything else serde_json writes without strings), by serde_json.
 fn number<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, n: &T) -> Result<(), serde_json::Error> {
     serde_json::to_writer(out, n)
+}
+
+/// A float, as serde_json writes it; the two most common values (a check passed or failed)
+/// are written as the constants they always are.
+fn float(out: &mut Vec<u8>, n: f64) -> Result<(), serde_json::Error> {
+    if n == 1.0 {
+        out.extend_from_slice(b"1.0");
+        Ok(())
+    } else if n == 0.0 && n.is_sign_positive() {
+        out.extend_from_slice(b"0.0");
+        Ok(())
+    } else {
+        number(out, &n)
+    }
 }
 
 /// A string: copied whole between quotes when no byte of it needs escaping, else by
@@ -317,6 +331,27 @@ mod tests {
                 String::from_utf8_lossy(&expected),
                 "{line:?}"
             );
+        }
+    }
+
+    #[test]
+    fn floats_are_written_as_serde_json_writes_them() {
+        for n in [
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            0.5,
+            1.0 - f64::EPSILON,
+            f64::MIN_POSITIVE,
+            1e-7,
+            1e21,
+            f64::NAN,
+            f64::INFINITY,
+        ] {
+            let mut out = Vec::new();
+            float(&mut out, n).expect("a float");
+            assert_eq!(out, serde_json::to_vec(&n).expect("a float"), "{n}");
         }
     }
 
