@@ -9,9 +9,10 @@
 //!
 //! And, in group `eval-threads`, 100 000 samples × 4 text graders through an `Evaluation`
 //! (concurrency 64) on three runtimes: `current-thread` (grading and writing share one
-//! thread: one core), `workers-1` (one worker grades, the awaiting thread writes) and
-//! `workers-2` (two workers grade); and the two multi-threaded ones again at concurrency
-//! 1 024 (larger batches). `workers-2` against `workers-1` is what the second core buys.
+//! thread: one core), `workers-1` (one worker grades and appends the lines; the awaiting
+//! thread counts them) and `workers-2` (two workers do); and the two multi-threaded ones again
+//! at concurrency 1 024 (larger batches). `workers-2` against `workers-1` is what the second
+//! core buys.
 #![allow(missing_docs)]
 
 use std::hint::black_box;
