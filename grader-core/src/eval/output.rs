@@ -78,7 +78,21 @@ impl SharedFile {
     /// failed (its error kept for [`error`](Self::error)), an earlier one did, or the run is
     /// closed.
     pub(super) fn append(&self, bytes: &[u8]) -> bool {
-        let mut state = self.state();
+        Self::append_locked(&mut self.state(), bytes)
+    }
+
+    /// As [`append`](Self::append) if no one else is writing; `None` (nothing done) if
+    /// someone is.
+    pub(super) fn try_append(&self, bytes: &[u8]) -> Option<bool> {
+        let mut state = match self.state.try_lock() {
+            Ok(state) => state,
+            Err(std::sync::TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return None,
+        };
+        Some(Self::append_locked(&mut state, bytes))
+    }
+
+    fn append_locked(state: &mut FileState, bytes: &[u8]) -> bool {
         if state.failed || state.closed {
             return false;
         }
@@ -182,7 +196,8 @@ impl Sink {
         }
     }
 
-    /// Flushes a file, or uploads what waits and waits for every upload.
+    /// Nothing for a file (each write went straight to it); for object storage, uploads what
+    /// waits and waits for every upload.
     pub(super) async fn finish(&mut self) -> Result<(), SinkError> {
         match self {
             // Each write went straight to the file: there is nothing to flush.
@@ -253,5 +268,69 @@ impl MergeOutput {
             #[cfg(feature = "object-store")]
             MergeOutput::Store(writer) => Ok(writer.finish()?),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("grader-shared-file-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a scratch folder");
+        let path = dir.join(name);
+        let _ = std::fs::remove_file(&path);
+        path
+    }
+
+    fn appending(path: &Path) -> SharedFile {
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .expect("open for appending");
+        SharedFile::new(file)
+    }
+
+    /// While one writer holds the file, another is told so (and writes nothing) rather than
+    /// waiting; then it writes.
+    #[test]
+    fn a_busy_file_is_reported_not_waited_for() {
+        let path = scratch("busy.jsonl");
+        let file = appending(&path);
+        {
+            let _held = file.state();
+            let busy = std::thread::scope(|s| s.spawn(|| file.try_append(b"b\n")).join());
+            assert_eq!(busy.expect("the writer thread"), None);
+        }
+        assert!(file.append(b"a\n"));
+        assert_eq!(file.try_append(b"b\n"), Some(true));
+        assert_eq!(std::fs::read(&path).expect("the file"), b"a\nb\n");
+    }
+
+    /// After a failed write nothing more is written, and the failure is reported with its
+    /// cause once; after the run is closed, nothing is written either.
+    #[test]
+    fn nothing_is_written_after_a_failure_or_the_close() {
+        let path = scratch("failed.jsonl");
+        std::fs::write(&path, b"kept\n").expect("a file");
+        // Opened for reading only, so that every write fails.
+        let file = SharedFile::new(File::open(&path).expect("open"));
+        assert!(!file.append(b"x\n"));
+        let error = file.error();
+        assert!(
+            error.raw_os_error().is_some(),
+            "the write's own error: {error}"
+        );
+        assert_eq!(file.try_append(b"y\n"), Some(false));
+        assert!(file.error().to_string().contains("an earlier write"));
+
+        let path = scratch("closed.jsonl");
+        let file = appending(&path);
+        assert!(file.append(b"a\n"));
+        file.close();
+        assert!(!file.append(b"b\n"));
+        assert!(file.error().to_string().contains("closed"));
+        assert_eq!(std::fs::read(&path).expect("the file"), b"a\n");
     }
 }

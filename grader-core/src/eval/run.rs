@@ -194,12 +194,12 @@ impl RunReport {
 ///   running), polled concurrently. A line is written out as JSON on the worker as its grading
 ///   ends; at the end of that poll the task appends the poll's lines to a local output file
 ///   itself, in one `write` under a lock (so lines never interleave), and tells the awaiting
-///   task, which only counts them (to object storage, the awaiting task uploads them). So the
-///   cost of a task and of waking the awaiting thread is shared by a batch, and no one thread
-///   copies and writes every line: cheap gradings (the text graders' microseconds) gain from
-///   each core. On a current-thread runtime the
-///   gradings are polled in place in the awaiting task (a task could only share its one
-///   thread, at a cost). The limiter and policies in force where the run is awaited go with
+///   task, which only counts them (should another worker be writing, or for object storage,
+///   the awaiting task writes or uploads them). So the cost of a task and of waking the
+///   awaiting thread is shared by a batch, and no one thread copies and writes every line:
+///   cheap gradings (the text graders' microseconds) gain from each core. On a current-thread
+///   runtime the gradings are polled in place in the awaiting task (a task could only share
+///   its one thread, at a cost). The limiter and policies in force where the run is awaited go with
 ///   every task. A grading that computes for long stretches without awaiting (milliseconds)
 ///   holds up the others of its batch and its worker thread: run that part with
 ///   `tokio::task::spawn_blocking`.
@@ -536,8 +536,10 @@ impl Evaluation {
                     continue;
                 }
             };
-            // Lines that finished together are written together, in one `write`, before any
-            // other grading is polled: a crash still loses only what was in flight.
+            // Lines that finished together and are not written yet (polled in place, handed
+            // over for object storage, or made here) are written together, in one `write`,
+            // before any other grading is polled: a crash still loses only what was in flight.
+            // (Batch tasks append theirs to a local file themselves.)
             buffer.clear();
             let mut batch = 0;
             let mut next = Some(line);
@@ -608,9 +610,10 @@ type Grading = Pin<Box<dyn Future<Output = Finished> + Send>>;
 /// is dropped), it aborts or drops them all.
 ///
 /// A task polls its batch's gradings concurrently; at the end of the poll in which a line
-/// finished it appends it to a local output file (see [`Appending`]) and hands it over through
-/// the [`Outbox`], so a line waits for no other grading. The awaiting task is woken only when the outbox goes from empty to not empty:
-/// lines that finish while it writes are taken together.
+/// finished it appends it to a local output file (see [`Appending`]) and hands it over
+/// through the [`Outbox`], so a line waits for no other grading. The awaiting task is woken
+/// only when the outbox goes from empty to not empty: lines that finish while it works are
+/// taken together.
 struct Running {
     tasks: JoinSet<()>,
     outbox: Arc<Outbox>,
@@ -832,9 +835,11 @@ impl Running {
                     }
                 };
                 // Lines that ended in this poll go out (to the file, then to the awaiting
-                // task) before the task sleeps.
-                appending.finish(&mut ended);
+                // task) before the task sleeps; nothing that could panic comes between (a
+                // line appended and not handed over would be redone as a panicked one).
+                let buffer = appending.finish(&mut ended);
                 outbox.hand_over(&mut ended);
+                keep_for_next_poll(buffer);
                 if done {
                     std::task::Poll::Ready(())
                 } else {
@@ -980,7 +985,8 @@ impl Running {
     }
 }
 
-/// A grading's line as the awaiting task writes it, and what the counts and progress need.
+/// A grading's line as the awaiting task takes it (to write, or written already), and what
+/// the counts and progress need.
 struct Finished {
     id: Arc<str>,
     errored: bool,
@@ -1018,23 +1024,36 @@ thread_local! {
 struct Appending<'a> {
     file: Option<&'a SharedFile>,
     /// For a file, taken from [`APPEND`] for the poll (a poll nested in this one finds it
-    /// empty, and uses its own), and put back after.
+    /// empty, and uses its own), and put back after ([`keep_for_next_poll`]).
     bytes: Vec<u8>,
+}
+
+/// The most of a buffer a worker keeps between polls: a poll's lines are a few tens of
+/// kilobytes; a larger buffer is let go rather than kept on the thread after the run.
+const KEPT_BUFFER: usize = 128 << 10;
+
+/// Puts a buffer back in [`APPEND`] for the worker's next poll, unless it is larger than
+/// [`KEPT_BUFFER`] (or the thread is ending).
+fn keep_for_next_poll(buffer: Option<Vec<u8>>) {
+    if let Some(mut buffer) = buffer.filter(|buffer| buffer.capacity() <= KEPT_BUFFER) {
+        buffer.clear();
+        let _ = APPEND.try_with(|kept| kept.set(buffer));
+    }
 }
 
 impl<'a> Appending<'a> {
     fn new(file: Option<&'a SharedFile>) -> Self {
-        let mut bytes = match file {
-            Some(_) => APPEND.take(),
+        let bytes = match file {
+            Some(_) => APPEND.try_with(std::cell::Cell::take).unwrap_or_default(),
             None => Vec::new(),
         };
-        bytes.clear();
         Appending { file, bytes }
     }
 
     /// Writes out the line of an `event` that is one: it becomes [`Json::InFile`] (until
     /// [`finish`](Self::finish) says otherwise) and the line is dropped; a line that cannot
-    /// be written out keeps its error.
+    /// be written out keeps its error. (Writing runs none of the grading's code; should it
+    /// panic all the same, that is this line's error, not its batch mates'.)
     fn write_out(&mut self, event: &mut Event) {
         let Event::Line { line, .. } = event else {
             return;
@@ -1043,48 +1062,54 @@ impl<'a> Appending<'a> {
             return;
         };
         let before = self.bytes.len();
-        match super::write::write_line(&mut self.bytes, json) {
+        let written = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            super::write::write_line(&mut self.bytes, json).map_err(|error| error.to_string())
+        }))
+        .unwrap_or_else(|panic| Err(panic_message(&panic)));
+        match written {
             Ok(()) => {
                 self.bytes.push(b'\n');
                 line.json = Json::InFile;
             }
-            Err(error) => {
+            Err(message) => {
                 self.bytes.truncate(before);
-                line.json = Json::Written(Err(error.to_string()));
+                line.json = Json::Written(Err(message));
             }
         }
     }
 
     /// Sends the lines written out: appended to the file in one write (if it fails, each of
     /// them in `ended`, the events of this poll, becomes [`Json::Unwritten`]), or as one
-    /// buffer on the first of them, the others marked [`Json::WithOthers`].
-    fn finish(mut self, ended: &mut [Event]) {
+    /// buffer on the first of them, the others marked [`Json::WithOthers`]. So that a worker
+    /// never waits on another's write (a slow file system would stall the runtime), a file
+    /// whose lock is taken gets the lines through the awaiting task too. Returns the buffer to
+    /// keep for the next poll.
+    fn finish(mut self, ended: &mut [Event]) -> Option<Vec<u8>> {
         let written = ended.iter_mut().filter_map(|event| match event {
             Event::Line { line, .. } if matches!(line.json, Json::InFile) => Some(line),
             _ => None,
         });
-        match self.file {
-            Some(file) => {
-                if !self.bytes.is_empty() && !file.append(&self.bytes) {
+        if self.bytes.is_empty() {
+            return Some(self.bytes);
+        }
+        if let Some(file) = self.file {
+            match file.try_append(&self.bytes) {
+                Some(true) => return Some(self.bytes),
+                Some(false) => {
                     written.for_each(|line| line.json = Json::Unwritten);
+                    return Some(self.bytes);
                 }
-                // A poll's lines are at most a few hundred kilobytes; a larger buffer is let
-                // go.
-                if self.bytes.capacity() <= 1 << 20 {
-                    self.bytes.clear();
-                    APPEND.set(self.bytes);
-                }
-            }
-            None => {
-                let mut bytes = Some(std::mem::take(&mut self.bytes));
-                for line in written {
-                    line.json = match bytes.take() {
-                        Some(bytes) => Json::Written(Ok(bytes)),
-                        None => Json::WithOthers,
-                    };
-                }
+                None => {}
             }
         }
+        let mut bytes = Some(std::mem::take(&mut self.bytes));
+        for line in written {
+            line.json = match bytes.take() {
+                Some(bytes) => Json::Written(Ok(bytes)),
+                None => Json::WithOthers,
+            };
+        }
+        None
     }
 }
 
