@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use grader_core::eval::{Evaluation, Line};
+use grader_core::eval::{EvalError, Evaluation, Line};
 use grader_core::limit::{Limiter, Resource, acquire};
 use grader_core::{Grade, SubScore};
 
@@ -381,6 +381,52 @@ fn a_runtime_shut_down_under_a_run_leaves_no_grading_and_whole_lines() {
         .expect("a runtime")
         .block_on(run);
     assert!(ended.is_err_and(|error| error.is_cancelled()));
+}
+
+/// A run awaited on another thread (`Handle::block_on`) while the runtime its gradings run on
+/// shuts down: the gradings cancelled under it have no line, and the run says so with an error
+/// rather than ending as if it had graded everything.
+#[test]
+fn gradings_cancelled_under_a_run_are_an_error_not_a_short_run() {
+    let output = scratch("cancelled-under").join("results.jsonl");
+    let runtime = runtime(2);
+    let handle = runtime.handle().clone();
+    let path = output.clone();
+    let awaiting = std::thread::spawn(move || {
+        handle.block_on(
+            Evaluation::new(&path)
+                .concurrency(16)
+                .handle_interrupts(false)
+                .progress(false)
+                .run((0..200).map(|i| (i, i)), |sample, _| async move {
+                    let wait = if sample.1 < 20 { 0 } else { 60_000 };
+                    tokio::time::sleep(Duration::from_millis(wait)).await;
+                    result(1.0)
+                }),
+        )
+    });
+    while pairs_written(&output) < 20 {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    runtime.shutdown_timeout(Duration::from_secs(5));
+    let error = awaiting
+        .join()
+        .expect("the awaiting thread")
+        .expect_err("a run missing lines is an error");
+    let message = error.to_string();
+    assert!(
+        matches!(
+            error,
+            EvalError::Cancelled {
+                cancelled: 180,
+                written: 20,
+                ..
+            }
+        ),
+        "{message}"
+    );
+    assert!(message.contains(&output.display().to_string()), "{message}");
+    assert_eq!(pairs(&output).len(), 20, "the finished lines, once each");
 }
 
 fn pairs_written(path: &Path) -> usize {

@@ -89,6 +89,21 @@ pub enum EvalError {
         /// Why.
         source: serde_json::Error,
     },
+    /// Gradings were cancelled under the run, not by it (the runtime they ran on shut down
+    /// while the run was awaited elsewhere): their (sample, epoch) pairs have no line. What
+    /// was written stays; running again resumes.
+    #[error(
+        "{path}: {cancelled} gradings were cancelled under the run (their runtime shut down); \
+         {written} lines were written. Run the same evaluation again to resume."
+    )]
+    Cancelled {
+        /// The output.
+        path: PathBuf,
+        /// Gradings cancelled, without a line.
+        cancelled: usize,
+        /// Lines this run wrote.
+        written: usize,
+    },
 }
 
 /// What a run did.
@@ -580,6 +595,15 @@ impl Evaluation {
         outcome?;
         sink.finish().await.map_err(io)?;
         progress.finish();
+        // A run that ends by itself has nothing in flight: gradings cancelled without Ctrl-C
+        // were cancelled under it, and their pairs are missing.
+        if !interrupted && in_flight > 0 {
+            return Err(EvalError::Cancelled {
+                path: path.clone(),
+                cancelled: in_flight,
+                written,
+            });
+        }
         if interrupted {
             eprintln!(
                 "interrupted: {written} lines written to {}, {in_flight} gradings in flight \
