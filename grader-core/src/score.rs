@@ -8,6 +8,8 @@
 //! never exists. Where we keep more: a result's unknown fields ([`Extra`]) keep their exact
 //! JSON text, so integers beyond 64 bits survive a round trip as they do through Python.
 
+use std::sync::OnceLock;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -100,14 +102,84 @@ pub fn info_from_value(value: Value) -> Result<Info, InfoError> {
 /// assert!(SubScore::new("tests", f64::NAN).is_err());
 /// # Ok::<(), grader_core::ScoreError>(())
 /// ```
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Deserialize)]
 #[serde(try_from = "MapOnly<RawSubScore>")]
 pub struct SubScore {
     name: String,
     weight: f64,
     value: f64,
     children: Option<Vec<SubScore>>,
+    /// The info, without `_parameters` when [`parameters`](Self::parameters) holds them.
     info: Option<Info>,
+    /// The recorded `_parameters` as the JSON text of an object, kept as text from the moment
+    /// they are recorded until the line is written; they are the info's last key. When set,
+    /// `info` has no `_parameters` of its own.
+    parameters: Option<Vec<u8>>,
+    /// `info` with `parameters` parsed in, made the first time [`info`](Self::info) is asked
+    /// for.
+    merged: OnceLock<Info>,
+}
+
+impl PartialEq for SubScore {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+            && self.weight == other.weight
+            && self.value == other.value
+            && self.children == other.children
+            && match (&self.parameters, &other.parameters) {
+                (None, None) => self.info == other.info,
+                // The same text is the same object; different text may still be (keys in
+                // another order), which comparing the maps decides.
+                (Some(mine), Some(theirs)) if mine == theirs && self.info == other.info => true,
+                _ => self.info() == other.info(),
+            }
+    }
+}
+
+impl std::fmt::Debug for SubScore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SubScore")
+            .field("name", &self.name)
+            .field("weight", &self.weight)
+            .field("value", &self.value)
+            .field("children", &self.children)
+            .field("info", &self.info())
+            .finish()
+    }
+}
+
+impl Serialize for SubScore {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+
+        // The info as a map, `_parameters` parsed in: the same output as before for every
+        // serializer and formatter (raw JSON text written in place would keep its compact form
+        // inside a pretty-printed document).
+        let mut out = serializer.serialize_struct("SubScore", 5)?;
+        out.serialize_field("name", &self.name)?;
+        out.serialize_field("weight", &self.weight)?;
+        out.serialize_field("value", &self.value)?;
+        out.serialize_field("children", &self.children)?;
+        out.serialize_field("info", &self.info())?;
+        out.end()
+    }
+}
+
+/// `info` with `_parameters` (the JSON text of an object) appended as its last key.
+fn merge_parameters(info: Option<&Info>, parameters: &[u8]) -> Info {
+    let mut merged = info.cloned().unwrap_or_else(|| Info::with_capacity(1));
+    merged.insert(
+        crate::grader::PARAMETERS_KEY.to_owned(),
+        Value::Object(parse_parameters(parameters)),
+    );
+    merged
+}
+
+/// The object that recorded `_parameters` text holds. The text is always a JSON object
+/// written by a [`ParametersWriter`](crate::params::ParametersWriter) or by `serde_json`, so
+/// it parses; an empty map stands in if it ever did not.
+pub(crate) fn parse_parameters(parameters: &[u8]) -> Info {
+    serde_json::from_slice(parameters).unwrap_or_default()
 }
 
 /// The unchecked shape of a subscore, as it is read from JSON.
@@ -221,6 +293,8 @@ impl SubScore {
             value,
             children: None,
             info: None,
+            parameters: None,
+            merged: OnceLock::new(),
         })
     }
 
@@ -243,6 +317,8 @@ impl SubScore {
     #[must_use]
     pub fn with_info(mut self, info: Info) -> Self {
         self.info = Some(info);
+        self.parameters = None;
+        self.merged = OnceLock::new();
         self
     }
 
@@ -285,14 +361,41 @@ impl SubScore {
     }
 
     /// Grader-specific details (`_parameters`, a command's output, …), if any.
+    ///
+    /// A grader's recorded `_parameters` are kept as JSON text until they are written out; the
+    /// first call here parses them into the map (once: later calls return the same map).
     #[must_use]
     pub fn info(&self) -> Option<&Info> {
-        self.info.as_ref()
+        match &self.parameters {
+            None => self.info.as_ref(),
+            Some(parameters) => Some(
+                self.merged
+                    .get_or_init(|| merge_parameters(self.info.as_ref(), parameters)),
+            ),
+        }
     }
 
     /// Mutable access to the info, created empty if there was none.
     pub fn info_mut(&mut self) -> &mut Info {
+        self.merge_parameters_in();
         self.info.get_or_insert_with(Info::new)
+    }
+
+    /// Moves recorded `_parameters` text into the info map, as its last key.
+    fn merge_parameters_in(&mut self) {
+        if let Some(parameters) = self.parameters.take() {
+            let merged = match self.merged.take() {
+                Some(merged) => merged,
+                None => merge_parameters(self.info.as_ref(), &parameters),
+            };
+            self.info = Some(merged);
+        }
+    }
+
+    /// The info without `_parameters` when they are kept as text, and that text (the JSON of
+    /// an object, to be written as the info's last key); otherwise the whole info and `None`.
+    pub(crate) fn info_parts(&self) -> (Option<&Info>, Option<&[u8]>) {
+        (self.info.as_ref(), self.parameters.as_deref())
     }
 
     /// Builds a subscore from parts already checked: `value` in `[0, 1]`, `weight` finite.
@@ -310,11 +413,35 @@ impl SubScore {
             value,
             children,
             info,
+            parameters: None,
+            merged: OnceLock::new(),
+        }
+    }
+
+    /// As [`from_valid_parts`](Self::from_valid_parts), with `_parameters` as the JSON text of
+    /// an object (as `serde_json` writes it), the info's last key; `info` must not have a
+    /// `_parameters` of its own.
+    pub(crate) fn from_valid_parts_with_parameters(
+        name: String,
+        weight: f64,
+        value: f64,
+        children: Option<Vec<SubScore>>,
+        info: Option<Info>,
+        parameters: Vec<u8>,
+    ) -> Self {
+        debug_assert!(
+            info.as_ref()
+                .is_none_or(|info| !info.contains_key(crate::grader::PARAMETERS_KEY))
+        );
+        SubScore {
+            parameters: Some(parameters),
+            ..SubScore::from_valid_parts(name, weight, value, children, info)
         }
     }
 
     /// Takes the info and the children out, leaving none.
     pub(crate) fn take_parts(&mut self) -> (Option<Info>, Option<Vec<SubScore>>) {
+        self.merge_parameters_in();
         (self.info.take(), self.children.take())
     }
 

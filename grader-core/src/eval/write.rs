@@ -10,6 +10,7 @@
 use serde_json::Value;
 
 use super::line::{ErrorKind, Line};
+use crate::params::{needs_escaping, write_f64};
 use crate::score::{EvaluationResult, SubScore};
 
 /// Appends `line` as JSON (without a newline) to `out`: the bytes
@@ -100,18 +101,31 @@ fn write_subscores(out: &mut Vec<u8>, subscores: &[SubScore]) -> Result<(), serd
         out.extend_from_slice(b"{\"name\":");
         string(out, sub.name())?;
         out.extend_from_slice(b",\"weight\":");
-        number(out, &sub.weight())?;
+        write_f64(out, sub.weight());
         out.extend_from_slice(b",\"value\":");
-        number(out, &sub.value())?;
+        write_f64(out, sub.value());
         out.extend_from_slice(b",\"children\":");
         match sub.children() {
             None => out.extend_from_slice(b"null"),
             Some(children) => write_subscores(out, children)?,
         }
         out.extend_from_slice(b",\"info\":");
-        match sub.info() {
-            None => out.extend_from_slice(b"null"),
-            Some(info) => object(out, info)?,
+        match sub.info_parts() {
+            (None, None) => out.extend_from_slice(b"null"),
+            (Some(info), None) => object(out, info)?,
+            // Recorded `_parameters`, kept as serde_json's text of them, are the last key.
+            (info, Some(parameters)) => {
+                out.push(b'{');
+                for (key, value) in info.into_iter().flatten() {
+                    string(out, key)?;
+                    out.push(b':');
+                    write_value(out, value)?;
+                    out.push(b',');
+                }
+                out.extend_from_slice(b"\"_parameters\":");
+                out.extend_from_slice(parameters);
+                out.push(b'}');
+            }
         }
         out.push(b'}');
     }
@@ -178,36 +192,6 @@ fn string(out: &mut Vec<u8>, s: &str) -> Result<(), serde_json::Error> {
     Ok(())
 }
 
-/// Whether any byte is one serde_json escapes: a control character below 0x20, `"` or `\`.
-/// (serde_json writes everything else, DEL and non-ASCII included, as it is.)
-fn needs_escaping(bytes: &[u8]) -> bool {
-    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
-    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
-    /// A byte of `x` is zero: the classic test, exact when used only to say whether any is.
-    fn has_zero(x: u64) -> bool {
-        x.wrapping_sub(ONES) & !x & HIGHS != 0
-    }
-    /// A byte of `x` is below 0x20 (exact for any, as `has_zero`).
-    fn has_below_space(x: u64) -> bool {
-        x.wrapping_sub(ONES * 0x20) & !x & HIGHS != 0
-    }
-    let mut chunks = bytes.chunks_exact(8);
-    for chunk in &mut chunks {
-        let mut word = [0_u8; 8];
-        word.copy_from_slice(chunk);
-        let x = u64::from_ne_bytes(word);
-        if has_below_space(x)
-            || has_zero(x ^ (ONES * u64::from(b'"')))
-            || has_zero(x ^ (ONES * u64::from(b'\\')))
-        {
-            return true;
-        }
-    }
-    chunks
-        .remainder()
-        .iter()
-        .any(|&b| b < 0x20 || b == b'"' || b == b'\\')
-}
 
 #[cfg(test)]
 mod tests {
