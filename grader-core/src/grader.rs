@@ -106,6 +106,11 @@ pub const PARAMETERS_KEY: &str = "_parameters";
 ///   ready at once); an async check that holds an `Rc` or a `RefCell` borrow across an
 ///   `.await` does not compile as a grader: keep such values out of the await points, or
 ///   compute the score yourself and add the finished [`SubScore`] to the tree.
+/// - **Parameters are recorded as text.** A grading asks its grader for
+///   [`write_parameters`](Grader::write_parameters), the JSON of
+///   [`parameters`](Grader::parameters) written straight into a buffer, and keeps that text
+///   until the subscore is written out; [`SubScore::info`] parses it only when asked. Building
+///   a map of values for every grading cost more than many checks do.
 /// - **Synchronous graders need no runtime.** `#[grader]` on a plain `fn` also implements
 ///   [`SyncGrader`], which is what [`Grading::now`] asks for: calling `.now()` on an async
 ///   grader is a compile error that says to await it instead.

@@ -48,8 +48,8 @@ use serde_json::Value;
 use crate::error::{Failure, GraderError};
 use crate::grader::{Grader, PARAMETERS_KEY, SyncGrader, package_bare, package_recorded};
 use crate::limit::{Resource, Scope, Scoped, with_against};
-use crate::params::ParametersWriter;
 use crate::node::{Earlier, skipped_subscore};
+use crate::params::ParametersWriter;
 use crate::score::{Info, SubScore, parse_parameters};
 
 /// What a grading produces.

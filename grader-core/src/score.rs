@@ -116,8 +116,8 @@ pub struct SubScore {
     /// `info` has no `_parameters` of its own.
     parameters: Option<Vec<u8>>,
     /// `info` with `parameters` parsed in, made the first time [`info`](Self::info) is asked
-    /// for.
-    merged: OnceLock<Info>,
+    /// for (boxed: most subscores never need it).
+    merged: OnceLock<Box<Info>>,
 }
 
 impl PartialEq for SubScore {
@@ -370,7 +370,7 @@ impl SubScore {
             None => self.info.as_ref(),
             Some(parameters) => Some(
                 self.merged
-                    .get_or_init(|| merge_parameters(self.info.as_ref(), parameters)),
+                    .get_or_init(|| Box::new(merge_parameters(self.info.as_ref(), parameters))),
             ),
         }
     }
@@ -385,7 +385,7 @@ impl SubScore {
     fn merge_parameters_in(&mut self) {
         if let Some(parameters) = self.parameters.take() {
             let merged = match self.merged.take() {
-                Some(merged) => merged,
+                Some(merged) => *merged,
                 None => merge_parameters(self.info.as_ref(), &parameters),
             };
             self.info = Some(merged);
@@ -1360,5 +1360,163 @@ mod accessor_tests {
             let original: Value = serde_json::from_str(text).expect("json");
             assert_eq!(again, original, "{text}");
         }
+    }
+}
+
+#[cfg(test)]
+mod parameters_tests {
+    use super::*;
+    use crate::grader::{PARAMETERS_KEY, package, package_recorded};
+    use crate::params::ParametersWriter;
+    use serde_json::json;
+
+    fn parameters() -> Info {
+        info_from_value(json!({
+            "answer": "tab\t\"quoted\" é 😀",
+            "tolerance": null,
+            "nested": {"b": [1.5, {"c": "\u{1}"}], "a": {}},
+        }))
+        .expect("an object")
+    }
+
+    fn text(parameters: &Info) -> Vec<u8> {
+        let mut writer = ParametersWriter::new();
+        for (key, value) in parameters {
+            writer.record_json(key, value);
+        }
+        writer.into_bytes()
+    }
+
+    /// The same outcome packaged with its parameters kept as text, and as a map.
+    fn both(score: Score) -> (SubScore, SubScore) {
+        let raw = package_recorded("check".into(), 0.5, text(&parameters()), Ok(score.clone()))
+            .expect("valid");
+        let map = package("check".into(), 0.5, parameters(), Ok(score)).expect("valid");
+        (raw, map)
+    }
+
+    fn scores() -> Vec<Score> {
+        let mut info = Info::new();
+        info.insert("why".into(), "close".into());
+        info.insert("z".into(), json!([1]));
+        vec![
+            Score::new(1.0),
+            Score::new(0.25).with_info(info),
+            Score::new(0.0).with_info(Info::new()),
+            Score {
+                children: Some(vec![SubScore::new("child", 1.0).expect("valid")]),
+                ..Score::new(0.5)
+            },
+        ]
+    }
+
+    #[test]
+    fn parameters_kept_as_text_look_the_same_as_a_map() {
+        for score in scores() {
+            let (raw, map) = both(score);
+            assert!(raw.parameters.is_some() && map.parameters.is_none());
+            assert_eq!(raw.info(), map.info());
+            let info = raw.info().expect("info");
+            assert_eq!(
+                info.keys().next_back().map(String::as_str),
+                Some(PARAMETERS_KEY)
+            );
+            assert_eq!(info[PARAMETERS_KEY], Value::Object(parameters()));
+            assert_eq!(raw, map);
+            assert_eq!(map, raw);
+            assert_eq!(raw.clone(), map);
+            assert_eq!(format!("{raw:?}"), format!("{map:?}"));
+            assert_eq!(format!("{raw:#?}"), format!("{map:#?}"));
+            assert_eq!(raw.to_string(), map.to_string());
+            assert_eq!(raw.to_summary(), map.to_summary());
+            let json = serde_json::to_string(&raw).expect("serializes");
+            assert_eq!(json, serde_json::to_string(&map).expect("serializes"));
+            assert_eq!(
+                serde_json::to_string_pretty(&raw).expect("serializes"),
+                serde_json::to_string_pretty(&map).expect("serializes")
+            );
+            assert_eq!(
+                serde_json::to_value(&raw).expect("serializes"),
+                serde_json::to_value(&map).expect("serializes")
+            );
+            let back: SubScore = serde_json::from_str(&json).expect("parses");
+            assert_eq!(back, raw);
+            assert_eq!(Score::from(raw), Score::from(map));
+        }
+    }
+
+    #[test]
+    fn changing_the_info_works_as_on_a_map() {
+        for score in scores() {
+            let (mut raw, mut map) = both(score);
+            let _ = raw.info();
+            raw.info_mut().insert("after".into(), json!(1));
+            map.info_mut().insert("after".into(), json!(1));
+            assert_eq!(raw.info(), map.info());
+            assert_eq!(
+                serde_json::to_string(&raw).expect("serializes"),
+                serde_json::to_string(&map).expect("serializes")
+            );
+            let (raw, _) = both(Score::new(1.0));
+            let replaced = raw.with_info(Info::new());
+            assert_eq!(replaced.info(), Some(&Info::new()));
+            assert_eq!(
+                replaced,
+                SubScore::new("check", 1.0)
+                    .and_then(|s| s.with_weight(0.5))
+                    .expect("valid")
+                    .with_info(Info::new())
+            );
+        }
+    }
+
+    #[test]
+    fn different_parameters_are_not_equal() {
+        let (raw, _) = both(Score::new(1.0));
+        let mut other = parameters();
+        other.insert("answer".into(), "else".into());
+        let different =
+            package_recorded("check".into(), 0.5, text(&other), Ok(Score::new(1.0))).expect("ok");
+        assert_ne!(raw, different);
+        // The same object in another key order is equal, as maps are.
+        let mut reordered = Info::new();
+        for (key, value) in parameters().into_iter().rev() {
+            reordered.insert(key, value);
+        }
+        let reordered =
+            package_recorded("check".into(), 0.5, text(&reordered), Ok(Score::new(1.0)))
+                .expect("ok");
+        assert_eq!(raw, reordered);
+    }
+
+    #[test]
+    fn a_score_with_parameters_of_its_own_has_them_replaced_in_place() {
+        let mut info = Info::new();
+        info.insert(PARAMETERS_KEY.into(), json!("old"));
+        info.insert("after".into(), json!(2));
+        let (raw, map) = both(Score::new(1.0).with_info(info));
+        assert_eq!(raw.info(), map.info());
+        let keys: Vec<&String> = raw.info().expect("info").keys().collect();
+        assert_eq!(keys, [PARAMETERS_KEY, "after"]);
+    }
+
+    #[test]
+    fn a_failure_carries_the_parameters_as_a_map() {
+        let error = package_recorded(
+            "check".into(),
+            f64::NAN,
+            text(&parameters()),
+            Ok(Score::new(1.0)),
+        )
+        .expect_err("the weight is not finite");
+        assert_eq!(*error.parameters, parameters());
+        let error = package_recorded(
+            "check".into(),
+            1.0,
+            text(&parameters()),
+            Ok(Score::new(2.0)),
+        )
+        .expect_err("the value is out of range");
+        assert_eq!(*error.parameters, parameters());
     }
 }

@@ -192,7 +192,6 @@ fn string(out: &mut Vec<u8>, s: &str) -> Result<(), serde_json::Error> {
     Ok(())
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -240,11 +239,37 @@ mod tests {
     fn subscores(rng: &mut ChaCha8Rng, depth: u32) -> Vec<SubScore> {
         (0..rng.random_range(0..4))
             .map(|_| {
-                let mut sub = SubScore::new(text(rng), rng.random::<f64>())
-                    .and_then(|s| s.with_weight(rng.random_range(-1.0..1.0)))
+                // Whole values (and a negative zero) are written on a path of their own.
+                let value = match rng.random_range(0..6) {
+                    0 => 0.0,
+                    1 => -0.0,
+                    2 => 1.0,
+                    _ => rng.random::<f64>(),
+                };
+                let weight = match rng.random_range(0..4) {
+                    0 => f64::from(rng.random_range(-3_i8..3)),
+                    _ => rng.random_range(-1.0..1.0),
+                };
+                let mut sub = SubScore::new(text(rng), value)
+                    .and_then(|s| s.with_weight(weight))
                     .expect("a valid subscore");
                 if rng.random_bool(0.5) {
                     sub = sub.with_info(info(rng, 1));
+                }
+                if rng.random_bool(0.4) {
+                    // Recorded `_parameters`, kept as text after the rest of the info.
+                    let mut parameters = crate::params::ParametersWriter::new();
+                    for (key, value) in &info(rng, 1) {
+                        parameters.record_json(key, value);
+                    }
+                    sub = SubScore::from_valid_parts_with_parameters(
+                        sub.name().to_owned(),
+                        sub.weight(),
+                        sub.value(),
+                        None,
+                        sub.info().cloned(),
+                        parameters.into_bytes(),
+                    );
                 }
                 if depth < 2 && rng.random_bool(0.3) {
                     sub = sub.with_children(subscores(rng, depth + 1));
