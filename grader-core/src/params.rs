@@ -71,10 +71,18 @@ pub fn placeholder(type_name: &str) -> Value {
 /// params.record_json("expected", &json_safe(&[1, 2], "[i32; 2]"));
 /// assert_eq!(params.into_string(), r#"{"tolerance":0.5,"expected":[1,2]}"#);
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ParametersWriter {
     /// The object so far, without its closing brace.
     out: Vec<u8>,
+}
+
+impl fmt::Debug for ParametersWriter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("ParametersWriter")
+            .field(&String::from_utf8_lossy(&self.out))
+            .finish()
+    }
 }
 
 impl Default for ParametersWriter {
