@@ -10,7 +10,8 @@ use std::pin::Pin;
 use crate::error::{Failure, GraderError};
 use crate::grading::Grading;
 use crate::limit::Resource;
-use crate::score::{Info, Score, SubScore, is_valid_value};
+use crate::params::ParametersWriter;
+use crate::score::{Info, Score, SubScore, is_valid_value, parse_parameters};
 
 /// The key under which a grade records its grader's arguments in the subscore's info.
 pub const PARAMETERS_KEY: &str = "_parameters";
@@ -105,6 +106,11 @@ pub const PARAMETERS_KEY: &str = "_parameters";
 ///   ready at once); an async check that holds an `Rc` or a `RefCell` borrow across an
 ///   `.await` does not compile as a grader: keep such values out of the await points, or
 ///   compute the score yourself and add the finished [`SubScore`] to the tree.
+/// - **Parameters are recorded as text.** A grading asks its grader for
+///   [`write_parameters`](Grader::write_parameters), the JSON of
+///   [`parameters`](Grader::parameters) written straight into a buffer, and keeps that text
+///   until the subscore is written out; [`SubScore::info`] parses it only when asked. Building
+///   a map of values for every grading cost more than many checks do.
 /// - **Synchronous graders need no runtime.** `#[grader]` on a plain `fn` also implements
 ///   [`SyncGrader`], which is what [`Grading::now`] asks for: calling `.now()` on an async
 ///   grader is a compile error that says to await it instead.
@@ -116,6 +122,39 @@ pub trait Grader: Sized {
     /// [`params`](crate::params). The default records nothing.
     fn parameters(&self) -> Info {
         Info::new()
+    }
+
+    /// Records [`parameters`](Self::parameters) in `out`, as JSON text: the object written
+    /// must be the one `parameters` returns, keys in the same order, which is what the
+    /// default does (by calling it).
+    ///
+    /// A grading records its grader's parameters with this method, and keeps them as this
+    /// text until the subscore is written out (an evaluation copies it into the line as it
+    /// is), so that recording them builds no map. `#[grader]` and `#[derive(Grader)]`
+    /// implement it by writing each value's JSON straight into `out`; a hand-written grader
+    /// may do the same with [`ParametersWriter::record`].
+    ///
+    /// ```
+    /// use grader_core::params::ParametersWriter;
+    /// use grader_core::{Grader, grader};
+    ///
+    /// #[grader]
+    /// fn mentions(answer: &str, word: &str) -> bool {
+    ///     answer.contains(word)
+    /// }
+    ///
+    /// let check = Mentions { answer: "Paris \"is\" nice", word: "Paris" };
+    /// let mut out = ParametersWriter::new();
+    /// check.write_parameters(&mut out);
+    /// let text = out.into_string();
+    /// assert_eq!(text, serde_json::to_string(&check.parameters())?);
+    /// assert_eq!(text, r#"{"answer":"Paris \"is\" nice","word":"Paris"}"#);
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
+    fn write_parameters(&self, out: &mut ParametersWriter) {
+        for (key, value) in &self.parameters() {
+            out.record_json(key, value);
+        }
     }
 
     /// The class of shared resource a grading of this grader occupies while it runs (see
@@ -202,6 +241,7 @@ impl std::fmt::Debug for BoxGrader<'_> {
 trait Erased<'a> {
     fn name(&self) -> Cow<'_, str>;
     fn parameters(&self) -> Info;
+    fn write_parameters(&self, out: &mut ParametersWriter);
     fn resource(&self) -> Option<Resource>;
     fn records_parameters(&self) -> bool;
     fn score(self: Box<Self>) -> Pin<Box<dyn Future<Output = Result<Score, Failure>> + Send + 'a>>;
@@ -214,6 +254,10 @@ impl<'a, G: Grader + 'a> Erased<'a> for G {
 
     fn parameters(&self) -> Info {
         Grader::parameters(self)
+    }
+
+    fn write_parameters(&self, out: &mut ParametersWriter) {
+        Grader::write_parameters(self, out);
     }
 
     fn resource(&self) -> Option<Resource> {
@@ -236,6 +280,10 @@ impl Grader for BoxGrader<'_> {
 
     fn parameters(&self) -> Info {
         self.0.parameters()
+    }
+
+    fn write_parameters(&self, out: &mut ParametersWriter) {
+        self.0.write_parameters(out);
     }
 
     fn resource(&self) -> Option<Resource> {
@@ -317,6 +365,50 @@ pub(crate) fn package(
         score.value,
         score.children,
         Some(info),
+    ))
+}
+
+/// As [`package`], with the parameters as the JSON text of an object (as
+/// [`Grader::write_parameters`] writes it), kept as text in the subscore.
+pub(crate) fn package_recorded(
+    name: String,
+    weight: f64,
+    parameters: Vec<u8>,
+    outcome: Result<Score, Failure>,
+) -> Result<SubScore, GraderError> {
+    let fail = |failure: Failure| GraderError {
+        grader: name.clone(),
+        weight,
+        parameters: Box::new(parse_parameters(&parameters)),
+        failure,
+    };
+    if !weight.is_finite() {
+        return Err(fail(Failure::InvalidWeight { weight }));
+    }
+    let score = match outcome {
+        Ok(score) => score,
+        Err(failure) => return Err(fail(failure)),
+    };
+    if !is_valid_value(score.value) {
+        return Err(fail(Failure::InvalidScore { value: score.value }));
+    }
+    if score
+        .info
+        .as_ref()
+        .is_some_and(|info| info.contains_key(PARAMETERS_KEY))
+    {
+        // The score brought `_parameters` of its own, which the recorded ones replace where
+        // they stand: the map does that.
+        let parameters = parse_parameters(&parameters);
+        return package(name, weight, parameters, Ok(score));
+    }
+    Ok(SubScore::from_valid_parts_with_parameters(
+        name,
+        weight,
+        score.value,
+        score.children,
+        score.info,
+        parameters,
     ))
 }
 

@@ -46,10 +46,11 @@ use futures_util::FutureExt as _;
 use serde_json::Value;
 
 use crate::error::{Failure, GraderError};
-use crate::grader::{Grader, PARAMETERS_KEY, SyncGrader, package, package_bare};
-use crate::limit::{Resource, Scope, Scoped, in_scope};
+use crate::grader::{Grader, PARAMETERS_KEY, SyncGrader, package_bare, package_recorded};
+use crate::limit::{Resource, Scope, Scoped, with_against};
 use crate::node::{Earlier, skipped_subscore};
-use crate::score::{Info, SubScore};
+use crate::params::ParametersWriter;
+use crate::score::{Info, SubScore, parse_parameters};
 
 /// What a grading produces.
 pub(crate) type Outcome = Result<SubScore, GraderError>;
@@ -287,9 +288,9 @@ impl<'a, G: Grader> Spec<'a, G> {
         }
     }
 
-    /// Name, weight and parameters, checked before anything runs. A grader that records no
-    /// parameters gets `None`.
-    fn prepare(&mut self) -> Result<(String, Option<Info>), GraderError> {
+    /// Name, weight and parameters (the JSON text of an object), checked before anything
+    /// runs. A grader that records no parameters gets `None`.
+    fn prepare(&mut self) -> Result<(String, Option<Vec<u8>>), GraderError> {
         let weight = self.weight;
         let fail = |grader: String, parameters: Info, failure| GraderError {
             grader,
@@ -304,31 +305,48 @@ impl<'a, G: Grader> Spec<'a, G> {
         };
         let name = name
             .map_err(|failure| fail(std::any::type_name::<G>().to_owned(), Info::new(), failure))?;
-        let mut parameters = match catch(|| self.grader.parameters()) {
-            Ok(parameters) => parameters,
-            Err(failure) => return Err(fail(name, Info::new(), failure)),
-        };
-        // Every known name is redacted before a misspelt one is reported, so that the error
-        // (whose parameters go in the breakdown) never shows a value meant to be hidden.
-        let mut unknown = None;
-        for key in &self.redact {
-            match parameters.get_mut(key) {
-                Some(value) => *value = Value::String(REDACTED.to_owned()),
-                None => unknown = unknown.or(Some(key)),
+        let parameters = if self.redact.is_empty() {
+            let written = catch(|| {
+                let mut out = ParametersWriter::new();
+                self.grader.write_parameters(&mut out);
+                out
+            });
+            match written {
+                Ok(out) => out.into_bytes(),
+                Err(failure) => return Err(fail(name, Info::new(), failure)),
             }
-        }
-        if let Some(key) = unknown {
-            let failure = Failure::UnknownParameter {
-                name: key.clone(),
-                known: parameters.keys().cloned().collect(),
+        } else {
+            let mut parameters = match catch(|| self.grader.parameters()) {
+                Ok(parameters) => parameters,
+                Err(failure) => return Err(fail(name, Info::new(), failure)),
             };
-            return Err(fail(name, parameters, failure));
-        }
+            // Every known name is redacted before a misspelt one is reported, so that the
+            // error (whose parameters go in the breakdown) never shows a value meant to be
+            // hidden.
+            let mut unknown = None;
+            for key in &self.redact {
+                match parameters.get_mut(key) {
+                    Some(value) => *value = Value::String(REDACTED.to_owned()),
+                    None => unknown = unknown.or(Some(key)),
+                }
+            }
+            if let Some(key) = unknown {
+                let failure = Failure::UnknownParameter {
+                    name: key.clone(),
+                    known: parameters.keys().cloned().collect(),
+                };
+                return Err(fail(name, parameters, failure));
+            }
+            // A map of JSON values always serializes.
+            serde_json::to_vec(&parameters).unwrap_or_default()
+        };
         if !weight.is_finite() {
-            return Err(fail(name, parameters, Failure::InvalidWeight { weight }));
+            let failure = Failure::InvalidWeight { weight };
+            return Err(fail(name, parse_parameters(&parameters), failure));
         }
         if weight < 0.0 && self.required.is_some() {
-            return Err(fail(name, parameters, Failure::RequiredPenalty { weight }));
+            let failure = Failure::RequiredPenalty { weight };
+            return Err(fail(name, parse_parameters(&parameters), failure));
         }
         let records = catch(|| self.grader.records_parameters()).unwrap_or(true);
         Ok((name, records.then_some(parameters)))
@@ -359,7 +377,7 @@ impl<'a, G: Grader> Spec<'a, G> {
     }
 
     /// The outcome of a grading whose condition, run alone, said to skip it or panicked.
-    fn alone(&mut self, name: &str, parameters: &Option<Info>) -> Option<Outcome> {
+    fn alone(&mut self, name: &str, parameters: Option<&[u8]>) -> Option<Outcome> {
         match self.skipped_alone() {
             Ok(false) => None,
             Ok(true) => Some(Ok(skipped_subscore(
@@ -371,7 +389,7 @@ impl<'a, G: Grader> Spec<'a, G> {
             Err(failure) => Some(Err(GraderError {
                 grader: name.to_owned(),
                 weight: self.weight,
-                parameters: Box::new(parameters.clone().unwrap_or_default()),
+                parameters: Box::new(parameters.map(parse_parameters).unwrap_or_default()),
                 failure,
             })),
         }
@@ -383,12 +401,11 @@ impl<'a, G: Grader> Spec<'a, G> {
         G: SyncGrader,
     {
         let (name, parameters) = self.prepare()?;
-        if let Some(outcome) = self.alone(&name, &parameters) {
+        if let Some(outcome) = self.alone(&name, parameters.as_deref()) {
             return outcome;
         }
-        let mut scope = Scope::current();
         // Graded on its own, its direction is its weight's.
-        scope.against = Some(self.weight < 0.0);
+        let against = Some(self.weight < 0.0);
         let Spec {
             grader,
             weight,
@@ -399,7 +416,7 @@ impl<'a, G: Grader> Spec<'a, G> {
             ..
         } = self;
         let mut grader = Some(grader);
-        let started = Instant::now();
+        let started = timed.then(Instant::now);
         let mut attempts = 0;
         let outcome = loop {
             attempts += 1;
@@ -408,11 +425,10 @@ impl<'a, G: Grader> Spec<'a, G> {
                 Ok(grader) => grader,
                 Err(failure) => break Err(failure),
             };
-            let attempt_started = Instant::now();
-            let scope = scope.clone();
+            let attempt_started = time_limit.map(|limit| (limit, Instant::now()));
             let mut outcome =
-                catch(|| in_scope(scope, || grader.score_now())).and_then(|score| score);
-            if let Some(limit) = time_limit
+                catch(|| with_against(against, || grader.score_now())).and_then(|score| score);
+            if let Some((limit, attempt_started)) = attempt_started
                 && attempt_started.elapsed() > limit
             {
                 outcome = Err(Failure::TimedOut { limit });
@@ -428,7 +444,7 @@ impl<'a, G: Grader> Spec<'a, G> {
             parameters,
             outcome,
             attempts,
-            timed.then(|| started.elapsed()),
+            started.map(|started| started.elapsed()),
         )
     }
 }
@@ -440,7 +456,7 @@ impl<'a, G: Grader + Send + 'a> Spec<'a, G> {
     /// Runs the grading; what awaiting it does.
     pub(crate) async fn run(mut self) -> Outcome {
         let (name, parameters) = self.prepare()?;
-        if let Some(outcome) = self.alone(&name, &parameters) {
+        if let Some(outcome) = self.alone(&name, parameters.as_deref()) {
             return outcome;
         }
         // Graded on its own, its direction is its weight's, wherever it is awaited.
@@ -460,7 +476,7 @@ impl<'a, G: Grader + Send + 'a> Spec<'a, G> {
     async fn run_prepared(
         self,
         name: String,
-        parameters: Option<Info>,
+        parameters: Option<Vec<u8>>,
         against: Option<bool>,
     ) -> Outcome {
         let Spec {
@@ -546,13 +562,13 @@ async fn attempt<G: Grader>(
 fn finish(
     name: String,
     weight: f64,
-    parameters: Option<Info>,
+    parameters: Option<Vec<u8>>,
     outcome: Result<crate::score::Score, Failure>,
     attempts: u32,
     elapsed: Option<Duration>,
 ) -> Outcome {
     let mut sub = match parameters {
-        Some(parameters) => package(name, weight, parameters, outcome)?,
+        Some(parameters) => package_recorded(name, weight, parameters, outcome)?,
         None => package_bare(name, weight, outcome)?,
     };
     if attempts > 1 {

@@ -101,6 +101,8 @@ pub use grader_macros::Grader;
 pub mod __private {
     pub use serde_json::Value;
 
+    use crate::params::ParametersWriter;
+
     pub use crate::derive::{
         AsyncScoreMethodOutput, ScoreMethodOutput, score_method, score_method_async,
     };
@@ -132,11 +134,29 @@ pub mod __private {
     pub trait CaptureSerialize {
         /// The argument's JSON, or the placeholder if serializing fails.
         fn __grader_capture(&self, type_name: &'static str) -> Value;
+
+        /// Records what [`__grader_capture`](Self::__grader_capture) returns in `out`, under
+        /// the key given as its JSON text and a colon (`"\"name\":"`).
+        fn __grader_write(
+            &self,
+            out: &mut ParametersWriter,
+            json_key: &'static str,
+            type_name: &'static str,
+        );
     }
 
     impl<T: Serialize + ?Sized> CaptureSerialize for Capture<'_, T> {
         fn __grader_capture(&self, type_name: &'static str) -> Value {
             crate::params::json_safe(self.0, type_name)
+        }
+
+        fn __grader_write(
+            &self,
+            out: &mut ParametersWriter,
+            json_key: &'static str,
+            type_name: &'static str,
+        ) {
+            out.record_keyed(json_key, self.0, type_name);
         }
     }
 
@@ -144,11 +164,29 @@ pub mod __private {
     pub trait CapturePlaceholder {
         /// The placeholder.
         fn __grader_capture(&self, type_name: &'static str) -> Value;
+
+        /// Records the placeholder in `out`, under the key given as its JSON text and a
+        /// colon.
+        fn __grader_write(
+            &self,
+            out: &mut ParametersWriter,
+            json_key: &'static str,
+            type_name: &'static str,
+        );
     }
 
     impl<T: ?Sized> CapturePlaceholder for &Capture<'_, T> {
         fn __grader_capture(&self, type_name: &'static str) -> Value {
             crate::params::placeholder(type_name)
+        }
+
+        fn __grader_write(
+            &self,
+            out: &mut ParametersWriter,
+            json_key: &'static str,
+            type_name: &'static str,
+        ) {
+            out.record_placeholder_keyed(json_key, type_name);
         }
     }
 }

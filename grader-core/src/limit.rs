@@ -46,7 +46,7 @@
 //! while it awaits a grading of the same class. Gradings moved to another task (with
 //! `tokio::spawn`) leave the limiter's scope and take no slots.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -191,14 +191,21 @@ pub(crate) struct Scope {
 
 thread_local! {
     static CURRENT: RefCell<Option<Arc<Scope>>> = const { RefCell::new(None) };
+    /// The direction a synchronous grading sets for its check ([`with_against`]), in force
+    /// over the scope in `CURRENT` until the check returns; `None` when none is set.
+    static AGAINST: Cell<Option<Option<bool>>> = const { Cell::new(None) };
 }
 
 impl Scope {
     /// The scope in force on this thread's current poll, or the empty one.
     pub(crate) fn current() -> Scope {
-        CURRENT
+        let mut scope = CURRENT
             .with(|current| current.borrow().as_deref().cloned())
-            .unwrap_or_default()
+            .unwrap_or_default();
+        if let Some(against) = AGAINST.get() {
+            scope.against = against;
+        }
+        scope
     }
 
     /// This scope with `limiter` in force. Slots held of another limiter are not slots of
@@ -256,11 +263,21 @@ impl Scope {
     }
 }
 
-/// Runs `f` with `scope` in force (for the synchronous grading of a tree).
-pub(crate) fn in_scope<T>(scope: Scope, f: impl FnOnce() -> T) -> T {
-    let previous = CURRENT.with(|current| current.borrow_mut().replace(Arc::new(scope)));
-    let _restore = Restore(previous);
+/// Runs `f` with the scope in force but for `against` (a synchronous grading's check). Only the
+/// direction changes, so no scope is made for it.
+pub(crate) fn with_against<T>(against: Option<bool>, f: impl FnOnce() -> T) -> T {
+    let previous = AGAINST.replace(Some(against));
+    let _restore = RestoreAgainst(previous);
     f()
+}
+
+/// Puts the previous direction back when a check ends, even by unwinding.
+struct RestoreAgainst(Option<Option<bool>>);
+
+impl Drop for RestoreAgainst {
+    fn drop(&mut self) {
+        AGAINST.set(self.0);
+    }
 }
 
 /// A future that runs with a limiter (and the enclosing gather's options) in force on every
@@ -305,6 +322,8 @@ impl<F: Future> Future for Scoped<F> {
         let scope = Arc::clone(&self.scope);
         let previous = CURRENT.with(|current| current.borrow_mut().replace(scope));
         let _restore = Restore(previous);
+        // Its own scope's direction, not that of a synchronous check it is polled inside.
+        let _restore_against = RestoreAgainst(AGAINST.take());
         self.future.as_mut().poll(cx)
     }
 }

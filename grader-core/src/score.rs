@@ -8,6 +8,8 @@
 //! never exists. Where we keep more: a result's unknown fields ([`Extra`]) keep their exact
 //! JSON text, so integers beyond 64 bits survive a round trip as they do through Python.
 
+use std::sync::OnceLock;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -100,14 +102,84 @@ pub fn info_from_value(value: Value) -> Result<Info, InfoError> {
 /// assert!(SubScore::new("tests", f64::NAN).is_err());
 /// # Ok::<(), grader_core::ScoreError>(())
 /// ```
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Deserialize)]
 #[serde(try_from = "MapOnly<RawSubScore>")]
 pub struct SubScore {
     name: String,
     weight: f64,
     value: f64,
     children: Option<Vec<SubScore>>,
+    /// The info, without `_parameters` when [`parameters`](Self::parameters) holds them.
     info: Option<Info>,
+    /// The recorded `_parameters` as the JSON text of an object, kept as text from the moment
+    /// they are recorded until the line is written; they are the info's last key. When set,
+    /// `info` has no `_parameters` of its own.
+    parameters: Option<Vec<u8>>,
+    /// `info` with `parameters` parsed in, made the first time [`info`](Self::info) is asked
+    /// for (boxed: most subscores never need it).
+    merged: OnceLock<Box<Info>>,
+}
+
+impl PartialEq for SubScore {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+            && self.weight == other.weight
+            && self.value == other.value
+            && self.children == other.children
+            && match (&self.parameters, &other.parameters) {
+                (None, None) => self.info == other.info,
+                // The same text is the same object; different text may still be (keys in
+                // another order), which comparing the maps decides.
+                (Some(mine), Some(theirs)) if mine == theirs && self.info == other.info => true,
+                _ => self.info() == other.info(),
+            }
+    }
+}
+
+impl std::fmt::Debug for SubScore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SubScore")
+            .field("name", &self.name)
+            .field("weight", &self.weight)
+            .field("value", &self.value)
+            .field("children", &self.children)
+            .field("info", &self.info())
+            .finish()
+    }
+}
+
+impl Serialize for SubScore {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+
+        // The info as a map, `_parameters` parsed in: the same output as before for every
+        // serializer and formatter (raw JSON text written in place would keep its compact form
+        // inside a pretty-printed document).
+        let mut out = serializer.serialize_struct("SubScore", 5)?;
+        out.serialize_field("name", &self.name)?;
+        out.serialize_field("weight", &self.weight)?;
+        out.serialize_field("value", &self.value)?;
+        out.serialize_field("children", &self.children)?;
+        out.serialize_field("info", &self.info())?;
+        out.end()
+    }
+}
+
+/// `info` with `_parameters` (the JSON text of an object) appended as its last key.
+fn merge_parameters(info: Option<&Info>, parameters: &[u8]) -> Info {
+    let mut merged = info.cloned().unwrap_or_else(|| Info::with_capacity(1));
+    merged.insert(
+        crate::grader::PARAMETERS_KEY.to_owned(),
+        Value::Object(parse_parameters(parameters)),
+    );
+    merged
+}
+
+/// The object that recorded `_parameters` text holds. The text is always a JSON object
+/// written by a [`ParametersWriter`](crate::params::ParametersWriter) or by `serde_json`, so
+/// it parses; an empty map stands in if it ever did not.
+pub(crate) fn parse_parameters(parameters: &[u8]) -> Info {
+    serde_json::from_slice(parameters).unwrap_or_default()
 }
 
 /// The unchecked shape of a subscore, as it is read from JSON.
@@ -221,6 +293,8 @@ impl SubScore {
             value,
             children: None,
             info: None,
+            parameters: None,
+            merged: OnceLock::new(),
         })
     }
 
@@ -243,6 +317,8 @@ impl SubScore {
     #[must_use]
     pub fn with_info(mut self, info: Info) -> Self {
         self.info = Some(info);
+        self.parameters = None;
+        self.merged = OnceLock::new();
         self
     }
 
@@ -285,14 +361,41 @@ impl SubScore {
     }
 
     /// Grader-specific details (`_parameters`, a command's output, …), if any.
+    ///
+    /// A grader's recorded `_parameters` are kept as JSON text until they are written out; the
+    /// first call here parses them into the map (once: later calls return the same map).
     #[must_use]
     pub fn info(&self) -> Option<&Info> {
-        self.info.as_ref()
+        match &self.parameters {
+            None => self.info.as_ref(),
+            Some(parameters) => Some(
+                self.merged
+                    .get_or_init(|| Box::new(merge_parameters(self.info.as_ref(), parameters))),
+            ),
+        }
     }
 
     /// Mutable access to the info, created empty if there was none.
     pub fn info_mut(&mut self) -> &mut Info {
+        self.merge_parameters_in();
         self.info.get_or_insert_with(Info::new)
+    }
+
+    /// Moves recorded `_parameters` text into the info map, as its last key.
+    fn merge_parameters_in(&mut self) {
+        if let Some(parameters) = self.parameters.take() {
+            let merged = match self.merged.take() {
+                Some(merged) => *merged,
+                None => merge_parameters(self.info.as_ref(), &parameters),
+            };
+            self.info = Some(merged);
+        }
+    }
+
+    /// The info without `_parameters` when they are kept as text, and that text (the JSON of
+    /// an object, to be written as the info's last key); otherwise the whole info and `None`.
+    pub(crate) fn info_parts(&self) -> (Option<&Info>, Option<&[u8]>) {
+        (self.info.as_ref(), self.parameters.as_deref())
     }
 
     /// Builds a subscore from parts already checked: `value` in `[0, 1]`, `weight` finite.
@@ -310,11 +413,35 @@ impl SubScore {
             value,
             children,
             info,
+            parameters: None,
+            merged: OnceLock::new(),
+        }
+    }
+
+    /// As [`from_valid_parts`](Self::from_valid_parts), with `_parameters` as the JSON text of
+    /// an object (as `serde_json` writes it), the info's last key; `info` must not have a
+    /// `_parameters` of its own.
+    pub(crate) fn from_valid_parts_with_parameters(
+        name: String,
+        weight: f64,
+        value: f64,
+        children: Option<Vec<SubScore>>,
+        info: Option<Info>,
+        parameters: Vec<u8>,
+    ) -> Self {
+        debug_assert!(
+            info.as_ref()
+                .is_none_or(|info| !info.contains_key(crate::grader::PARAMETERS_KEY))
+        );
+        SubScore {
+            parameters: Some(parameters),
+            ..SubScore::from_valid_parts(name, weight, value, children, info)
         }
     }
 
     /// Takes the info and the children out, leaving none.
     pub(crate) fn take_parts(&mut self) -> (Option<Info>, Option<Vec<SubScore>>) {
+        self.merge_parameters_in();
         (self.info.take(), self.children.take())
     }
 
@@ -1233,5 +1360,163 @@ mod accessor_tests {
             let original: Value = serde_json::from_str(text).expect("json");
             assert_eq!(again, original, "{text}");
         }
+    }
+}
+
+#[cfg(test)]
+mod parameters_tests {
+    use super::*;
+    use crate::grader::{PARAMETERS_KEY, package, package_recorded};
+    use crate::params::ParametersWriter;
+    use serde_json::json;
+
+    fn parameters() -> Info {
+        info_from_value(json!({
+            "answer": "tab\t\"quoted\" é 😀",
+            "tolerance": null,
+            "nested": {"b": [1.5, {"c": "\u{1}"}], "a": {}},
+        }))
+        .expect("an object")
+    }
+
+    fn text(parameters: &Info) -> Vec<u8> {
+        let mut writer = ParametersWriter::new();
+        for (key, value) in parameters {
+            writer.record_json(key, value);
+        }
+        writer.into_bytes()
+    }
+
+    /// The same outcome packaged with its parameters kept as text, and as a map.
+    fn both(score: Score) -> (SubScore, SubScore) {
+        let raw = package_recorded("check".into(), 0.5, text(&parameters()), Ok(score.clone()))
+            .expect("valid");
+        let map = package("check".into(), 0.5, parameters(), Ok(score)).expect("valid");
+        (raw, map)
+    }
+
+    fn scores() -> Vec<Score> {
+        let mut info = Info::new();
+        info.insert("why".into(), "close".into());
+        info.insert("z".into(), json!([1]));
+        vec![
+            Score::new(1.0),
+            Score::new(0.25).with_info(info),
+            Score::new(0.0).with_info(Info::new()),
+            Score {
+                children: Some(vec![SubScore::new("child", 1.0).expect("valid")]),
+                ..Score::new(0.5)
+            },
+        ]
+    }
+
+    #[test]
+    fn parameters_kept_as_text_look_the_same_as_a_map() {
+        for score in scores() {
+            let (raw, map) = both(score);
+            assert!(raw.parameters.is_some() && map.parameters.is_none());
+            assert_eq!(raw.info(), map.info());
+            let info = raw.info().expect("info");
+            assert_eq!(
+                info.keys().next_back().map(String::as_str),
+                Some(PARAMETERS_KEY)
+            );
+            assert_eq!(info[PARAMETERS_KEY], Value::Object(parameters()));
+            assert_eq!(raw, map);
+            assert_eq!(map, raw);
+            assert_eq!(raw.clone(), map);
+            assert_eq!(format!("{raw:?}"), format!("{map:?}"));
+            assert_eq!(format!("{raw:#?}"), format!("{map:#?}"));
+            assert_eq!(raw.to_string(), map.to_string());
+            assert_eq!(raw.to_summary(), map.to_summary());
+            let json = serde_json::to_string(&raw).expect("serializes");
+            assert_eq!(json, serde_json::to_string(&map).expect("serializes"));
+            assert_eq!(
+                serde_json::to_string_pretty(&raw).expect("serializes"),
+                serde_json::to_string_pretty(&map).expect("serializes")
+            );
+            assert_eq!(
+                serde_json::to_value(&raw).expect("serializes"),
+                serde_json::to_value(&map).expect("serializes")
+            );
+            let back: SubScore = serde_json::from_str(&json).expect("parses");
+            assert_eq!(back, raw);
+            assert_eq!(Score::from(raw), Score::from(map));
+        }
+    }
+
+    #[test]
+    fn changing_the_info_works_as_on_a_map() {
+        for score in scores() {
+            let (mut raw, mut map) = both(score);
+            let _ = raw.info();
+            raw.info_mut().insert("after".into(), json!(1));
+            map.info_mut().insert("after".into(), json!(1));
+            assert_eq!(raw.info(), map.info());
+            assert_eq!(
+                serde_json::to_string(&raw).expect("serializes"),
+                serde_json::to_string(&map).expect("serializes")
+            );
+            let (raw, _) = both(Score::new(1.0));
+            let replaced = raw.with_info(Info::new());
+            assert_eq!(replaced.info(), Some(&Info::new()));
+            assert_eq!(
+                replaced,
+                SubScore::new("check", 1.0)
+                    .and_then(|s| s.with_weight(0.5))
+                    .expect("valid")
+                    .with_info(Info::new())
+            );
+        }
+    }
+
+    #[test]
+    fn different_parameters_are_not_equal() {
+        let (raw, _) = both(Score::new(1.0));
+        let mut other = parameters();
+        other.insert("answer".into(), "else".into());
+        let different =
+            package_recorded("check".into(), 0.5, text(&other), Ok(Score::new(1.0))).expect("ok");
+        assert_ne!(raw, different);
+        // The same object in another key order is equal, as maps are.
+        let mut reordered = Info::new();
+        for (key, value) in parameters().into_iter().rev() {
+            reordered.insert(key, value);
+        }
+        let reordered =
+            package_recorded("check".into(), 0.5, text(&reordered), Ok(Score::new(1.0)))
+                .expect("ok");
+        assert_eq!(raw, reordered);
+    }
+
+    #[test]
+    fn a_score_with_parameters_of_its_own_has_them_replaced_in_place() {
+        let mut info = Info::new();
+        info.insert(PARAMETERS_KEY.into(), json!("old"));
+        info.insert("after".into(), json!(2));
+        let (raw, map) = both(Score::new(1.0).with_info(info));
+        assert_eq!(raw.info(), map.info());
+        let keys: Vec<&String> = raw.info().expect("info").keys().collect();
+        assert_eq!(keys, [PARAMETERS_KEY, "after"]);
+    }
+
+    #[test]
+    fn a_failure_carries_the_parameters_as_a_map() {
+        let error = package_recorded(
+            "check".into(),
+            f64::NAN,
+            text(&parameters()),
+            Ok(Score::new(1.0)),
+        )
+        .expect_err("the weight is not finite");
+        assert_eq!(*error.parameters, parameters());
+        let error = package_recorded(
+            "check".into(),
+            1.0,
+            text(&parameters()),
+            Ok(Score::new(2.0)),
+        )
+        .expect_err("the value is out of range");
+        assert_eq!(*error.parameters, parameters());
     }
 }

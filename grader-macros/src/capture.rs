@@ -19,7 +19,8 @@ pub struct Recorded<'a> {
     pub cfgs: Vec<&'a Attribute>,
 }
 
-/// `Grader::parameters`: each recorded value's JSON (or placeholder), in the order given.
+/// `Grader::parameters`: each recorded value's JSON (or placeholder), in the order given; and
+/// `Grader::write_parameters`, the same object written as JSON text straight into a buffer.
 /// The capture is written here, where the field's concrete type is known, so that method
 /// resolution picks `CaptureSerialize` for `Serialize` types and `CapturePlaceholder` (one
 /// autoref further) for the others.
@@ -29,6 +30,8 @@ pub fn parameters_method(krate: &Path, recorded: &[Recorded]) -> TokenStream {
             fn parameters(&self) -> #krate::Info {
                 #krate::Info::new()
             }
+
+            fn write_parameters(&self, _out: &mut #krate::params::ParametersWriter) {}
         };
     }
     let inserts = recorded.iter().map(|value| {
@@ -46,12 +49,30 @@ pub fn parameters_method(krate: &Path, recorded: &[Recorded]) -> TokenStream {
             );
         }
     });
+    let writes = recorded.iter().map(|value| {
+        let Recorded {
+            key,
+            field,
+            type_name,
+            cfgs,
+        } = value;
+        // An identifier needs no escaping in JSON: the key is written as it is, quoted.
+        let json_key = format!("\"{key}\":");
+        quote! {
+            #(#cfgs)*
+            (&#krate::__private::Capture(&self.#field)).__grader_write(out, #json_key, #type_name);
+        }
+    });
     let count = recorded.len();
     // With every recorded field compiled out, nothing is inserted.
     let allow_unused_mut = recorded
         .iter()
         .any(|value| !value.cfgs.is_empty())
         .then(|| quote!(#[allow(unused_mut)]));
+    let allow_unused_variables = recorded
+        .iter()
+        .any(|value| !value.cfgs.is_empty())
+        .then(|| quote!(#[allow(unused_variables)]));
     quote! {
         #[allow(clippy::needless_borrow)]
         #allow_unused_mut
@@ -60,6 +81,13 @@ pub fn parameters_method(krate: &Path, recorded: &[Recorded]) -> TokenStream {
             let mut parameters = #krate::Info::with_capacity(#count);
             #(#inserts)*
             parameters
+        }
+
+        #[allow(clippy::needless_borrow)]
+        #allow_unused_variables
+        fn write_parameters(&self, out: &mut #krate::params::ParametersWriter) {
+            use #krate::__private::{CapturePlaceholder as _, CaptureSerialize as _};
+            #(#writes)*
         }
     }
 }

@@ -66,6 +66,14 @@ fn sync() {
                         );
                     parameters
                 }
+                #[allow(clippy::needless_borrow)]
+                fn write_parameters(&self, out: &mut ::grader_core::params::ParametersWriter) {
+                    use ::grader_core::__private::{CapturePlaceholder as _, CaptureSerialize as _};
+                    (&::grader_core::__private::Capture(&self.answer))
+                        .__grader_write(out, "\"answer\":", "String");
+                    (&::grader_core::__private::Capture(&self.city))
+                        .__grader_write(out, "\"city\":", "String");
+                }
                 fn score(
                     self,
                 ) -> impl ::core::future::Future<
@@ -131,6 +139,12 @@ fn r#async() {
                                 .__grader_capture("String"),
                         );
                     parameters
+                }
+                #[allow(clippy::needless_borrow)]
+                fn write_parameters(&self, out: &mut ::grader_core::params::ParametersWriter) {
+                    use ::grader_core::__private::{CapturePlaceholder as _, CaptureSerialize as _};
+                    (&::grader_core::__private::Capture(&self.answer))
+                        .__grader_write(out, "\"answer\":", "String");
                 }
                 async fn score(
                     self,
@@ -221,6 +235,18 @@ fn borrowed() {
                         );
                     parameters
                 }
+                #[allow(clippy::needless_borrow)]
+                fn write_parameters(&self, out: &mut ::grader_core::params::ParametersWriter) {
+                    use ::grader_core::__private::{CapturePlaceholder as _, CaptureSerialize as _};
+                    (&::grader_core::__private::Capture(&self.repo))
+                        .__grader_write(out, "\"repo\":", "Path");
+                    (&::grader_core::__private::Capture(&self.filter))
+                        .__grader_write(out, "\"filter\":", "str");
+                    (&::grader_core::__private::Capture(&self.seen))
+                        .__grader_write(out, "\"seen\":", "Vec<&str>");
+                    (&::grader_core::__private::Capture(&self.items))
+                        .__grader_write(out, "\"items\":", "[u8]");
+                }
                 fn score(
                     self,
                 ) -> impl ::core::future::Future<
@@ -310,6 +336,14 @@ fn generic() {
                         );
                     parameters
                 }
+                #[allow(clippy::needless_borrow)]
+                fn write_parameters(&self, out: &mut ::grader_core::params::ParametersWriter) {
+                    use ::grader_core::__private::{CapturePlaceholder as _, CaptureSerialize as _};
+                    (&::grader_core::__private::Capture(&self.values))
+                        .__grader_write(out, "\"values\":", "[T; N]");
+                    (&::grader_core::__private::Capture(&self.limit))
+                        .__grader_write(out, "\"limit\":", "T");
+                }
                 fn score(
                     self,
                 ) -> impl ::core::future::Future<
@@ -389,6 +423,14 @@ fn impl_trait() {
                         );
                     parameters
                 }
+                #[allow(clippy::needless_borrow)]
+                fn write_parameters(&self, out: &mut ::grader_core::params::ParametersWriter) {
+                    use ::grader_core::__private::{CapturePlaceholder as _, CaptureSerialize as _};
+                    (&::grader_core::__private::Capture(&self.value))
+                        .__grader_write(out, "\"value\":", "impl Display");
+                    (&::grader_core::__private::Capture(&self.lines))
+                        .__grader_write(out, "\"lines\":", "impl Iterator<Item = &str>");
+                }
                 fn score(
                     self,
                 ) -> impl ::core::future::Future<
@@ -461,6 +503,12 @@ fn skip_and_name() {
                         );
                     parameters
                 }
+                #[allow(clippy::needless_borrow)]
+                fn write_parameters(&self, out: &mut ::grader_core::params::ParametersWriter) {
+                    use ::grader_core::__private::{CapturePlaceholder as _, CaptureSerialize as _};
+                    (&::grader_core::__private::Capture(&self.answer))
+                        .__grader_write(out, "\"answer\":", "str");
+                }
                 fn score(
                     self,
                 ) -> impl ::core::future::Future<
@@ -519,6 +567,10 @@ fn crate_override() {
                 fn parameters(&self) -> ::my_sdk::grader_core::Info {
                     ::my_sdk::grader_core::Info::new()
                 }
+                fn write_parameters(
+                    &self,
+                    _out: &mut ::my_sdk::grader_core::params::ParametersWriter,
+                ) {}
                 fn score(
                     self,
                 ) -> impl ::core::future::Future<
@@ -649,6 +701,12 @@ fn type_option_names_the_grader_type() {
                                 .__grader_capture("str"),
                         );
                     parameters
+                }
+                #[allow(clippy::needless_borrow)]
+                fn write_parameters(&self, out: &mut ::grader_core::params::ParametersWriter) {
+                    use ::grader_core::__private::{CapturePlaceholder as _, CaptureSerialize as _};
+                    (&::grader_core::__private::Capture(&self.answer))
+                        .__grader_write(out, "\"answer\":", "str");
                 }
                 fn score(
                     self,

@@ -10,6 +10,7 @@
 use serde_json::Value;
 
 use super::line::{ErrorKind, Line};
+use crate::params::{needs_escaping, write_f64};
 use crate::score::{EvaluationResult, SubScore};
 
 /// Appends `line` as JSON (without a newline) to `out`: the bytes
@@ -59,7 +60,7 @@ pub(crate) fn write_line(out: &mut Vec<u8>, line: &Line) -> Result<(), serde_jso
 /// An [`EvaluationResult`] (with a finite reward), as its `Serialize` writes it.
 fn write_result(out: &mut Vec<u8>, result: &EvaluationResult) -> Result<(), serde_json::Error> {
     out.extend_from_slice(b"{\"reward\":");
-    float(out, result.reward())?;
+    write_f64(out, result.reward());
     out.extend_from_slice(if result.done {
         b",\"done\":true,\"content\":"
     } else {
@@ -100,18 +101,31 @@ fn write_subscores(out: &mut Vec<u8>, subscores: &[SubScore]) -> Result<(), serd
         out.extend_from_slice(b"{\"name\":");
         string(out, sub.name())?;
         out.extend_from_slice(b",\"weight\":");
-        float(out, sub.weight())?;
+        write_f64(out, sub.weight());
         out.extend_from_slice(b",\"value\":");
-        float(out, sub.value())?;
+        write_f64(out, sub.value());
         out.extend_from_slice(b",\"children\":");
         match sub.children() {
             None => out.extend_from_slice(b"null"),
             Some(children) => write_subscores(out, children)?,
         }
         out.extend_from_slice(b",\"info\":");
-        match sub.info() {
-            None => out.extend_from_slice(b"null"),
-            Some(info) => object(out, info)?,
+        match sub.info_parts() {
+            (None, None) => out.extend_from_slice(b"null"),
+            (Some(info), None) => object(out, info)?,
+            // Recorded `_parameters`, kept as serde_json's text of them, are the last key.
+            (info, Some(parameters)) => {
+                out.push(b'{');
+                for (key, value) in info.into_iter().flatten() {
+                    string(out, key)?;
+                    out.push(b':');
+                    write_value(out, value)?;
+                    out.push(b',');
+                }
+                out.extend_from_slice(b"\"_parameters\":");
+                out.extend_from_slice(parameters);
+                out.push(b'}');
+            }
         }
         out.push(b'}');
     }
@@ -165,20 +179,6 @@ fn number<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, n: &T) -> Result<(), 
     serde_json::to_writer(out, n)
 }
 
-/// A float, as serde_json writes it; the two most common values (a check passed or failed)
-/// are written as the constants they always are.
-fn float(out: &mut Vec<u8>, n: f64) -> Result<(), serde_json::Error> {
-    if n == 1.0 {
-        out.extend_from_slice(b"1.0");
-        Ok(())
-    } else if n == 0.0 && n.is_sign_positive() {
-        out.extend_from_slice(b"0.0");
-        Ok(())
-    } else {
-        number(out, &n)
-    }
-}
-
 /// A string: copied whole between quotes when no byte of it needs escaping, else by
 /// serde_json.
 fn string(out: &mut Vec<u8>, s: &str) -> Result<(), serde_json::Error> {
@@ -190,37 +190,6 @@ fn string(out: &mut Vec<u8>, s: &str) -> Result<(), serde_json::Error> {
     out.extend_from_slice(s.as_bytes());
     out.push(b'"');
     Ok(())
-}
-
-/// Whether any byte is one serde_json escapes: a control character below 0x20, `"` or `\`.
-/// (serde_json writes everything else, DEL and non-ASCII included, as it is.)
-fn needs_escaping(bytes: &[u8]) -> bool {
-    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
-    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
-    /// A byte of `x` is zero: the classic test, exact when used only to say whether any is.
-    fn has_zero(x: u64) -> bool {
-        x.wrapping_sub(ONES) & !x & HIGHS != 0
-    }
-    /// A byte of `x` is below 0x20 (exact for any, as `has_zero`).
-    fn has_below_space(x: u64) -> bool {
-        x.wrapping_sub(ONES * 0x20) & !x & HIGHS != 0
-    }
-    let mut chunks = bytes.chunks_exact(8);
-    for chunk in &mut chunks {
-        let mut word = [0_u8; 8];
-        word.copy_from_slice(chunk);
-        let x = u64::from_ne_bytes(word);
-        if has_below_space(x)
-            || has_zero(x ^ (ONES * u64::from(b'"')))
-            || has_zero(x ^ (ONES * u64::from(b'\\')))
-        {
-            return true;
-        }
-    }
-    chunks
-        .remainder()
-        .iter()
-        .any(|&b| b < 0x20 || b == b'"' || b == b'\\')
 }
 
 #[cfg(test)]
@@ -270,11 +239,37 @@ mod tests {
     fn subscores(rng: &mut ChaCha8Rng, depth: u32) -> Vec<SubScore> {
         (0..rng.random_range(0..4))
             .map(|_| {
-                let mut sub = SubScore::new(text(rng), rng.random::<f64>())
-                    .and_then(|s| s.with_weight(rng.random_range(-1.0..1.0)))
+                // Whole values (and a negative zero) are written on a path of their own.
+                let value = match rng.random_range(0..6) {
+                    0 => 0.0,
+                    1 => -0.0,
+                    2 => 1.0,
+                    _ => rng.random::<f64>(),
+                };
+                let weight = match rng.random_range(0..4) {
+                    0 => f64::from(rng.random_range(-3_i8..3)),
+                    _ => rng.random_range(-1.0..1.0),
+                };
+                let mut sub = SubScore::new(text(rng), value)
+                    .and_then(|s| s.with_weight(weight))
                     .expect("a valid subscore");
                 if rng.random_bool(0.5) {
                     sub = sub.with_info(info(rng, 1));
+                }
+                if rng.random_bool(0.4) {
+                    // Recorded `_parameters`, kept as text after the rest of the info.
+                    let mut parameters = crate::params::ParametersWriter::new();
+                    for (key, value) in &info(rng, 1) {
+                        parameters.record_json(key, value);
+                    }
+                    sub = SubScore::from_valid_parts_with_parameters(
+                        sub.name().to_owned(),
+                        sub.weight(),
+                        sub.value(),
+                        None,
+                        sub.info().cloned(),
+                        parameters.into_bytes(),
+                    );
                 }
                 if depth < 2 && rng.random_bool(0.3) {
                     sub = sub.with_children(subscores(rng, depth + 1));
@@ -350,7 +345,7 @@ mod tests {
             f64::INFINITY,
         ] {
             let mut out = Vec::new();
-            float(&mut out, n).expect("a float");
+            write_f64(&mut out, n);
             assert_eq!(out, serde_json::to_vec(&n).expect("a float"), "{n}");
         }
     }

@@ -49,6 +49,14 @@ fn owned_fields() {
                         );
                     parameters
                 }
+                #[allow(clippy::needless_borrow)]
+                fn write_parameters(&self, out: &mut ::grader_core::params::ParametersWriter) {
+                    use ::grader_core::__private::{CapturePlaceholder as _, CaptureSerialize as _};
+                    (&::grader_core::__private::Capture(&self.answer))
+                        .__grader_write(out, "\"answer\":", "String");
+                    (&::grader_core::__private::Capture(&self.accepted))
+                        .__grader_write(out, "\"accepted\":", "Vec<String>");
+                }
                 fn score(
                     self,
                 ) -> impl ::core::future::Future<
@@ -112,6 +120,16 @@ fn lifetimes() {
                         );
                     parameters
                 }
+                #[allow(clippy::needless_borrow)]
+                fn write_parameters(&self, out: &mut ::grader_core::params::ParametersWriter) {
+                    use ::grader_core::__private::{CapturePlaceholder as _, CaptureSerialize as _};
+                    (&::grader_core::__private::Capture(&self.answer))
+                        .__grader_write(out, "\"answer\":", "str");
+                    (&::grader_core::__private::Capture(&self.reference))
+                        .__grader_write(out, "\"reference\":", "HashSet<&str>");
+                    (&::grader_core::__private::Capture(&self.opaque))
+                        .__grader_write(out, "\"opaque\":", "Opaque");
+                }
                 fn score(
                     self,
                 ) -> impl ::core::future::Future<
@@ -173,6 +191,14 @@ fn generics() {
                         );
                     parameters
                 }
+                #[allow(clippy::needless_borrow)]
+                fn write_parameters(&self, out: &mut ::grader_core::params::ParametersWriter) {
+                    use ::grader_core::__private::{CapturePlaceholder as _, CaptureSerialize as _};
+                    (&::grader_core::__private::Capture(&self.values))
+                        .__grader_write(out, "\"values\":", "[T; N]");
+                    (&::grader_core::__private::Capture(&self.limit))
+                        .__grader_write(out, "\"limit\":", "T");
+                }
                 fn score(
                     self,
                 ) -> impl ::core::future::Future<
@@ -228,6 +254,12 @@ fn skip() {
                         );
                     parameters
                 }
+                #[allow(clippy::needless_borrow)]
+                fn write_parameters(&self, out: &mut ::grader_core::params::ParametersWriter) {
+                    use ::grader_core::__private::{CapturePlaceholder as _, CaptureSerialize as _};
+                    (&::grader_core::__private::Capture(&self.r#type))
+                        .__grader_write(out, "\"type\":", "String");
+                }
                 fn score(
                     self,
                 ) -> impl ::core::future::Future<
@@ -277,6 +309,12 @@ fn async_score() {
                         );
                     parameters
                 }
+                #[allow(clippy::needless_borrow)]
+                fn write_parameters(&self, out: &mut my::grader_core::params::ParametersWriter) {
+                    use my::grader_core::__private::{CapturePlaceholder as _, CaptureSerialize as _};
+                    (&my::grader_core::__private::Capture(&self.url))
+                        .__grader_write(out, "\"url\":", "String");
+                }
                 async fn score(
                     self,
                 ) -> ::core::result::Result<my::grader_core::Score, my::grader_core::Failure> {
@@ -305,6 +343,7 @@ fn unit_struct_records_nothing() {
                 fn parameters(&self) -> ::grader_core::Info {
                     ::grader_core::Info::new()
                 }
+                fn write_parameters(&self, _out: &mut ::grader_core::params::ParametersWriter) {}
                 fn score(
                     self,
                 ) -> impl ::core::future::Future<
@@ -400,6 +439,16 @@ fn cfg_fields() {
                                 .__grader_capture("String"),
                         );
                     parameters
+                }
+                #[allow(clippy::needless_borrow)]
+                #[allow(unused_variables)]
+                fn write_parameters(&self, out: &mut ::grader_core::params::ParametersWriter) {
+                    use ::grader_core::__private::{CapturePlaceholder as _, CaptureSerialize as _};
+                    #[cfg(feature = "verbose")]
+                    (&::grader_core::__private::Capture(&self.trace))
+                        .__grader_write(out, "\"trace\":", "Vec<String>");
+                    (&::grader_core::__private::Capture(&self.answer))
+                        .__grader_write(out, "\"answer\":", "String");
                 }
                 fn score(
                     self,
