@@ -815,14 +815,12 @@ impl Running {
         let batch = self.next_batch;
         self.next_batch += 1;
         let mut items = Vec::with_capacity(self.pending.len());
-        let gradings: FuturesUnordered<_> = self
+        let gradings: Vec<Grading> = self
             .pending
             .drain(..)
-            .enumerate()
-            .map(|(index, (id, epoch, started, grading))| {
+            .map(|(id, epoch, started, grading)| {
                 items.push((id, epoch, started));
-                let index = u32::try_from(index).unwrap_or(u32::MAX);
-                grading.map(move |line| Event::Line { batch, index, line })
+                grading
             })
             .collect();
         self.in_flight += items.len();
@@ -842,7 +840,15 @@ impl Running {
         let outbox = Arc::clone(&self.outbox);
         let file = self.file.clone();
         let body = Scoped::new(self.scope.clone(), async move {
-            let mut gradings = gradings;
+            // The set is made here, on the worker, rather than by the awaiting task.
+            let mut gradings: FuturesUnordered<_> = gradings
+                .into_iter()
+                .enumerate()
+                .map(|(index, grading)| {
+                    let index = u32::try_from(index).unwrap_or(u32::MAX);
+                    grading.map(move |line| Event::Line { batch, index, line })
+                })
+                .collect();
             let mut ended = Vec::new();
             std::future::poll_fn(|cx| {
                 // Each line is written out as soon as it ends (its grading's memory freed at
