@@ -143,12 +143,26 @@ impl Words {
     /// Normalizes `text`, recording where its words are if `spans`.
     fn read(text: &str, spans: bool) -> Self {
         let mut words = Self {
-            out: String::with_capacity(text.len()),
+            out: String::new(),
             word: None,
+            spans: spans.then(Vec::new),
+        };
+        words.fill(text);
+        words
+    }
+
+    /// Normalizes `text` into these buffers (whatever they held before is gone).
+    fn fill(&mut self, text: &str) {
+        self.out.clear();
+        self.out.reserve(text.len());
+        self.word = None;
+        if let Some(spans) = &mut self.spans {
+            spans.clear();
             // Room for the words of ordinary text (about one per four bytes or more), so
             // that the list rarely grows.
-            spans: spans.then(|| Vec::with_capacity(text.len() / 4 + 1)),
-        };
+            spans.reserve(text.len() / 4 + 1);
+        }
+        let words = self;
         let bytes = text.as_bytes();
         let mut i = 0;
         while let Some(&byte) = bytes.get(i) {
@@ -174,7 +188,6 @@ impl Words {
             }
         }
         words.separator();
-        words
     }
 
     #[inline]
@@ -209,6 +222,95 @@ impl Words {
     }
 }
 
+/// Texts at most this long are kept with their words in [`RECENT`].
+const RECENT_TEXT_BYTES: usize = 4096;
+
+/// How many texts [`RECENT`] keeps.
+const RECENT_TEXTS: usize = 4;
+
+/// A text read into words, kept for the next comparison of the same text.
+struct Recent {
+    /// The text; `None` while its words are being read (so that an entry left half-read is
+    /// never taken for a text's).
+    text: Option<String>,
+    words: Words,
+    /// When it was last used, to let the longest unused go first.
+    used: u64,
+}
+
+thread_local! {
+    /// The texts this thread read into words last, with their words: the graders of one
+    /// answer (an exact match and an F1 score, say) read it once, and each new text reuses the
+    /// buffers of the one it replaces.
+    static RECENT: std::cell::RefCell<(Vec<Recent>, u64)> =
+        const { std::cell::RefCell::new((Vec::new(), 0)) };
+}
+
+/// `f` of the words of `a` and of `b` (with their spans), read once per thread for texts
+/// compared again and again.
+fn recent_words<R>(a: &str, b: &str, f: impl FnOnce(&Words, &Words) -> R) -> R {
+    if a.len() > RECENT_TEXT_BYTES || b.len() > RECENT_TEXT_BYTES {
+        return f(&Words::read(a, true), &Words::read(b, true));
+    }
+    let mut f = Some(f);
+    let cached = RECENT.try_with(|recent| {
+        let Ok(mut recent) = recent.try_borrow_mut() else {
+            return None;
+        };
+        let (entries, clock) = &mut *recent;
+        let ia = recent_entry(entries, clock, a, None);
+        let ib = recent_entry(entries, clock, b, Some(ia));
+        let f = f.take()?;
+        Some(f(&entries[ia].words, &entries[ib].words))
+    });
+    match (cached, f) {
+        (Ok(Some(result)), _) => result,
+        // The cache is in use further up this thread's stack, or the thread is ending.
+        (_, Some(f)) => f(&Words::read(a, true), &Words::read(b, true)),
+        (_, None) => unreachable!("f is taken only where its result is returned"),
+    }
+}
+
+/// The index in `entries` of `text`'s words, read now if they are not there (into a new
+/// entry, or the longest unused one other than `keep`).
+fn recent_entry(
+    entries: &mut Vec<Recent>,
+    clock: &mut u64,
+    text: &str,
+    keep: Option<usize>,
+) -> usize {
+    *clock += 1;
+    if let Some(i) = entries.iter().position(|e| e.text.as_deref() == Some(text)) {
+        entries[i].used = *clock;
+        return i;
+    }
+    let i = if entries.len() < RECENT_TEXTS {
+        entries.push(Recent {
+            text: None,
+            words: Words {
+                out: String::new(),
+                word: None,
+                spans: Some(Vec::new()),
+            },
+            used: 0,
+        });
+        entries.len() - 1
+    } else {
+        (0..entries.len())
+            .filter(|&i| Some(i) != keep)
+            .min_by_key(|&i| entries[i].used)
+            .unwrap_or(0)
+    };
+    let entry = &mut entries[i];
+    let mut key = entry.text.take().unwrap_or_default();
+    entry.words.fill(text);
+    key.clear();
+    key.push_str(text);
+    entry.text = Some(key);
+    entry.used = *clock;
+    i
+}
+
 /// 1.0 if `answer` and `expected` are equal after [`normalize`], 0.0 otherwise.
 ///
 /// ```
@@ -237,7 +339,9 @@ pub fn exact_match(answer: &str, expected: &str) -> f64 {
 #[must_use]
 pub fn exact_match_with(answer: &str, expected: &str, options: ExactMatchOptions) -> f64 {
     if options.normalize_text {
-        score(normalize(answer) == normalize(expected))
+        score(recent_words(answer, expected, |answer, expected| {
+            answer.out == expected.out
+        }))
     } else {
         score(pychar::lower(pychar::strip(answer)) == pychar::lower(pychar::strip(expected)))
     }
@@ -498,8 +602,10 @@ const SHORT_TEXT_WORDS: usize = 32;
 /// ```
 #[must_use]
 pub fn f1_score(answer: &str, reference: &str) -> f64 {
-    let answer = Words::read(answer, true);
-    let reference = Words::read(reference, true);
+    recent_words(answer, reference, f1_of_words)
+}
+
+fn f1_of_words(answer: &Words, reference: &Words) -> f64 {
     if answer.out.is_empty() || reference.out.is_empty() {
         return 0.0;
     }
@@ -559,6 +665,58 @@ pub fn f1_score(answer: &str, reference: &str) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What the comparisons give without the texts kept between calls.
+    fn uncached(answer: &str, reference: &str) -> (f64, f64) {
+        let (a, b) = (Words::read(answer, true), Words::read(reference, true));
+        (score(a.out == b.out), f1_of_words(&a, &b))
+    }
+
+    /// Comparisons through the kept texts equal those made afresh, whatever the order of the
+    /// texts: repeated, alternating, more than are kept, the same text twice in one call,
+    /// texts that differ only past a prefix, and texts too long to keep.
+    #[test]
+    fn kept_texts_give_what_reading_afresh_gives() {
+        let long = "word ".repeat(RECENT_TEXT_BYTES / 4);
+        let texts = [
+            "The answer is 42",
+            "the answer is 42!",
+            "The answer is 42 apples",
+            "an apple, a day",
+            "ΟΔΟΣ İstanbul",
+            "",
+            "42",
+            long.as_str(),
+            "The answer is 4",
+        ];
+        let mut seed = 7_u64;
+        let mut next = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize % texts.len()
+        };
+        for _ in 0..2000 {
+            let (a, b) = (texts[next()], texts[next()]);
+            let fresh = uncached(a, b);
+            let options = ExactMatchOptions {
+                normalize_text: true,
+            };
+            assert_eq!(exact_match_with(a, b, options), fresh.0, "{a:?} {b:?}");
+            assert_eq!(f1_score(a, b).to_bits(), fresh.1.to_bits(), "{a:?} {b:?}");
+        }
+        RECENT.with(|recent| {
+            let recent = recent.borrow();
+            assert!(recent.0.len() <= RECENT_TEXTS);
+            assert!(
+                recent
+                    .0
+                    .iter()
+                    .all(|e| e.text.as_deref() != Some(long.as_str())),
+                "a long text is not kept"
+            );
+        });
+    }
 
     #[test]
     fn numbers_are_found_as_the_pattern_finds_them() {
