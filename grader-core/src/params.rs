@@ -293,6 +293,9 @@ impl ser::Error for Stop {
 /// The name `serde_json`'s raw value serializes as a struct under.
 const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
 
+/// The struct name under which serde_json (with `arbitrary_precision`) serializes a `Number`.
+const NUMBER_TOKEN: &str = "$serde_json::private::Number";
+
 /// Writes a value as the JSON of `serde_json::to_value` of it would be written, or stops (see
 /// [`Stop`]) where that is not certain.
 struct Direct<'a> {
@@ -372,8 +375,11 @@ impl<'a> ser::Serializer for Direct<'a> {
     }
 
     fn serialize_f32(self, v: f32) -> Result<(), Stop> {
-        // A `Value` keeps an `f32` as the `f64` it converts to, and writes it as one.
-        self.serialize_f64(f64::from(v))
+        // As a `Value` holds it: the `f64` it converts to, or (with serde_json's
+        // `arbitrary_precision`, which another crate of the build may turn on) its own
+        // shortest text.
+        write_value(self.out, &Value::from(v));
+        Ok(())
     }
 
     fn serialize_f64(self, v: f64) -> Result<(), Stop> {
@@ -493,12 +499,14 @@ impl<'a> ser::Serializer for Direct<'a> {
             out: self.out,
             keys: HashSet::with_hasher(KEY_HASHER),
             variant: false,
+            pending: false,
         })
     }
 
     fn serialize_struct(self, name: &'static str, len: usize) -> Result<Object<'a>, Stop> {
-        if name == RAW_VALUE_TOKEN {
-            // A `Value` parses the text and writes it back in its own form.
+        if name == RAW_VALUE_TOKEN || name == NUMBER_TOKEN {
+            // A `Value` parses the text and writes it back in its own form (a number held as
+            // text, under `arbitrary_precision`, is written as the number).
             return Err(Stop);
         }
         self.serialize_map(Some(len))
@@ -518,6 +526,7 @@ impl<'a> ser::Serializer for Direct<'a> {
             out: self.out,
             keys: HashSet::with_hasher(KEY_HASHER),
             variant: true,
+            pending: false,
         })
     }
 }
@@ -608,6 +617,10 @@ struct Object<'a> {
     out: &'a mut Vec<u8>,
     keys: HashSet<u64, FixedState>,
     variant: bool,
+    /// A key written and its value not yet: a `Serialize` that writes a value without a key,
+    /// two keys in a row or a key without a value stops (a `Value` drops a key without a value
+    /// and panics at a value without a key).
+    pending: bool,
 }
 
 /// Hashes the keys of an [`Object`].
@@ -615,6 +628,10 @@ const KEY_HASHER: FixedState = FixedState::with_seed(0x5eed);
 
 impl Object<'_> {
     fn key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<(), Stop> {
+        if self.pending {
+            return Err(Stop);
+        }
+        self.pending = true;
         if !self.keys.is_empty() {
             self.out.push(b',');
         }
@@ -634,12 +651,19 @@ impl Object<'_> {
     }
 
     fn value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Stop> {
+        if !self.pending {
+            return Err(Stop);
+        }
+        self.pending = false;
         value.serialize(Direct {
             out: &mut *self.out,
         })
     }
 
     fn close(self) -> Result<(), Stop> {
+        if self.pending {
+            return Err(Stop);
+        }
         self.out.push(b'}');
         if self.variant {
             self.out.push(b'}');

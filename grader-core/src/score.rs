@@ -177,9 +177,17 @@ fn merge_parameters(info: Option<&Info>, parameters: &[u8]) -> Info {
 
 /// The object that recorded `_parameters` text holds. The text is always a JSON object
 /// written by a [`ParametersWriter`](crate::params::ParametersWriter) or by `serde_json`, so
-/// it parses; an empty map stands in if it ever did not.
+/// it parses, however deeply nested (as deep as the value it was written from: serde_json's
+/// limit of 128 levels is lifted); an empty map stands in if it ever did not.
 pub(crate) fn parse_parameters(parameters: &[u8]) -> Info {
-    serde_json::from_slice(parameters).unwrap_or_default()
+    let mut reader = serde_json::Deserializer::from_slice(parameters);
+    reader.disable_recursion_limit();
+    let parsed = Info::deserialize(&mut reader).and_then(|info| reader.end().map(|()| info));
+    debug_assert!(
+        parsed.is_ok(),
+        "recorded parameters that do not parse: {parsed:?}"
+    );
+    parsed.unwrap_or_default()
 }
 
 /// The unchecked shape of a subscore, as it is read from JSON.

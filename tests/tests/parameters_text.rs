@@ -276,3 +276,137 @@ fn a_failing_check_carries_the_parameters_as_a_map() {
     assert_eq!(*error.parameters, Flaky { answer: "" }.parameters());
     assert_eq!(error.parameters["answer"], "");
 }
+
+/// An expression tree: each addition nests two levels of JSON.
+#[derive(Serialize)]
+enum Expr {
+    Num(f64),
+    Add(Box<Expr>, Box<Expr>),
+}
+
+fn chain(n: usize) -> Expr {
+    let mut expr = Expr::Num(0.0);
+    for i in 0..n {
+        #[allow(clippy::cast_precision_loss)]
+        let number = Expr::Num(i as f64);
+        expr = Expr::Add(Box::new(expr), Box::new(number));
+    }
+    expr
+}
+
+#[grader]
+fn deep(expr: &Expr, label: &str) -> bool {
+    let _ = (expr, label);
+    true
+}
+
+/// Parameters nested past serde_json's default reading depth (128) read back whole, as a
+/// map holding them always did.
+#[test]
+fn deeply_nested_parameters_read_back_whole() -> Result<(), GraderError> {
+    let expr = chain(200);
+    let grader = Deep {
+        expr: &expr,
+        label: "x",
+    };
+    written(&grader);
+    let sub = grader.grade(1.0).now()?;
+    let expected = json!({"expr": json_safe(&expr, "Expr"), "label": "x"});
+    assert_eq!(sub.info().expect("info")["_parameters"], expected);
+    let timed = Deep {
+        expr: &expr,
+        label: "x",
+    }
+    .grade(1.0)
+    .timed()
+    .now()?;
+    assert_eq!(timed.info().expect("info")["_parameters"], expected);
+    Ok(())
+}
+
+/// A map that writes a key and no value for it.
+struct DanglingKey;
+
+impl Serialize for DanglingKey {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("a", &1)?;
+        map.serialize_key("dangling")?;
+        map.end()
+    }
+}
+
+/// A map that writes a value without a key.
+struct KeylessValue;
+
+impl Serialize for KeylessValue {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_value(&1)?;
+        map.end()
+    }
+}
+
+#[grader]
+fn dangling(value: &DanglingKey, label: &str) -> bool {
+    let _ = (value, label);
+    true
+}
+
+#[grader]
+fn keyless(value: &KeylessValue) -> bool {
+    let _ = value;
+    true
+}
+
+/// A `Serialize` that breaks the key-value pairing records what the map path recorded: the
+/// key without a value dropped, and a value without a key a panic of the grading (serde_json's
+/// own), never text that is not JSON.
+#[test]
+fn unpaired_keys_and_values_record_what_a_map_records() -> Result<(), GraderError> {
+    let grader = Dangling {
+        value: &DanglingKey,
+        label: "x",
+    };
+    assert_eq!(written(&grader), r#"{"value":{"a":1},"label":"x"}"#);
+    let sub = grader.grade(1.0).now()?;
+    assert_eq!(
+        sub.info().expect("info")["_parameters"],
+        json!({"value": {"a": 1}, "label": "x"})
+    );
+
+    let failed = Keyless {
+        value: &KeylessValue,
+    }
+    .grade(1.0)
+    .now()
+    .expect_err("serde_json panics on a value without a key");
+    assert!(
+        matches!(failed.failure, Failure::Panicked { .. }),
+        "{failed}"
+    );
+    Ok(())
+}
+
+/// serde_json's numbers (`Value`s and `Number`s among the parameters) and `f32`s are written
+/// as a `Value` holds them.
+#[test]
+fn numbers_are_written_as_a_value_holds_them() {
+    let grader = Everything {
+        text: "",
+        ratio: 0.1,
+        small: 0.1,
+        wide: 1,
+        opaque: &Opaque,
+        failing: &FailsHalfway,
+        nested: &BTreeMap::new(),
+        mode: &Mode::Strict { depth: 1 },
+        value: &json!({"n": 1, "x": 2.5, "big": u64::MAX, "neg": i64::MIN}),
+    };
+    let text = written(&grader);
+    assert!(text.contains(r#""small":0.10000000149011612"#), "{text}");
+    assert!(
+        text.contains(r#"{"n":1,"x":2.5,"big":18446744073709551615,"neg":-9223372036854775808}"#),
+        "{text}"
+    );
+}
