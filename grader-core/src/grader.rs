@@ -347,16 +347,7 @@ pub(crate) fn package(
         parameters: Box::new(parameters.clone()),
         failure,
     };
-    if !weight.is_finite() {
-        return Err(fail(Failure::InvalidWeight { weight }));
-    }
-    let score = match outcome {
-        Ok(score) => score,
-        Err(failure) => return Err(fail(failure)),
-    };
-    if !is_valid_value(score.value) {
-        return Err(fail(Failure::InvalidScore { value: score.value }));
-    }
+    let score = checked(weight, outcome, fail)?;
     let mut info = score.info.unwrap_or_else(|| Info::with_capacity(1));
     info.insert(PARAMETERS_KEY.to_owned(), parameters.into());
     Ok(SubScore::from_valid_parts(
@@ -366,6 +357,23 @@ pub(crate) fn package(
         score.children,
         Some(info),
     ))
+}
+
+/// The score of an outcome at `weight`, checked: a finite weight, a score rather than a
+/// failure, a valid value; otherwise the error `fail` makes of what is wrong.
+fn checked(
+    weight: f64,
+    outcome: Result<Score, Failure>,
+    fail: impl Fn(Failure) -> GraderError,
+) -> Result<Score, GraderError> {
+    if !weight.is_finite() {
+        return Err(fail(Failure::InvalidWeight { weight }));
+    }
+    let score = outcome.map_err(&fail)?;
+    if !is_valid_value(score.value) {
+        return Err(fail(Failure::InvalidScore { value: score.value }));
+    }
+    Ok(score)
 }
 
 /// As [`package`], with the parameters as the JSON text of an object (as
@@ -382,16 +390,7 @@ pub(crate) fn package_recorded(
         parameters: Box::new(parse_parameters(&parameters)),
         failure,
     };
-    if !weight.is_finite() {
-        return Err(fail(Failure::InvalidWeight { weight }));
-    }
-    let score = match outcome {
-        Ok(score) => score,
-        Err(failure) => return Err(fail(failure)),
-    };
-    if !is_valid_value(score.value) {
-        return Err(fail(Failure::InvalidScore { value: score.value }));
-    }
+    let score = checked(weight, outcome, fail)?;
     if score
         .info
         .as_ref()
