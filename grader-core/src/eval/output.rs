@@ -47,7 +47,7 @@ pub(super) struct SharedFile {
     state: Mutex<FileState>,
 }
 
-struct FileState {
+pub(super) struct FileState {
     file: File,
     /// The first write's failure, until the awaiting task reports it.
     error: Option<std::io::Error>,
@@ -57,7 +57,7 @@ struct FileState {
 }
 
 impl SharedFile {
-    fn new(file: File) -> Self {
+    pub(super) fn new(file: File) -> Self {
         SharedFile {
             state: Mutex::new(FileState {
                 file,
@@ -68,7 +68,7 @@ impl SharedFile {
         }
     }
 
-    fn state(&self) -> std::sync::MutexGuard<'_, FileState> {
+    pub(super) fn state(&self) -> std::sync::MutexGuard<'_, FileState> {
         // A panic while the lock is held can only come from `write_all`, which leaves the
         // state as consistent as a failed write does.
         self.state.lock().unwrap_or_else(|e| e.into_inner())

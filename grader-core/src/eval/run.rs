@@ -1477,6 +1477,80 @@ mod tests {
         lines
     }
 
+    /// The lines that end in a poll are appended to the file in one write; while another
+    /// thread holds the file, they are handed over as one buffer instead (the first line
+    /// carries it, the others are marked as in it), and nothing is written to the file.
+    #[test]
+    fn a_polls_lines_go_to_the_file_or_whole_to_the_awaiting_task_when_it_is_busy() {
+        let dir = std::env::temp_dir().join(format!("grader-appending-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a scratch folder");
+        let path = dir.join("results.jsonl");
+        let _ = std::fs::remove_file(&path);
+        let open = || {
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+                .expect("open")
+        };
+        let file = SharedFile::new(open());
+        let events = |ids: &[&str]| -> Vec<Event> {
+            ids.iter()
+                .enumerate()
+                .map(|(index, id)| Event::Line {
+                    batch: 0,
+                    index: u32::try_from(index).expect("few"),
+                    line: Finished::from(Line::failed(*id, 1, ErrorKind::Failed, "x", 0.0)),
+                })
+                .collect()
+        };
+        let poll = |ended: &mut Vec<Event>| {
+            let mut appending = Appending::new(Some(&file));
+            for event in ended.iter_mut() {
+                appending.write_out(event);
+            }
+            keep_for_next_poll(appending.finish(ended));
+        };
+
+        let mut ended = events(&["a", "b"]);
+        poll(&mut ended);
+        assert!(
+            ended.iter().all(
+                |e| matches!(e, Event::Line { line, .. } if matches!(line.json, Json::InFile))
+            )
+        );
+        let written = std::fs::read_to_string(&path).expect("the file");
+        assert_eq!(written.lines().count(), 2, "{written}");
+
+        let mut ended = events(&["c", "d", "e"]);
+        std::thread::scope(|s| {
+            let held = file.state();
+            s.spawn(|| poll(&mut ended)).join().expect("the poll");
+            drop(held);
+        });
+        let Some(Event::Line { line, .. }) = ended.first() else {
+            panic!("a line")
+        };
+        let Json::Written(Ok(bytes)) = &line.json else {
+            panic!("the poll's lines, handed over")
+        };
+        let handed: Vec<Line> = bytes
+            .split(|b| *b == b'\n')
+            .filter(|raw| !raw.is_empty())
+            .map(|raw| serde_json::from_slice(raw).expect("a line"))
+            .collect();
+        let ids: Vec<&str> = handed.iter().map(|line| line.id.as_str()).collect();
+        assert_eq!(ids, ["c", "d", "e"]);
+        assert!(ended[1..].iter().all(
+            |e| matches!(e, Event::Line { line, .. } if matches!(line.json, Json::WithOthers))
+        ));
+        let after = std::fs::read_to_string(&path).expect("the file");
+        assert_eq!(
+            after, written,
+            "nothing more written while the file was busy"
+        );
+    }
+
     /// A batch task that panics outside its gradings gives each grading it left a panicked
     /// line, keeps the line of one that ended before, and leaves none in flight.
     #[test]
