@@ -234,24 +234,17 @@ fn install(target_tmpdir: &str, npm: &Path) -> PathBuf {
         if prefix.exists() {
             fs::remove_dir_all(&prefix).expect("remove a half-made install");
         }
-        let output = Command::new(npm)
-            .arg("install")
-            .arg("--prefix")
-            .arg(&prefix)
-            .args([
-                "--no-audit",
-                "--no-fund",
-                "--loglevel=error",
-                AZURITE_REQUIREMENT,
-            ])
-            .output()
-            .expect("run npm");
-        assert!(
-            output.status.success(),
-            "npm install {AZURITE_REQUIREMENT} failed ({}):\n{}{}",
-            output.status,
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
+        crate::python::run(
+            Command::new(npm)
+                .arg("install")
+                .arg("--prefix")
+                .arg(&prefix)
+                .args([
+                    "--no-audit",
+                    "--no-fund",
+                    "--loglevel=error",
+                    AZURITE_REQUIREMENT,
+                ]),
         );
         assert!(script.exists(), "{} is missing", script.display());
         let mut file = File::create(&marker).expect("write the install marker");

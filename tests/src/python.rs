@@ -133,7 +133,8 @@ fn find_python() -> Option<PathBuf> {
         .map(|_| candidate)
 }
 
-fn run(command: &mut Command) {
+/// Runs `command` to its end, failing the test with its output unless it succeeds.
+pub(crate) fn run(command: &mut Command) {
     let output = command
         .output()
         .unwrap_or_else(|error| panic!("cannot run {command:?}: {error}"));
