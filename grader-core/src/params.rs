@@ -1117,6 +1117,22 @@ mod tests {
         for bits in 0..=60 {
             check((1_u64 << bits) as f64);
         }
+        // The values a line's weights, values and reward take most, and the edges.
+        for v in [
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            0.5,
+            1.0 - f64::EPSILON,
+            f64::MIN_POSITIVE,
+            1e-7,
+            1e21,
+            f64::NAN,
+            f64::INFINITY,
+        ] {
+            check(v);
+        }
         for _ in 0..20_000 {
             check(rng.random_range(-1e15..1e15_f64).trunc());
             check(f64::from_bits(rng.random()));

@@ -330,27 +330,6 @@ mod tests {
     }
 
     #[test]
-    fn floats_are_written_as_serde_json_writes_them() {
-        for n in [
-            0.0,
-            -0.0,
-            1.0,
-            -1.0,
-            0.5,
-            1.0 - f64::EPSILON,
-            f64::MIN_POSITIVE,
-            1e-7,
-            1e21,
-            f64::NAN,
-            f64::INFINITY,
-        ] {
-            let mut out = Vec::new();
-            write_f64(&mut out, n);
-            assert_eq!(out, serde_json::to_vec(&n).expect("a float"), "{n}");
-        }
-    }
-
-    #[test]
     fn every_byte_is_escaped_or_not_as_serde_json_does() {
         for byte in 0..=0x7f_u8 {
             for at in 0..17 {
