@@ -246,6 +246,38 @@ fn write_failing_mid_run(name: &str, workers: usize) {
     );
 }
 
+/// An output that is not a regular file is written to, never read back to resume: `/dev/full`
+/// (which reads as endless zeros) fails the run at its first write with an error naming it,
+/// on one core and on worker threads, rather than reading forever.
+#[test]
+fn an_output_that_is_a_device_fails_at_its_first_write_and_is_not_read() {
+    if !Path::new("/dev/full").exists() {
+        return;
+    }
+    for workers in ["0", "2"] {
+        let mut child = probe(Path::new("/dev/full"), "text", 20, 1, 4)
+            .env("EVAL_PROBE_WORKERS", workers)
+            .spawn()
+            .expect("start the probe");
+        // A safety stop so that a hang fails the test instead of stalling the suite.
+        let started = std::time::Instant::now();
+        while child.try_wait().expect("poll the probe").is_none() {
+            if started.elapsed() > Duration::from_secs(60) {
+                child.kill().expect("kill the probe");
+                panic!("the run on /dev/full did not end ({workers} workers)");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let output = child.wait_with_output().expect("the probe's output");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{stderr}");
+        assert!(
+            stderr.contains("/dev/full") && stderr.contains("No space left on device"),
+            "{stderr}"
+        );
+    }
+}
+
 fn qa_result(i: usize) -> Result<EvaluationResult, String> {
     let exact = SubScore::new("exact", if i.is_multiple_of(3) { 1.0 } else { 0.0 })
         .and_then(|s| s.with_weight(0.7))

@@ -1271,7 +1271,9 @@ fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
 /// the epochs done of each sample id and whether a torn line was removed.
 pub(super) fn resume(path: &Path) -> Result<(HashMap<String, Vec<u32>>, bool), EvalError> {
     let mut done: HashMap<String, Vec<u32>> = HashMap::new();
-    if !path.exists() {
+    // Only a regular file holds lines to resume from: a device or a pipe (`/dev/full`, a FIFO)
+    // may never end, and reading it would not either.
+    if !std::fs::metadata(path).is_ok_and(|meta| meta.is_file()) {
         return Ok((done, false));
     }
     let mut torn = None;
