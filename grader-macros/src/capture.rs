@@ -64,15 +64,10 @@ pub fn parameters_method(krate: &Path, recorded: &[Recorded]) -> TokenStream {
         }
     });
     let count = recorded.len();
-    // With every recorded field compiled out, nothing is inserted.
-    let allow_unused_mut = recorded
-        .iter()
-        .any(|value| !value.cfgs.is_empty())
-        .then(|| quote!(#[allow(unused_mut)]));
-    let allow_unused_variables = recorded
-        .iter()
-        .any(|value| !value.cfgs.is_empty())
-        .then(|| quote!(#[allow(unused_variables)]));
+    // With every recorded field compiled out, nothing is inserted or written.
+    let some_cfg = recorded.iter().any(|value| !value.cfgs.is_empty());
+    let allow_unused_mut = some_cfg.then(|| quote!(#[allow(unused_mut)]));
+    let allow_unused_variables = some_cfg.then(|| quote!(#[allow(unused_variables)]));
     quote! {
         #[allow(clippy::needless_borrow)]
         #allow_unused_mut
