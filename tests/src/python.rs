@@ -134,15 +134,49 @@ fn find_python() -> Option<PathBuf> {
 }
 
 /// Runs `command` to its end, failing the test with its output unless it succeeds.
+///
+/// Installs from a package registry fail now and then for reasons of the network alone, so a
+/// failed run is tried again twice, after 10 and then 30 seconds; the message of the last failure
+/// holds every attempt's output, and the end of npm's own log where npm names one.
 pub(crate) fn run(command: &mut Command) {
-    let output = command
-        .output()
-        .unwrap_or_else(|error| panic!("cannot run {command:?}: {error}"));
-    assert!(
-        output.status.success(),
-        "{command:?} failed ({}):\n{}{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let mut failures = String::new();
+    for (attempt, pause) in [0, 10, 30].into_iter().enumerate() {
+        if pause > 0 {
+            eprintln!("{command:?} failed; trying again in {pause} s");
+            std::thread::sleep(std::time::Duration::from_secs(pause));
+        }
+        let output = command
+            .output()
+            .unwrap_or_else(|error| panic!("cannot run {command:?}: {error}"));
+        if output.status.success() {
+            return;
+        }
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        failures.push_str(&format!(
+            "attempt {} ({}):\n{stdout}{stderr}{}",
+            attempt + 1,
+            output.status,
+            log_tail(&stderr)
+        ));
+    }
+    panic!("{command:?} failed three times:\n{failures}");
+}
+
+/// The last lines of the log file npm names in `stderr` ("A complete log of this run can be
+/// found in: PATH"), where it holds the cause that `--loglevel=error` leaves out.
+fn log_tail(stderr: &str) -> String {
+    const MARK: &str = "A complete log of this run can be found in: ";
+    let Some(path) = stderr
+        .lines()
+        .find_map(|line| line.split_once(MARK).map(|(_, path)| path.trim()))
+    else {
+        return String::new();
+    };
+    let Ok(text) = fs::read_to_string(path) else {
+        return String::new();
+    };
+    let lines: Vec<&str> = text.lines().collect();
+    let tail = lines[lines.len().saturating_sub(40)..].join("\n");
+    format!("the end of {path}:\n{tail}\n")
 }
