@@ -98,7 +98,7 @@ fn a_run_killed_with_sigkill_resumes_to_every_pair_exactly_once() {
     killed_and_resumed("sigkill", 0);
 }
 
-/// On two worker threads, where the gradings run in batches of two per task.
+/// On two worker threads, where the gradings run in lanes.
 #[test]
 fn a_multi_threaded_run_killed_with_sigkill_resumes_to_every_pair_exactly_once() {
     killed_and_resumed("sigkill-threads", 2);
@@ -158,7 +158,7 @@ fn killed_and_resumed(name: &str, workers: usize) {
 /// stops the run with an error naming the file; nothing is written after it, so the file
 /// holds whole lines and at most a torn last one, and the run resumed without the limit ends
 /// with every pair exactly once. On one core the awaiting task writes; on worker threads the
-/// batch tasks append to the file themselves.
+/// lanes append to the file themselves.
 #[test]
 fn a_write_failing_mid_run_stops_it_and_the_resumed_run_has_every_pair_once() {
     write_failing_mid_run("write-fails", 0);
@@ -429,8 +429,8 @@ fn ctrl_c_leaves_no_process_and_a_resumable_file() {
     interrupted_and_resumed("sigint", 0, 4);
 }
 
-/// On two worker threads, where the gradings run in batches of two per task: each batch's
-/// commands are killed, and the lines that finished are kept.
+/// On two worker threads, where the gradings run in lanes: each lane's commands are killed,
+/// the lines that finished are kept, and the gradings made ahead are dropped unstarted.
 #[test]
 fn ctrl_c_on_worker_threads_leaves_no_process_and_a_resumable_file() {
     interrupted_and_resumed("sigint-threads", 2, 8);

@@ -124,8 +124,8 @@ fn a_run_killed_with_sigkill_resumes_from_its_chunks_and_reads_back_as_a_local_r
     killed_and_resumed("sigkill", 0);
 }
 
-/// On two worker threads, where each batch task hands the lines that ended together over as
-/// one buffer.
+/// On two worker threads, where each lane hands the lines that ended in a poll over as one
+/// buffer.
 #[test]
 fn a_multi_threaded_run_killed_with_sigkill_resumes_from_its_chunks_and_reads_back_as_a_local_run()
 {

@@ -202,12 +202,12 @@ impl Drop for PanicsOnDrop {
     }
 }
 
-/// One worker and a concurrency of 16 put gradings in batches of 8 sharing a task: a panic
-/// while a grading's line is made (its error's `Display`) or while its future is dropped is
-/// that grading's own, so its batch mates still get their own lines.
+/// One worker and a concurrency of 16 put gradings in two lanes, each a task polling several: a
+/// panic while a grading's line is made (its error's `Display`) or while its future is dropped
+/// is that grading's own, so its lane mates still get their own lines.
 #[test]
-fn a_panic_ending_one_grading_is_its_line_alone_not_its_batch_mates() {
-    panics_end_their_own_grading_only("panic-batch", &runtime(1));
+fn a_panic_ending_one_grading_is_its_line_alone_not_its_lane_mates() {
+    panics_end_their_own_grading_only("panic-lane", &runtime(1));
 }
 
 /// Polled in place on a current-thread runtime, the same panics are the grading's line, not
@@ -273,8 +273,13 @@ struct Census {
     most: Arc<AtomicUsize>,
 }
 
-/// Held by a grading's future: made when the grading function is called, gone with the future.
+/// Held by a grading's future: made when the grading function is called (or when the future
+/// is first polled), gone with the future.
 struct Counted(Census);
+
+/// The grading function is called up to this many gradings ahead of the concurrency, so that
+/// a slot freed on a worker is filled there at once.
+const AHEAD: usize = 256;
 
 impl Census {
     fn enter(&self) -> Counted {
@@ -290,15 +295,18 @@ impl Drop for Counted {
     }
 }
 
-/// Whatever the workers and the concurrency (one, fewer than the workers, a few batches per
-/// worker), no more than `concurrency` gradings exist at once, every pair is written once, and
-/// the run ends, though gradings end at every moment (at once, after yields, after timers).
+/// Whatever the workers and the concurrency (one, fewer than the workers, several per
+/// worker), no more than `concurrency` gradings run at once, no more than [`AHEAD`] more are
+/// made, every pair is written once, and the run ends, though gradings end at every moment (at
+/// once, after yields, after timers).
 #[test]
 fn gradings_never_exceed_the_concurrency_and_each_is_written_once() {
     for (workers, concurrency) in [(1, 1), (3, 1), (3, 2), (2, 7), (1, 16), (2, 64)] {
         let output = scratch(&format!("bound-{workers}-{concurrency}")).join("results.jsonl");
         let census = Census::default();
         let counted = census.clone();
+        let made = Census::default();
+        let made_counted = made.clone();
         let report = runtime(workers).block_on(async {
             let evaluation = Evaluation::new(&output)
                 .epochs(2)
@@ -306,9 +314,11 @@ fn gradings_never_exceed_the_concurrency_and_each_is_written_once() {
                 .handle_interrupts(false)
                 .progress(false);
             let run = evaluation.run((0..300).map(|i| (i, i)), move |sample, epoch| {
-                let counted = counted.enter();
+                let made = made_counted.enter();
+                let counted = counted.clone();
                 async move {
-                    let _counted = counted;
+                    let _made = made;
+                    let _counted = counted.enter();
                     match (sample.1 + epoch as usize) % 3 {
                         0 => {}
                         1 => {
@@ -335,7 +345,13 @@ fn gradings_never_exceed_the_concurrency_and_each_is_written_once() {
             most <= concurrency,
             "{most} gradings at once with a concurrency of {concurrency} on {workers} workers"
         );
+        let most_made = made.most.load(Ordering::SeqCst);
+        assert!(
+            most_made <= concurrency + AHEAD,
+            "{most_made} gradings made at once with a concurrency of {concurrency}"
+        );
         assert_eq!(census.alive.load(Ordering::SeqCst), 0);
+        assert_eq!(made.alive.load(Ordering::SeqCst), 0);
     }
 }
 
@@ -346,6 +362,8 @@ fn a_runtime_shut_down_under_a_run_leaves_no_grading_and_whole_lines() {
     let output = scratch("shutdown").join("results.jsonl");
     let census = Census::default();
     let counted = census.clone();
+    let made = Census::default();
+    let made_counted = made.clone();
     let runtime = runtime(2);
     let path = output.clone();
     let run = runtime.spawn(async move {
@@ -354,9 +372,11 @@ fn a_runtime_shut_down_under_a_run_leaves_no_grading_and_whole_lines() {
             .handle_interrupts(false)
             .progress(false)
             .run((0..1000).map(|i| (i, i)), move |sample, _| {
-                let counted = counted.enter();
+                let made = made_counted.enter();
+                let counted = counted.clone();
                 async move {
-                    let _counted = counted;
+                    let _made = made;
+                    let _counted = counted.enter();
                     let wait = if sample.1 < 20 { 0 } else { 60_000 };
                     tokio::time::sleep(Duration::from_millis(wait)).await;
                     result(1.0)
@@ -374,7 +394,13 @@ fn a_runtime_shut_down_under_a_run_leaves_no_grading_and_whole_lines() {
         0,
         "every grading dropped"
     );
+    assert_eq!(
+        made.alive.load(Ordering::SeqCst),
+        0,
+        "every grading dropped"
+    );
     assert!(census.most.load(Ordering::SeqCst) <= 16);
+    assert!(made.most.load(Ordering::SeqCst) <= 16 + AHEAD);
     assert_eq!(pairs(&output).len(), 20, "the finished lines, once each");
     let ended = tokio::runtime::Builder::new_current_thread()
         .build()

@@ -24,6 +24,8 @@ mod output;
 #[cfg(feature = "eval")]
 mod run;
 #[cfg(feature = "eval")]
+mod running;
+#[cfg(feature = "eval")]
 pub mod shard;
 #[cfg(feature = "object-store")]
 pub mod store;

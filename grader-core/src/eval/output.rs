@@ -36,13 +36,13 @@ pub(super) async fn open(
     Ok((done, torn_line, Sink::File(Arc::new(SharedFile::new(file)))))
 }
 
-/// A run's local output file, shared by the awaiting task and the batch tasks on the worker
-/// threads: each appends whole lines, a batch of them in one `write`, under the lock, so lines
+/// A run's local output file, shared by the awaiting task and the lanes on the worker
+/// threads: each appends whole lines, a poll's worth in one `write`, under the lock, so lines
 /// never interleave (on any file system) and a crash tears at most the last line.
 ///
 /// After a failed write nothing more is written (what follows a torn write would be a torn
 /// line in the middle of the file, which resume could not cut off); after [`close`](Self::close)
-/// neither, so that no batch task still finishing a poll writes after its run is gone.
+/// neither, so that no lane still finishing a poll writes after its run is gone.
 pub(super) struct SharedFile {
     state: Mutex<FileState>,
 }
@@ -169,7 +169,7 @@ impl Sink {
         }
     }
 
-    /// The local file that batch tasks may append their lines to themselves.
+    /// The local file that lanes may append their lines to themselves.
     pub(super) fn shared_file(&self) -> Option<Arc<SharedFile>> {
         match self {
             Sink::File(file) => Some(Arc::clone(file)),

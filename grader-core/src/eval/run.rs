@@ -10,13 +10,12 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use futures_util::FutureExt as _;
 use futures_util::future::Either;
-use futures_util::stream::FuturesUnordered;
-use futures_util::{FutureExt as _, StreamExt as _};
-use tokio::task::JoinSet;
 
 use super::line::{Entry, ErrorKind, Line, LinesError, read_lines};
-use super::output::{SharedFile, SinkError};
+use super::output::SinkError;
+use super::running::Running;
 use super::shard::Shard;
 use crate::limit::{Limiter, Scope, Scoped};
 use crate::score::EvaluationResult;
@@ -201,29 +200,28 @@ impl RunReport {
 ///   goes on.
 /// - **Shards.** [`shard`](Self::shard) makes this run do one deterministic part; [`merge`]
 ///   joins the parts' files.
-/// - **All cores.** On a multi-threaded runtime the gradings run as tasks of the runtime the
-///   run is awaited on, spread over its worker threads. A task holds a small batch of
-///   gradings (the concurrency shared out so that each worker has two batches: 8 each for a
-///   concurrency of 64 on 4 workers, one each when the concurrency is no more than twice the
-///   workers; gradings fewer than a batch wait for it to fill while every worker has a batch
-///   running), polled concurrently. A line is written out as JSON on the worker as its grading
-///   ends; at the end of that poll the task appends the poll's lines to a local output file
-///   itself, in one `write` under a lock (so lines never interleave), and tells the awaiting
-///   task, which only counts them (should another worker be writing, or for object storage,
-///   the awaiting task writes or uploads them). So the cost of a task and of waking the
-///   awaiting thread is shared by a batch, and no one thread copies and writes every line:
-///   cheap gradings (the text graders' microseconds) gain from each core, given a concurrency
-///   of a few hundred (at the default 16, batches of 4 cost more to hand around than such
-///   gradings do: a current-thread runtime is faster for them). On a current-thread runtime
-///   the gradings are polled in place in the awaiting task (a task could only share its one
-///   thread, at a cost). The limiter and policies in force where the run is awaited go with
-///   every task. A grading that computes for long stretches without awaiting (milliseconds)
-///   holds up the others of its batch and its worker thread: run that part with
-///   `tokio::task::spawn_blocking`.
+/// - **All cores.** On a multi-threaded runtime the gradings run in *lanes*, tasks of the
+///   runtime the run is awaited on (two per worker thread), which take gradings from a queue
+///   that the awaiting task fills: a lane polls its gradings concurrently and, as one ends,
+///   starts the next in its slot, on the same worker, without waiting for the awaiting task.
+///   At most `concurrency` gradings run at once; the grading function is called up to 256
+///   gradings ahead of the slots (its futures wait in the queue, unpolled, and are timed from
+///   their first poll), so keep the work of a grading in its future. A line is written out as
+///   JSON on the worker as its grading ends; at the end of that poll the lane appends the
+///   poll's lines to a local output file itself, in one `write` under a lock (so lines never
+///   interleave), and tells the awaiting task, which only counts them (should another worker
+///   be writing, or for object storage, the awaiting task writes or uploads them). So no one
+///   thread makes, copies or writes every line, and cheap gradings (the text graders'
+///   microseconds) gain from each core at any concurrency. On a current-thread runtime the
+///   gradings are polled in place in the awaiting task (a task could only share its one
+///   thread, at a cost), and the grading function is called only as slots free. The limiter
+///   and policies in force where the run is awaited go with every lane. A grading that
+///   computes for long stretches without awaiting (milliseconds) holds up the others of its
+///   lane and its worker thread: run that part with `tokio::task::spawn_blocking`.
 /// - **Ctrl-C** (on by default): stops starting samples, cancels the gradings in flight (a
 ///   `BashGrader`'s commands are killed) and waits until each is gone, keeps every finished
 ///   line, and prints how to resume. Dropping the run's future cancels them the same way
-///   (their tasks are aborted).
+///   (their lanes are aborted, and what waits in the queue is dropped unstarted).
 ///
 /// ```
 /// use grader_core::eval::{Evaluation, Summary, SummaryOptions};
@@ -438,13 +436,13 @@ impl Evaluation {
             }
         });
 
-        // Each grading is a task of the runtime, so a multi-threaded runtime grades on all its
-        // worker threads; the scope (limiter, policies) in force here goes with it.
+        // Gradings run in lanes, tasks of the runtime, so a multi-threaded runtime grades on all
+        // its worker threads; the scope (limiter, policies) in force here goes with it.
         let scope = match &self.limiter {
             Some(limiter) => Scope::current().with_limiter(limiter.clone()),
             None => Scope::current(),
         };
-        // A local file is appended to by the batch tasks themselves, on the worker threads.
+        // A local file is appended to by the lanes themselves, on the worker threads.
         let file = sink.shared_file();
         let mut running = Running::new(self.concurrency, scope.clone(), file.clone());
         let mut buffer = Vec::new();
@@ -493,42 +491,42 @@ impl Evaluation {
         };
         let mut outcome: Result<(), EvalError> = Ok(());
         loop {
-            while !exhausted && running.len() < self.concurrency {
+            let mut room = if exhausted { 0 } else { running.room() };
+            while room > 0 {
+                room -= 1;
                 match queue.next() {
                     Some((sample, id, epoch)) => {
                         // The call runs here, outside the limiter's scope (as documented); its
-                        // future, or its panic, becomes the task.
-                        let started = Instant::now();
+                        // future, or its panic, becomes the grading.
                         let call =
                             std::panic::catch_unwind(AssertUnwindSafe(|| grade(sample, epoch)));
-                        // On a worker its batch task writes its line out as JSON; polled in
+                        // In a lane its line is written out as JSON on the worker; polled in
                         // place, it is written straight into the buffer.
                         let on_worker = running.spawns();
                         let line = match call {
-                            Ok(future) => {
-                                Either::Left(Graded::new(future, Arc::clone(&id), epoch, started))
-                            }
+                            Ok(future) => Either::Left(Graded::new(future, Arc::clone(&id), epoch)),
                             Err(panic) => Either::Right(std::future::ready(Graded::<Fut>::line(
                                 Err(panic),
                                 Arc::clone(&id),
                                 epoch,
-                                started,
+                                Instant::now(),
                             ))),
                         };
                         if on_worker || self.limiter.is_none() {
-                            // A batch task runs in the scope; polled in place, a grading is in
-                            // the awaiting task's scope.
-                            running.spawn(id, epoch, started, line);
+                            // A lane runs in the scope; polled in place, a grading is in the
+                            // awaiting task's scope.
+                            running.spawn(id, epoch, line);
                         } else {
-                            running.spawn(id, epoch, started, Scoped::new(scope.clone(), line));
+                            running.spawn(id, epoch, Scoped::new(scope.clone(), line));
                         }
                     }
-                    None => exhausted = true,
+                    None => {
+                        exhausted = true;
+                        break;
+                    }
                 }
             }
-            // Gradings fewer than a batch start now if a worker may have nothing to do, and
-            // otherwise wait for more to fill the batch.
-            running.start_unless_busy(exhausted);
+            running.start();
             if running.is_empty() {
                 break;
             }
@@ -538,10 +536,10 @@ impl Evaluation {
                     interrupted = true;
                     break;
                 }
-                ended = running.next() => match ended {
+                ended = running.next(!exhausted) => match ended {
                     Some(line) => line,
-                    // None in flight: gradings cancelled under the run (the runtime shutting
-                    // down) have no line.
+                    // Room to make more gradings; or none in flight: gradings cancelled under
+                    // the run (the runtime shutting down) have no line.
                     None => continue,
                 },
                 () = sink.due() => {
@@ -568,7 +566,7 @@ impl Evaluation {
                 batch += 1;
                 next = running.try_next();
             }
-            // (Empty when the batch tasks appended the lines to the file themselves.)
+            // (Empty when the lanes appended the lines to the file themselves.)
             if outcome.is_ok() && !buffer.is_empty() {
                 outcome = sink.write(&buffer, batch).await.map_err(io);
             }
@@ -581,6 +579,7 @@ impl Evaluation {
         // meanwhile are kept (after Ctrl-C) rather than thrown away.
         let finished = running.cancel().await;
         let in_flight = running.cancelled;
+        let unstarted = running.unstarted;
         if outcome.is_ok() && !finished.is_empty() {
             buffer.clear();
             for line in &finished {
@@ -599,10 +598,10 @@ impl Evaluation {
         progress.finish();
         // A run that ends by itself has nothing in flight: gradings cancelled without Ctrl-C
         // were cancelled under it, and their pairs are missing.
-        if !interrupted && in_flight > 0 {
+        if !interrupted && in_flight + unstarted > 0 {
             return Err(EvalError::Cancelled {
                 path: path.clone(),
-                cancelled: in_flight,
+                cancelled: in_flight + unstarted,
                 written,
             });
         }
@@ -626,529 +625,37 @@ impl Evaluation {
     }
 }
 
-/// A grading, boxed: the future of its line.
-type Grading = Pin<Box<dyn Future<Output = Finished> + Send>>;
-
-/// The gradings in flight. On a multi-threaded runtime they run as tasks of the runtime, a
-/// batch of gradings per task (so they spread over its workers, and a task's cost and the
-/// wake-ups between threads are shared by a batch); on a current-thread runtime, where a task
-/// could only share the one thread, they are polled in place. Dropped (when the run's future
-/// is dropped), it aborts or drops them all.
-///
-/// A task polls its batch's gradings concurrently; at the end of the poll in which a line
-/// finished it appends it to a local output file (see [`Appending`]) and hands it over
-/// through the [`Outbox`], so a line waits for no other grading. The awaiting task is woken
-/// only when the outbox goes from empty to not empty: lines that finish while it works are
-/// taken together.
-struct Running {
-    tasks: JoinSet<()>,
-    outbox: Arc<Outbox>,
-    /// What the tasks handed over, taken from the outbox in one swap.
-    taken: Vec<Event>,
-    /// Lines taken from the outbox and not yet given out.
-    ready: std::collections::VecDeque<Finished>,
-    /// Gradings made and not yet started as a batch.
-    pending: Vec<(Arc<str>, u32, Instant, Grading)>,
-    /// The (sample, epoch) of each grading of each batch task, and which have ended.
-    batches: HashMap<u64, Batch, foldhash::fast::RandomState>,
-    next_batch: u64,
-    /// Gradings per batch task.
-    batch_size: usize,
-    /// The runtime's worker threads.
-    workers: usize,
-    /// The scope (limiter, policies) the tasks run in.
-    scope: Scope,
-    /// Gradings started as tasks and not yet ended.
-    in_flight: usize,
-    /// The gradings polled in place, on a current-thread runtime.
-    local: FuturesUnordered<Grading>,
-    spawn: bool,
-    /// Gradings cancelled, whose (sample, epoch) has no line: a resumed run grades them.
-    cancelled: usize,
-    /// The run's local output file, which batch tasks append their lines to themselves.
-    file: Option<Arc<SharedFile>>,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        // The tasks are aborted with the set, but one may be in the middle of a poll on another
-        // thread: it writes nothing once this returns, so a run started next on the same file
-        // resumes from lines that no longer change.
-        if let Some(file) = &self.file {
-            file.close();
-        }
-    }
-}
-
-/// One batch task's gradings.
-struct Batch {
-    /// Each grading's (sample, epoch, start), to write its line should the task panic outside
-    /// the gradings (their own panics are caught and become their lines).
-    items: Vec<(Arc<str>, u32, Instant)>,
-    ended: Vec<bool>,
-    remaining: usize,
-}
-
-/// Where batch tasks leave what they did for the awaiting task.
-#[derive(Default)]
-struct Outbox {
-    events: std::sync::Mutex<Vec<Event>>,
-    notify: tokio::sync::Notify,
-}
-
-/// What a batch task hands over.
-enum Event {
-    /// The grading at `index` of the batch ended with this line.
-    Line {
-        batch: u64,
-        index: u32,
-        line: Finished,
-    },
-    /// The task ended before all its gradings did: it panicked (outside the gradings, with
-    /// this message) or was cancelled (`None`).
-    Ended { batch: u64, panic: Option<String> },
-}
-
-impl Outbox {
-    /// Hands `events` over (leaving it empty), waking the awaiting task if the outbox was
-    /// empty; otherwise it has been woken already and not yet taken them.
-    fn hand_over(&self, events: &mut Vec<Event>) {
-        if events.is_empty() {
-            return;
-        }
-        let was_empty = {
-            let mut outbox = self.events.lock().unwrap_or_else(|e| e.into_inner());
-            let was_empty = outbox.is_empty();
-            outbox.append(events);
-            was_empty
-        };
-        if was_empty {
-            self.notify.notify_one();
-        }
-    }
-}
-
-/// Tells the awaiting task when a batch task ends without having ended all its gradings
-/// (cancelled, or dropped unpolled). It lives in the task's future from its creation, so it
-/// is dropped with the future whenever that happens.
-struct EndGuard {
-    outbox: Arc<Outbox>,
-    batch: u64,
-    done: bool,
-}
-
-impl Drop for EndGuard {
-    fn drop(&mut self) {
-        if !self.done {
-            let batch = self.batch;
-            self.outbox
-                .hand_over(&mut vec![Event::Ended { batch, panic: None }]);
-        }
-    }
-}
-
-impl Running {
-    /// Gradings in flight, as tasks when the current runtime has worker threads, at most
-    /// `concurrency` of them at once.
-    fn new(concurrency: usize, scope: Scope, file: Option<Arc<SharedFile>>) -> Self {
-        let workers = tokio::runtime::Handle::try_current()
-            .ok()
-            .filter(|handle| {
-                handle.runtime_flavor() != tokio::runtime::RuntimeFlavor::CurrentThread
-            })
-            .map(|handle| handle.metrics().num_workers());
-        Running {
-            tasks: JoinSet::new(),
-            outbox: Arc::default(),
-            taken: Vec::new(),
-            ready: std::collections::VecDeque::new(),
-            pending: Vec::new(),
-            batches: HashMap::default(),
-            next_batch: 0,
-            // Two batches per worker within the concurrency: while a worker grades one, the
-            // next waits in its queue. Large batches share a task's cost among more gradings.
-            batch_size: workers.map_or(1, |workers| {
-                (concurrency / (2 * workers.max(1))).clamp(1, 64)
-            }),
-            workers: workers.unwrap_or(1).max(1),
-            scope,
-            in_flight: 0,
-            local: FuturesUnordered::new(),
-            spawn: workers.is_some(),
-            cancelled: 0,
-            file: file.filter(|_| workers.is_some()),
-        }
-    }
-
-    /// Adds a grading of (`id`, `epoch`) that started at `started`: in place, or to the batch
-    /// about to start as a task (which starts when full, or at [`start`](Self::start)).
-    fn spawn(
-        &mut self,
-        id: Arc<str>,
-        epoch: u32,
-        started: Instant,
-        line: impl Future<Output = Finished> + Send + 'static,
-    ) {
-        if self.spawn {
-            self.pending.push((id, epoch, started, Box::pin(line)));
-            if self.pending.len() >= self.batch_size {
-                self.start();
-            }
-        } else {
-            self.local.push(Box::pin(line));
-        }
-    }
-
-    /// Starts the gradings added since the last batch, fewer than a batch, when no more are
-    /// coming (`exhausted`) or fewer than a batch per worker are running (so a worker may be
-    /// idle); otherwise they wait for the batch to fill as gradings end, so that batches stay
-    /// full in a steady run rather than one grading each.
-    fn start_unless_busy(&mut self, exhausted: bool) {
-        if exhausted || self.in_flight < self.batch_size * self.workers {
-            self.start();
-        }
-    }
-
-    /// Starts the gradings added since the last batch as a batch task.
-    fn start(&mut self) {
-        if self.pending.is_empty() {
-            return;
-        }
-        let batch = self.next_batch;
-        self.next_batch += 1;
-        let mut items = Vec::with_capacity(self.pending.len());
-        let gradings: Vec<Grading> = self
-            .pending
-            .drain(..)
-            .map(|(id, epoch, started, grading)| {
-                items.push((id, epoch, started));
-                grading
-            })
-            .collect();
-        self.in_flight += items.len();
-        self.batches.insert(
-            batch,
-            Batch {
-                ended: vec![false; items.len()],
-                remaining: items.len(),
-                items,
-            },
-        );
-        let guard = EndGuard {
-            outbox: Arc::clone(&self.outbox),
-            batch,
-            done: false,
-        };
-        let outbox = Arc::clone(&self.outbox);
-        let file = self.file.clone();
-        let body = Scoped::new(self.scope.clone(), async move {
-            // The set is made here, on the worker, rather than by the awaiting task.
-            let mut gradings: FuturesUnordered<_> = gradings
-                .into_iter()
-                .enumerate()
-                .map(|(index, grading)| {
-                    let index = u32::try_from(index).unwrap_or(u32::MAX);
-                    grading.map(move |line| Event::Line { batch, index, line })
-                })
-                .collect();
-            let mut ended = Vec::new();
-            std::future::poll_fn(|cx| {
-                // Each line is written out as soon as it ends (its grading's memory freed at
-                // once), and the lines of the poll go out together at its end.
-                let mut appending = Appending::new(file.as_deref());
-                let done = loop {
-                    match gradings.poll_next_unpin(cx) {
-                        std::task::Poll::Ready(Some(mut event)) => {
-                            appending.write_out(&mut event);
-                            ended.push(event);
-                        }
-                        std::task::Poll::Ready(None) => break true,
-                        std::task::Poll::Pending => break false,
-                    }
-                };
-                // Lines that ended in this poll go out (to the file, then to the awaiting
-                // task) before the task sleeps; nothing that could panic comes between (a
-                // line appended and not handed over would be redone as a panicked one).
-                let buffer = appending.finish(&mut ended);
-                outbox.hand_over(&mut ended);
-                keep_for_next_poll(buffer);
-                if done {
-                    std::task::Poll::Ready(())
-                } else {
-                    std::task::Poll::Pending
-                }
-            })
-            .await;
-        });
-        self.tasks.spawn(async move {
-            let mut guard = guard;
-            let outcome = AssertUnwindSafe(body).catch_unwind().await;
-            guard.done = true;
-            if let Err(panic) = outcome {
-                let panic = Some(panic_message(&panic));
-                guard
-                    .outbox
-                    .hand_over(&mut vec![Event::Ended { batch, panic }]);
-            }
-        });
-    }
-
-    fn len(&self) -> usize {
-        self.pending.len() + self.in_flight + self.local.len()
-    }
-
-    /// Whether gradings are tasks of the runtime (not polled in place).
-    fn spawns(&self) -> bool {
-        self.spawn
-    }
-
-    fn is_empty(&self) -> bool {
-        self.len() == 0 && self.ready.is_empty()
-    }
-
-    /// Takes what the tasks handed over: lines into `ready`, and for a task that ended early,
-    /// a failed line for each grading it left (after a panic) or a count of them cancelled.
-    fn take(&mut self) {
-        {
-            let mut outbox = self.outbox.events.lock().unwrap_or_else(|e| e.into_inner());
-            std::mem::swap(&mut *outbox, &mut self.taken);
-        }
-        for event in self.taken.drain(..) {
-            match event {
-                Event::Line { batch, index, line } => {
-                    if let Some(state) = self.batches.get_mut(&batch) {
-                        if let Some(ended) = state.ended.get_mut(index as usize)
-                            && !*ended
-                        {
-                            *ended = true;
-                            state.remaining -= 1;
-                            self.in_flight -= 1;
-                        }
-                        if state.remaining == 0 {
-                            self.batches.remove(&batch);
-                        }
-                    }
-                    self.ready.push_back(line);
-                }
-                Event::Ended { batch, panic } => {
-                    let Some(state) = self.batches.remove(&batch) else {
-                        continue;
-                    };
-                    self.in_flight -= state.remaining;
-                    let left = state
-                        .items
-                        .into_iter()
-                        .zip(state.ended)
-                        .filter(|(_, ended)| !ended);
-                    match panic {
-                        Some(message) => {
-                            for ((id, epoch, started), _) in left {
-                                self.ready.push_back(Finished::from(Line::failed(
-                                    &*id,
-                                    epoch,
-                                    ErrorKind::Panicked,
-                                    message.clone(),
-                                    started.elapsed().as_secs_f64(),
-                                )));
-                            }
-                        }
-                        None => self.cancelled += state.remaining,
-                    }
-                }
-            }
-        }
-        // Tasks that ended are joined as they go, so the set holds only those running.
-        while self.tasks.try_join_next().is_some() {}
-    }
-
-    /// The line of the next grading to end; `None` when none is in flight (those cancelled
-    /// under the run are counted in `cancelled`, and have no line).
-    async fn next(&mut self) -> Option<Finished> {
-        if !self.spawn {
-            return self.local.next().await;
-        }
-        loop {
-            if let Some(line) = self.ready.pop_front() {
-                return Some(line);
-            }
-            self.take();
-            if !self.ready.is_empty() {
-                continue;
-            }
-            if self.in_flight == 0 {
-                if self.pending.is_empty() {
-                    return None;
-                }
-                self.start();
-                continue;
-            }
-            // A hand-over after the take above leaves a permit: this returns at once.
-            self.outbox.notify.notified().await;
-        }
-    }
-
-    /// A line that has already finished, if any.
-    fn try_next(&mut self) -> Option<Finished> {
-        if !self.spawn {
-            return self.local.next().now_or_never().flatten();
-        }
-        if self.ready.is_empty() {
-            self.take();
-        }
-        self.ready.pop_front()
-    }
-
-    /// Aborts every grading still running and waits until each is gone; the lines of those
-    /// that finished first are returned.
-    async fn cancel(&mut self) -> Vec<Finished> {
-        // Polled in place, a grading's end is only seen by polling it: none has ended unseen,
-        // and each is dropped here without being polled again.
-        self.cancelled += self.local.len() + self.pending.len();
-        self.local = FuturesUnordered::new();
-        self.pending.clear();
-        self.tasks.abort_all();
-        while self.tasks.join_next().await.is_some() {}
-        // Every task is gone, so every line it handed over, and its end, is in the outbox.
-        self.take();
-        self.cancelled += self.in_flight;
-        self.in_flight = 0;
-        self.batches.clear();
-        self.ready.drain(..).collect()
-    }
-}
-
 /// A grading's line as the awaiting task takes it (to write, or written already), and what
 /// the counts and progress need.
-struct Finished {
-    id: Arc<str>,
-    errored: bool,
-    reward: Option<f64>,
-    json: Json,
+pub(super) struct Finished {
+    pub(super) id: Arc<str>,
+    pub(super) errored: bool,
+    pub(super) reward: Option<f64>,
+    pub(super) json: Json,
 }
 
 /// A finished line, for the awaiting task to write, or written already.
 // The line is boxed: a `Finished` is moved several times on its way (into the outbox, out to
 // the awaiting task), and a line inline would make each move a copy of some 300 bytes.
-enum Json {
+pub(super) enum Json {
     /// Not written out yet: the awaiting task writes it straight into its buffer (a grading
     /// polled in place, on the awaiting task's thread anyway).
     Line(Box<Line>),
     /// Written out, with the newline (followed by the lines of [`Json::WithOthers`] that
-    /// ended in the same poll of its batch task), or why it could not be.
+    /// ended in the same poll of its lane), or why it could not be.
     Written(Result<Vec<u8>, String>),
     /// Written out, in the bytes of a line handed over with it ([`Json::Written`]).
     WithOthers,
-    /// Appended to the run's local file by its batch task.
+    /// Appended to the run's local file by its lane.
     InFile,
     /// Not appended to the run's local file: a write failed (see [`SharedFile::error`]).
     Unwritten,
 }
 
-thread_local! {
-    /// Where a batch task writes out the lines that end in one poll, to append them to the
-    /// file in one `write`; kept between polls for the worker's next.
-    static APPEND: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
-}
-
-/// The lines of one poll of a batch task, written out as they end, to go out together at its
-/// end: appended to the run's local file in one write, or handed to the awaiting task as one
-/// buffer.
-struct Appending<'a> {
-    file: Option<&'a SharedFile>,
-    /// For a file, taken from [`APPEND`] for the poll (a poll nested in this one finds it
-    /// empty, and uses its own), and put back after ([`keep_for_next_poll`]).
-    bytes: Vec<u8>,
-}
-
-/// The most of a buffer a worker keeps between polls: a poll's lines are a few tens of
-/// kilobytes; a larger buffer is let go rather than kept on the thread after the run.
-const KEPT_BUFFER: usize = 128 << 10;
-
-/// Puts a buffer back in [`APPEND`] for the worker's next poll, unless it is larger than
-/// [`KEPT_BUFFER`] (or the thread is ending).
-fn keep_for_next_poll(buffer: Option<Vec<u8>>) {
-    if let Some(mut buffer) = buffer.filter(|buffer| buffer.capacity() <= KEPT_BUFFER) {
-        buffer.clear();
-        let _ = APPEND.try_with(|kept| kept.set(buffer));
-    }
-}
-
-impl<'a> Appending<'a> {
-    fn new(file: Option<&'a SharedFile>) -> Self {
-        let bytes = match file {
-            Some(_) => APPEND.try_with(std::cell::Cell::take).unwrap_or_default(),
-            None => Vec::new(),
-        };
-        Appending { file, bytes }
-    }
-
-    /// Writes out the line of an `event` that is one: it becomes [`Json::InFile`] (until
-    /// [`finish`](Self::finish) says otherwise) and the line is dropped; a line that cannot
-    /// be written out keeps its error. (Writing runs none of the grading's code; should it
-    /// panic all the same, that is this line's error, not its batch mates'.)
-    fn write_out(&mut self, event: &mut Event) {
-        let Event::Line { line, .. } = event else {
-            return;
-        };
-        let Json::Line(json) = &line.json else {
-            return;
-        };
-        let before = self.bytes.len();
-        let written = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            super::write::write_line(&mut self.bytes, json).map_err(|error| error.to_string())
-        }))
-        .unwrap_or_else(|panic| Err(panic_message(&panic)));
-        match written {
-            Ok(()) => {
-                self.bytes.push(b'\n');
-                line.json = Json::InFile;
-            }
-            Err(message) => {
-                self.bytes.truncate(before);
-                line.json = Json::Written(Err(message));
-            }
-        }
-    }
-
-    /// Sends the lines written out: appended to the file in one write (if it fails, each of
-    /// them in `ended`, the events of this poll, becomes [`Json::Unwritten`]), or as one
-    /// buffer on the first of them, the others marked [`Json::WithOthers`]. So that a worker
-    /// never waits on another's write (a slow file system would stall the runtime), a file
-    /// whose lock is taken gets the lines through the awaiting task too. Returns the buffer to
-    /// keep for the next poll.
-    fn finish(mut self, ended: &mut [Event]) -> Option<Vec<u8>> {
-        let written = ended.iter_mut().filter_map(|event| match event {
-            Event::Line { line, .. } if matches!(line.json, Json::InFile) => Some(line),
-            _ => None,
-        });
-        if self.bytes.is_empty() {
-            return Some(self.bytes);
-        }
-        if let Some(file) = self.file {
-            match file.try_append(&self.bytes) {
-                Some(true) => return Some(self.bytes),
-                Some(false) => {
-                    written.for_each(|line| line.json = Json::Unwritten);
-                    return Some(self.bytes);
-                }
-                None => {}
-            }
-        }
-        let mut bytes = Some(std::mem::take(&mut self.bytes));
-        for line in written {
-            line.json = match bytes.take() {
-                Some(bytes) => Json::Written(Ok(bytes)),
-                None => Json::WithOthers,
-            };
-        }
-        None
-    }
-}
-
 impl Finished {
-    /// The line, to be written out (by its batch task, or by the awaiting task); `id` is the
+    /// The line, to be written out (by its lane, or by the awaiting task); `id` is the
     /// line's sample id, shared.
-    fn new(line: Line, id: Arc<str>) -> Self {
+    pub(super) fn new(line: Line, id: Arc<str>) -> Self {
         Finished {
             errored: line.error.is_some(),
             reward: line.reward(),
@@ -1168,13 +675,14 @@ impl From<Line> for Finished {
 pin_project_lite::pin_project! {
     /// One grading: the grading function's future, its panic caught, ending in the line.
     /// Small (the future and a few words) where an `async` block holding the same would
-    /// hold the result several times over.
+    /// hold the result several times over. It is timed from its first poll (it may wait in
+    /// the queue before).
     struct Graded<Fut> {
         #[pin]
         future: Stage<Fut>,
         id: Arc<str>,
         epoch: u32,
-        started: Instant,
+        started: Option<Instant>,
     }
 }
 
@@ -1194,14 +702,14 @@ where
     Fut: Future<Output = Result<EvaluationResult, E>>,
     E: Display,
 {
-    fn new(future: Fut, id: Arc<str>, epoch: u32, started: Instant) -> Self {
+    fn new(future: Fut, id: Arc<str>, epoch: u32) -> Self {
         Graded {
             future: Stage::Running {
                 future: AssertUnwindSafe(future).catch_unwind(),
             },
             id,
             epoch,
-            started,
+            started: None,
         }
     }
 
@@ -1238,14 +746,15 @@ where
 
     fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<Finished> {
         let mut this = self.project();
+        let started = *this.started.get_or_insert_with(Instant::now);
         let outcome = match this.future.as_mut().project() {
             StageProj::Running { future } => std::task::ready!(future.poll(cx)),
             StageProj::Ended => panic!("a grading polled after it ended"),
         };
-        let (id, epoch, started) = (Arc::clone(this.id), *this.epoch, *this.started);
+        let (id, epoch) = (Arc::clone(this.id), *this.epoch);
         // What runs of the grading's own code after it ended (its future's destructor, its
         // error's `Display`) may panic too: that is this grading's panic, and becomes its line,
-        // rather than unwinding through the batch it shares a task with (or, polled in place,
+        // rather than unwinding through the lane it shares a task with (or, polled in place,
         // through the run).
         let ended = std::panic::catch_unwind(AssertUnwindSafe(|| {
             this.future.project_replace(Stage::Ended);
@@ -1257,7 +766,7 @@ where
     }
 }
 
-fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+pub(super) fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
     if let Some(text) = panic.downcast_ref::<&str>() {
         (*text).to_owned()
     } else if let Some(text) = panic.downcast_ref::<String>() {
@@ -1455,183 +964,5 @@ mod tests {
         // A fair split: each shard gets roughly a quarter.
         assert!(sizes.iter().all(|n| (800..1200).contains(n)), "{sizes:?}");
         assert!(Shard::ALL.contains("anything"));
-    }
-
-    /// The lines of `finished`: those written out (a batch task's, handed over together) read
-    /// back, the others as they are.
-    fn parsed(finished: &[Finished]) -> Vec<Line> {
-        let mut lines = Vec::new();
-        for line in finished {
-            match &line.json {
-                Json::Line(line) => lines.push(Line::clone(line)),
-                Json::Written(Ok(bytes)) => lines.extend(
-                    bytes
-                        .split(|b| *b == b'\n')
-                        .filter(|raw| !raw.is_empty())
-                        .map(|raw| serde_json::from_slice::<Line>(raw).expect("a line")),
-                ),
-                Json::WithOthers => {}
-                Json::Written(Err(_)) | Json::InFile | Json::Unwritten => {
-                    panic!("not a line to read back")
-                }
-            }
-        }
-        lines
-    }
-
-    /// The lines that end in a poll are appended to the file in one write; while another
-    /// thread holds the file, they are handed over as one buffer instead (the first line
-    /// carries it, the others are marked as in it), and nothing is written to the file.
-    #[test]
-    fn a_polls_lines_go_to_the_file_or_whole_to_the_awaiting_task_when_it_is_busy() {
-        let dir = std::env::temp_dir().join(format!("grader-appending-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("a scratch folder");
-        let path = dir.join("results.jsonl");
-        let _ = std::fs::remove_file(&path);
-        let open = || {
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&path)
-                .expect("open")
-        };
-        let file = SharedFile::new(open());
-        let events = |ids: &[&str]| -> Vec<Event> {
-            ids.iter()
-                .enumerate()
-                .map(|(index, id)| Event::Line {
-                    batch: 0,
-                    index: u32::try_from(index).expect("few"),
-                    line: Finished::from(Line::failed(*id, 1, ErrorKind::Failed, "x", 0.0)),
-                })
-                .collect()
-        };
-        let poll = |ended: &mut Vec<Event>| {
-            let mut appending = Appending::new(Some(&file));
-            for event in ended.iter_mut() {
-                appending.write_out(event);
-            }
-            keep_for_next_poll(appending.finish(ended));
-        };
-
-        let mut ended = events(&["a", "b"]);
-        poll(&mut ended);
-        assert!(
-            ended.iter().all(
-                |e| matches!(e, Event::Line { line, .. } if matches!(line.json, Json::InFile))
-            )
-        );
-        let written = std::fs::read_to_string(&path).expect("the file");
-        assert_eq!(written.lines().count(), 2, "{written}");
-
-        let mut ended = events(&["c", "d", "e"]);
-        std::thread::scope(|s| {
-            let held = file.state();
-            s.spawn(|| poll(&mut ended)).join().expect("the poll");
-            drop(held);
-        });
-        let Some(Event::Line { line, .. }) = ended.first() else {
-            panic!("a line")
-        };
-        let Json::Written(Ok(bytes)) = &line.json else {
-            panic!("the poll's lines, handed over")
-        };
-        let handed: Vec<Line> = bytes
-            .split(|b| *b == b'\n')
-            .filter(|raw| !raw.is_empty())
-            .map(|raw| serde_json::from_slice(raw).expect("a line"))
-            .collect();
-        let ids: Vec<&str> = handed.iter().map(|line| line.id.as_str()).collect();
-        assert_eq!(ids, ["c", "d", "e"]);
-        assert!(ended[1..].iter().all(
-            |e| matches!(e, Event::Line { line, .. } if matches!(line.json, Json::WithOthers))
-        ));
-        let after = std::fs::read_to_string(&path).expect("the file");
-        assert_eq!(
-            after, written,
-            "nothing more written while the file was busy"
-        );
-    }
-
-    /// A batch task that panics outside its gradings gives each grading it left a panicked
-    /// line, keeps the line of one that ended before, and leaves none in flight.
-    #[test]
-    fn a_batch_task_panicking_fails_only_the_gradings_it_left() {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .expect("a runtime");
-        runtime.block_on(async {
-            let mut running = Running::new(6, Scope::current(), None);
-            assert_eq!(running.batch_size, 3);
-            running.spawn(Arc::from("done"), 1, Instant::now(), async {
-                Finished::from(Line::failed("done", 1, ErrorKind::Failed, "first", 0.0))
-            });
-            running.spawn(Arc::from("left"), 2, Instant::now(), std::future::pending());
-            running.spawn(Arc::from("boom"), 1, Instant::now(), async {
-                tokio::task::yield_now().await;
-                panic!("outside any grading's catch")
-            });
-            assert_eq!(running.len(), 3);
-            let mut lines = Vec::new();
-            while let Some(line) = running.next().await {
-                lines.push(line);
-            }
-            let mut ended: Vec<(String, ErrorKind)> = parsed(&lines)
-                .into_iter()
-                .map(|line| {
-                    (
-                        format!("{}/{}", line.id, line.epoch),
-                        line.error.expect("an error").kind,
-                    )
-                })
-                .collect();
-            ended.sort_by(|a, b| a.0.cmp(&b.0));
-            assert_eq!(
-                ended,
-                [
-                    ("boom/1".to_owned(), ErrorKind::Panicked),
-                    ("done/1".to_owned(), ErrorKind::Failed),
-                    ("left/2".to_owned(), ErrorKind::Panicked),
-                ]
-            );
-            assert_eq!((running.len(), running.cancelled), (0, 0));
-            assert!(running.is_empty());
-        });
-    }
-
-    /// Cancelling keeps the lines of gradings that finished but were not yet taken, and gives
-    /// none to those it cancels (a resumed run grades them).
-    #[test]
-    fn cancel_keeps_what_finished_and_drops_the_rest() {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .expect("a runtime");
-        runtime.block_on(async {
-            let mut running = Running::new(16, Scope::current(), None);
-            let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
-            running.spawn(Arc::from("fast"), 1, Instant::now(), async move {
-                let line = Line::failed("fast", 1, ErrorKind::Failed, "quick", 0.0);
-                let _ = done_tx.send(());
-                Finished::from(line)
-            });
-            running.spawn(Arc::from("slow"), 1, Instant::now(), async {
-                std::future::pending::<()>().await;
-                Finished::from(Line::failed("slow", 1, ErrorKind::Failed, "never", 0.0))
-            });
-            running.start();
-            done_rx.await.expect("the fast grading ran");
-            // Let the fast task complete after sending.
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-            let finished = running.cancel().await;
-            assert_eq!(finished.len(), 1);
-            assert_eq!(&*finished[0].id, "fast");
-            assert!(finished[0].errored);
-            assert_eq!(running.cancelled, 1);
-            assert!(running.is_empty());
-        });
     }
 }

@@ -86,7 +86,7 @@ fn main() -> Result<std::process::ExitCode, Box<dyn std::error::Error>> {
         .progress(false);
     let ids = (0..samples).map(|i| (format!("q{i}"), i));
     // EVAL_PROBE_WORKERS > 0 runs on a multi-threaded runtime of that many workers, where
-    // the gradings run as batch tasks; otherwise on a current-thread one, polled in place.
+    // the gradings run in lanes; otherwise on a current-thread one, polled in place.
     let runtime = match env_number("EVAL_PROBE_WORKERS", 0) {
         0 => tokio::runtime::Builder::new_current_thread()
             .enable_all()

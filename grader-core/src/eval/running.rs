@@ -1,0 +1,1028 @@
+//! The gradings of a run in flight: polled in place on a current-thread runtime, and on a
+//! multi-threaded one run by lanes, tasks of the runtime that take gradings from a shared
+//! queue.
+//!
+//! On a multi-threaded runtime the awaiting task (the run's loop, which owns the samples and
+//! the grading function, neither of which need be `Send`) makes gradings ahead into a queue,
+//! and lanes start them: each lane is a task holding any number of gradings, polled
+//! concurrently, and takes more from the queue as its own end, claiming one of the run's
+//! `concurrency` slots for each. So a grading starts the moment a slot frees, on the worker
+//! that freed it, without a round trip through the awaiting task; and the awaiting task is
+//! woken only when the queue runs low (to make more), when a line needs it (object storage,
+//! a busy file, a failure), or at the end: not once per line. A lane writes its lines out as
+//! JSON as they end and, at the end of each poll, appends them to a local output file itself
+//! (see [`Appending`]).
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll, Waker};
+use std::time::Instant;
+
+use futures_util::stream::FuturesUnordered;
+use futures_util::{FutureExt as _, StreamExt as _};
+use tokio::task::JoinSet;
+
+use super::line::{ErrorKind, Line};
+use super::output::SharedFile;
+use super::run::{Finished, Json, panic_message};
+use crate::limit::{Scope, Scoped};
+
+/// A grading, boxed: the future of its line.
+pub(super) type Grading = Pin<Box<dyn Future<Output = Finished> + Send>>;
+
+/// Gradings made ahead of the slots, beyond the concurrency: the queue the lanes take from
+/// holds up to this many more than the run's concurrency.
+pub(super) const AHEAD: usize = 256;
+
+/// The awaiting task makes more gradings when the queue holds no more than this.
+const LOW_WATER: usize = AHEAD / 2;
+
+/// The most gradings a lane takes from the queue at a time (fewer when the concurrency shared
+/// among the lanes is less).
+const TAKE: usize = 16;
+
+/// The most gradings that end in one poll of a lane: then it yields to the other tasks of its
+/// worker (as tokio's own budget would), handing over what ended.
+const BUDGET: usize = 128;
+
+/// The gradings in flight. Dropped (when the run's future is dropped), it aborts or drops
+/// them all.
+pub(super) struct Running {
+    shared: Arc<Shared>,
+    tasks: JoinSet<()>,
+    /// What the lanes handed over, taken from the outbox in one swap.
+    taken: Vec<Event>,
+    /// Lines taken and not yet given out.
+    ready: VecDeque<Finished>,
+    /// Gradings made and not yet put in the queue.
+    pending: Vec<Made>,
+    /// Gradings made (queued, running in a lane, or ended with their line not yet taken).
+    outstanding: usize,
+    /// The lanes a run keeps.
+    lanes: usize,
+    next_lane: u64,
+    concurrency: usize,
+    /// The scope (limiter, policies) the lanes run in.
+    scope: Scope,
+    /// The gradings polled in place, on a current-thread runtime.
+    local: FuturesUnordered<Grading>,
+    spawn: bool,
+    /// Gradings cancelled once started, whose (sample, epoch) has no line: a resumed run
+    /// grades them.
+    pub(super) cancelled: usize,
+    /// Gradings made and dropped before they started (queued when the run was cancelled, or
+    /// made after the runtime shut down): their pairs have no line either.
+    pub(super) unstarted: usize,
+    /// The run's local output file, which lanes append their lines to themselves.
+    file: Option<Arc<SharedFile>>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        // The lanes are aborted with the set, but one may be in the middle of a poll on another
+        // thread: it writes nothing once this returns, so a run started next on the same file
+        // resumes from lines that no longer change.
+        if let Some(file) = &self.file {
+            file.close();
+        }
+    }
+}
+
+/// A grading made and not yet started, with what its line needs should its lane fail.
+struct Made {
+    id: Arc<str>,
+    epoch: u32,
+    grading: Grading,
+}
+
+/// What the awaiting task and the lanes share.
+struct Shared {
+    queue: Mutex<Queue>,
+    /// What lanes hand over for the awaiting task.
+    events: Mutex<Vec<Event>>,
+    notify: tokio::sync::Notify,
+    concurrency: usize,
+    /// The most gradings a lane takes at a time: its share of the concurrency, so that every
+    /// lane has some.
+    take: usize,
+}
+
+/// The gradings made and not started, and the count of the run's slots in use.
+struct Queue {
+    made: VecDeque<Made>,
+    /// Gradings started by a lane and not yet ended (its slots).
+    running: usize,
+    /// Lanes alive.
+    lanes: usize,
+    /// Lanes waiting for the queue to fill while slots are free: woken when it does.
+    hungry: Vec<(u64, Waker)>,
+    /// Cancelled, or a lane was dropped before it ended (its runtime shut down): lanes take
+    /// nothing more, and nothing more is queued.
+    closed: bool,
+}
+
+/// What a lane hands over.
+pub(super) enum Event {
+    /// A grading ended with this line.
+    Line { line: Finished },
+    /// The lane ended with gradings it had not ended: it panicked (outside the gradings, with
+    /// this message) or was cancelled (`None`). Each grading's (sample, epoch, start).
+    Ended {
+        panic: Option<String>,
+        left: Vec<(Arc<str>, u32, Instant)>,
+    },
+    /// So many gradings were dropped from the queue unstarted (a lane was dropped before it
+    /// ended: its runtime is shutting down).
+    Unstarted(usize),
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Shared {
+    /// Hands `events` over (leaving it empty), waking the awaiting task if the outbox was
+    /// empty; otherwise it has been woken already and not yet taken them.
+    fn hand_over(&self, events: &mut Vec<Event>) {
+        if events.is_empty() {
+            return;
+        }
+        let was_empty = {
+            let mut outbox = lock(&self.events);
+            let was_empty = outbox.is_empty();
+            outbox.append(events);
+            was_empty
+        };
+        if was_empty {
+            self.notify.notify_one();
+        }
+    }
+}
+
+impl Running {
+    /// Gradings in flight, in lanes when the current runtime has worker threads, at most
+    /// `concurrency` of them running at once.
+    pub(super) fn new(concurrency: usize, scope: Scope, file: Option<Arc<SharedFile>>) -> Self {
+        let workers = tokio::runtime::Handle::try_current()
+            .ok()
+            .filter(|handle| {
+                handle.runtime_flavor() != tokio::runtime::RuntimeFlavor::CurrentThread
+            })
+            .map(|handle| handle.metrics().num_workers());
+        // Two lanes per worker: while one is polled, another may be stolen by an idle worker;
+        // no more than the slots.
+        let lanes = (2 * workers.unwrap_or(1).max(1)).min(concurrency.max(1));
+        Running {
+            shared: Arc::new(Shared {
+                queue: Mutex::new(Queue {
+                    made: VecDeque::new(),
+                    running: 0,
+                    lanes: 0,
+                    hungry: Vec::new(),
+                    closed: false,
+                }),
+                events: Mutex::default(),
+                notify: tokio::sync::Notify::new(),
+                concurrency,
+                take: (concurrency / lanes).clamp(1, TAKE),
+            }),
+            tasks: JoinSet::new(),
+            taken: Vec::new(),
+            ready: VecDeque::new(),
+            pending: Vec::new(),
+            outstanding: 0,
+            lanes,
+            next_lane: 0,
+            concurrency,
+            scope,
+            local: FuturesUnordered::new(),
+            spawn: workers.is_some(),
+            cancelled: 0,
+            unstarted: 0,
+            file: file.filter(|_| workers.is_some()),
+        }
+    }
+
+    /// Whether gradings run in lanes (not polled in place).
+    pub(super) fn spawns(&self) -> bool {
+        self.spawn
+    }
+
+    /// How many more gradings to make now: up to the concurrency polled in place; in lanes,
+    /// up to [`AHEAD`] in the queue (and no more than that beyond the concurrency made in
+    /// all), so that gradings made are soon polled, while their memory is still in cache.
+    pub(super) fn room(&self) -> usize {
+        if self.spawn {
+            let queued = lock(&self.shared.queue).made.len() + self.pending.len();
+            (self.concurrency + AHEAD)
+                .saturating_sub(self.outstanding + self.pending.len())
+                .min(AHEAD.saturating_sub(queued))
+        } else {
+            self.concurrency.saturating_sub(self.local.len())
+        }
+    }
+
+    /// Adds a grading of (`id`, `epoch`): in place, or to those to queue at
+    /// [`start`](Self::start) (which it calls itself every [`TAKE`] gradings, so that the
+    /// first ones start while the rest are made).
+    pub(super) fn spawn(
+        &mut self,
+        id: Arc<str>,
+        epoch: u32,
+        line: impl Future<Output = Finished> + Send + 'static,
+    ) {
+        if self.spawn {
+            self.pending.push(Made {
+                id,
+                epoch,
+                grading: Box::pin(line),
+            });
+            if self.pending.len() >= TAKE {
+                self.start();
+            }
+        } else {
+            self.local.push(Box::pin(line));
+        }
+    }
+
+    /// Queues the gradings added since the last start, starting lanes (up to the run's
+    /// number) and waking those waiting for more while slots are free.
+    pub(super) fn start(&mut self) {
+        if !self.spawn {
+            return;
+        }
+        let (new_lanes, hungry) = {
+            let mut queue = lock(&self.shared.queue);
+            if queue.closed {
+                // No lane will run them (the runtime shut down under the run).
+                drop(queue);
+                self.unstarted += self.pending.len();
+                self.pending.clear();
+                return;
+            }
+            self.outstanding += self.pending.len();
+            queue.made.extend(self.pending.drain(..));
+            // (A lane that panicked is replaced here too.)
+            let new_lanes = if !queue.made.is_empty() && queue.running < self.concurrency {
+                self.lanes.saturating_sub(queue.lanes)
+            } else {
+                0
+            };
+            queue.lanes += new_lanes;
+            let hungry = if queue.made.is_empty() {
+                Vec::new()
+            } else {
+                std::mem::take(&mut queue.hungry)
+            };
+            (new_lanes, hungry)
+        };
+        for (_, waker) in hungry {
+            waker.wake();
+        }
+        for _ in 0..new_lanes {
+            self.start_lane();
+        }
+    }
+
+    /// Starts a lane (counted in [`Queue::lanes`] already).
+    fn start_lane(&mut self) {
+        let id = self.next_lane;
+        self.next_lane += 1;
+        // Made here, so that a lane dropped before its first poll still counts itself out.
+        let mut lane = Lane {
+            id,
+            shared: Arc::clone(&self.shared),
+            file: self.file.clone(),
+            gradings: FuturesUnordered::new(),
+            slots: Vec::new(),
+            free: Vec::new(),
+            ending: Vec::new(),
+            released: 0,
+            ended: Vec::new(),
+            exited: false,
+            panic: None,
+        };
+        let scope = self.scope.clone();
+        self.tasks.spawn(async move {
+            let body = Scoped::new(scope, std::future::poll_fn(|cx| lane.poll(cx)));
+            if let Err(panic) = AssertUnwindSafe(body).catch_unwind().await {
+                lane.failed(panic_message(&panic));
+            }
+            // Dropped here: see `Lane`'s `Drop`.
+        });
+    }
+
+    /// Gradings made and not yet ended (or ended with their line not yet given out).
+    pub(super) fn is_empty(&self) -> bool {
+        self.outstanding == 0
+            && self.pending.is_empty()
+            && self.local.is_empty()
+            && self.ready.is_empty()
+    }
+
+    /// Takes what the lanes handed over: lines into `ready`, and for a lane that ended early,
+    /// a failed line for each grading it left (after a panic) or a count of them cancelled.
+    fn take(&mut self) {
+        std::mem::swap(&mut *lock(&self.shared.events), &mut self.taken);
+        for event in self.taken.drain(..) {
+            match event {
+                Event::Line { line } => {
+                    self.outstanding -= 1;
+                    self.ready.push_back(line);
+                }
+                Event::Ended { panic, left } => {
+                    self.outstanding -= left.len();
+                    match panic {
+                        Some(message) => {
+                            for (id, epoch, started) in left {
+                                self.ready.push_back(Finished::from(Line::failed(
+                                    &*id,
+                                    epoch,
+                                    ErrorKind::Panicked,
+                                    message.clone(),
+                                    started.elapsed().as_secs_f64(),
+                                )));
+                            }
+                        }
+                        None => self.cancelled += left.len(),
+                    }
+                }
+                Event::Unstarted(count) => {
+                    self.outstanding -= count;
+                    self.unstarted += count;
+                }
+            }
+        }
+        // Lanes that ended are joined as they go, so the set holds only those running.
+        while self.tasks.try_join_next().is_some() {}
+    }
+
+    /// Whether the queue is low and more gradings can be made.
+    fn wants_more(&self) -> bool {
+        self.room() > 0 && lock(&self.shared.queue).made.len() <= LOW_WATER
+    }
+
+    /// The line of the next grading to end; `None` when none is in flight (those cancelled
+    /// under the run are counted in `cancelled`, and have no line), or, when `more` (the
+    /// samples are not exhausted), as soon as the queue is low enough to make more.
+    pub(super) async fn next(&mut self, more: bool) -> Option<Finished> {
+        if !self.spawn {
+            return self.local.next().await;
+        }
+        loop {
+            if let Some(line) = self.ready.pop_front() {
+                return Some(line);
+            }
+            self.take();
+            if !self.ready.is_empty() {
+                continue;
+            }
+            if self.outstanding == 0 || (more && self.wants_more()) {
+                return None;
+            }
+            // A lane that panicked is replaced before waiting on the others.
+            self.start();
+            // A hand-over that woke it after the take above left a permit: this returns at
+            // once.
+            self.shared.notify.notified().await;
+        }
+    }
+
+    /// A line that has already finished, if any.
+    pub(super) fn try_next(&mut self) -> Option<Finished> {
+        if !self.spawn {
+            return self.local.next().now_or_never().flatten();
+        }
+        if self.ready.is_empty() {
+            self.take();
+        }
+        self.ready.pop_front()
+    }
+
+    /// Cancels every grading made (running or queued) and waits until each is gone; the lines
+    /// of those that finished first are returned.
+    pub(super) async fn cancel(&mut self) -> Vec<Finished> {
+        // Polled in place, a grading's end is only seen by polling it: none has ended unseen,
+        // and each is dropped here without being polled again.
+        self.cancelled += self.local.len();
+        self.local = FuturesUnordered::new();
+        self.unstarted += self.pending.len();
+        self.pending.clear();
+        let queued = {
+            let mut queue = lock(&self.shared.queue);
+            queue.closed = true;
+            std::mem::take(&mut queue.made)
+        };
+        self.unstarted += queued.len();
+        self.outstanding -= queued.len();
+        drop(queued);
+        self.tasks.abort_all();
+        while self.tasks.join_next().await.is_some() {}
+        // Every lane is gone, so every line it handed over, and its end, is in the outbox.
+        self.take();
+        debug_assert_eq!(self.outstanding, 0);
+        self.cancelled += self.outstanding;
+        self.outstanding = 0;
+        self.ready.drain(..).collect()
+    }
+}
+
+/// A lane's grading, with the index of its slot in [`Lane::slots`].
+struct InSlot {
+    slot: u32,
+    grading: Grading,
+}
+
+impl Future for InSlot {
+    type Output = (u32, Finished);
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<(u32, Finished)> {
+        let line = std::task::ready!(self.grading.as_mut().poll(cx));
+        Poll::Ready((self.slot, line))
+    }
+}
+
+/// Where a lane's grading stands, for its line should the lane fail.
+enum Slot {
+    Free,
+    /// Running: its (sample, epoch, start).
+    Running(Arc<str>, u32, Instant),
+    /// Ended, its line not yet handed over.
+    Ended(Arc<str>, u32, Instant),
+}
+
+/// A task that runs gradings from the queue until it is empty.
+struct Lane {
+    id: u64,
+    shared: Arc<Shared>,
+    file: Option<Arc<SharedFile>>,
+    gradings: FuturesUnordered<InSlot>,
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    /// The slots of the gradings that ended in this poll.
+    ending: Vec<u32>,
+    /// Gradings ended whose slot of the run is not yet given back.
+    released: usize,
+    /// The events of this poll.
+    ended: Vec<Event>,
+    /// Counted out of the queue's lanes, its work done.
+    exited: bool,
+    /// Why the lane failed, outside its gradings.
+    panic: Option<String>,
+}
+
+impl Lane {
+    /// Records why the lane failed outside its gradings: the line of each grading it had not
+    /// ended says so.
+    fn failed(&mut self, message: String) {
+        self.panic = Some(message);
+    }
+
+    /// Gives back the slots of the gradings that ended, and takes more from the queue for the
+    /// slots free; returns how many it took. Taking none with no grading left, the lane ends.
+    fn refill(&mut self, cx: &Context<'_>) -> usize {
+        let mut took = Vec::new();
+        let crossed = {
+            let mut queue = lock(&self.shared.queue);
+            queue.running -= self.released;
+            self.released = 0;
+            let before = queue.made.len();
+            let free = self.shared.concurrency.saturating_sub(queue.running);
+            let n = if queue.closed {
+                0
+            } else {
+                free.min(self.shared.take).min(before)
+            };
+            took.extend(queue.made.drain(..n));
+            queue.running += n;
+            let after = queue.made.len();
+            if n == 0 && self.gradings.is_empty() {
+                queue.lanes -= 1;
+                self.exited = true;
+            } else if n == 0 && free > 0 && !queue.closed {
+                // Slots are free and the queue is empty: wait to be woken when it fills.
+                match queue.hungry.iter_mut().find(|(lane, _)| *lane == self.id) {
+                    Some((_, waker)) => waker.clone_from(cx.waker()),
+                    None => queue.hungry.push((self.id, cx.waker().clone())),
+                }
+            }
+            before > LOW_WATER && after <= LOW_WATER
+        };
+        if crossed {
+            self.shared.notify.notify_one();
+        }
+        let n = took.len();
+        if n > 0 {
+            let started = Instant::now();
+            for Made { id, epoch, grading } in took {
+                let slot = match self.free.pop() {
+                    Some(slot) => {
+                        self.slots[slot as usize] = Slot::Running(id, epoch, started);
+                        slot
+                    }
+                    None => {
+                        self.slots.push(Slot::Running(id, epoch, started));
+                        u32::try_from(self.slots.len() - 1).unwrap_or(u32::MAX)
+                    }
+                };
+                self.gradings.push(InSlot { slot, grading });
+            }
+        }
+        n
+    }
+
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        // Each line is written out as soon as it ends (its grading's memory freed at once),
+        // and the lines of the poll go out together at its end.
+        let file = self.file.clone();
+        let mut appending = Appending::new(file.as_deref());
+        let mut ended_here = 0;
+        loop {
+            let took = self.refill(cx);
+            if self.exited {
+                break;
+            }
+            let mut ended_now = 0;
+            while let Poll::Ready(Some((slot, line))) = self.gradings.poll_next_unpin(cx) {
+                if let Some(Slot::Running(id, epoch, started)) = self
+                    .slots
+                    .get_mut(slot as usize)
+                    .map(|state| std::mem::replace(state, Slot::Free))
+                {
+                    self.slots[slot as usize] = Slot::Ended(id, epoch, started);
+                }
+                self.ending.push(slot);
+                self.released += 1;
+                let mut event = Event::Line { line };
+                appending.write_out(&mut event);
+                self.ended.push(event);
+                ended_now += 1;
+                // Free slots are taken again at once.
+                if ended_now >= self.shared.take {
+                    break;
+                }
+            }
+            ended_here += ended_now;
+            if ended_here >= BUDGET {
+                // Let the worker's other tasks run; this lane is polled again after them. (Its
+                // slots are given back first.)
+                let _ = self.refill(cx);
+                if !self.exited {
+                    cx.waker().wake_by_ref();
+                }
+                break;
+            }
+            if took == 0 && ended_now == 0 {
+                break;
+            }
+        }
+        // Lines that ended in this poll go out (to the file, then to the awaiting task) before
+        // the lane sleeps; nothing that could panic comes between (a line appended and not
+        // handed over would be redone as a panicked one).
+        let buffer = appending.finish(&mut self.ended);
+        self.shared.hand_over(&mut self.ended);
+        for slot in self.ending.drain(..) {
+            self.slots[slot as usize] = Slot::Free;
+            self.free.push(slot);
+        }
+        keep_for_next_poll(buffer);
+        if self.exited {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    }
+}
+
+impl Drop for Lane {
+    /// Gives back the lane's slots and counts it out, and tells the awaiting task of the
+    /// gradings it had not ended: failed by the lane's panic, or cancelled.
+    fn drop(&mut self) {
+        let mut left = Vec::new();
+        let mut running = 0;
+        for slot in self.slots.drain(..) {
+            match slot {
+                Slot::Free => {}
+                Slot::Running(id, epoch, started) => {
+                    running += 1;
+                    left.push((id, epoch, started));
+                }
+                // Its line was not handed over: it is failed with the rest.
+                Slot::Ended(id, epoch, started) => left.push((id, epoch, started)),
+            }
+        }
+        let killed = !self.exited && self.panic.is_none();
+        let queued = {
+            let mut queue = lock(&self.shared.queue);
+            queue.running -= running + self.released;
+            if !self.exited {
+                queue.lanes -= 1;
+            }
+            queue.hungry.retain(|(lane, _)| *lane != self.id);
+            if killed {
+                // Dropped before it ended, not by a panic: the run cancelled it (and emptied
+                // the queue first), or its runtime is shutting down, when no lane will take
+                // what is queued.
+                queue.closed = true;
+                std::mem::take(&mut queue.made)
+            } else {
+                VecDeque::new()
+            }
+        };
+        // A panic mid-poll leaves lines that ended in it unsent: their gradings are in `left`.
+        self.ended.clear();
+        let mut events = Vec::new();
+        // (After a panic, even with no grading left: the awaiting task replaces the lane.)
+        if !left.is_empty() || self.panic.is_some() {
+            let panic = self.panic.take();
+            events.push(Event::Ended { panic, left });
+        }
+        if !queued.is_empty() {
+            events.push(Event::Unstarted(queued.len()));
+        }
+        // The queued gradings are dropped before the awaiting task hears of them.
+        drop(queued);
+        self.shared.hand_over(&mut events);
+    }
+}
+
+thread_local! {
+    /// Where a lane writes out the lines that end in one poll, to append them to the file in
+    /// one `write`; kept between polls for the worker's next.
+    static APPEND: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// The lines of one poll of a lane, written out as they end, to go out together at its end:
+/// appended to the run's local file in one write, or handed to the awaiting task as one
+/// buffer.
+pub(super) struct Appending<'a> {
+    file: Option<&'a SharedFile>,
+    /// For a file, taken from [`APPEND`] for the poll (a poll nested in this one finds it
+    /// empty, and uses its own), and put back after ([`keep_for_next_poll`]).
+    bytes: Vec<u8>,
+}
+
+/// The most of a buffer a worker keeps between polls: a poll's lines are a few tens of
+/// kilobytes; a larger buffer is let go rather than kept on the thread after the run.
+const KEPT_BUFFER: usize = 128 << 10;
+
+/// Puts a buffer back in [`APPEND`] for the worker's next poll, unless it is larger than
+/// [`KEPT_BUFFER`] (or the thread is ending).
+fn keep_for_next_poll(buffer: Option<Vec<u8>>) {
+    if let Some(mut buffer) = buffer.filter(|buffer| buffer.capacity() <= KEPT_BUFFER) {
+        buffer.clear();
+        let _ = APPEND.try_with(|kept| kept.set(buffer));
+    }
+}
+
+impl<'a> Appending<'a> {
+    fn new(file: Option<&'a SharedFile>) -> Self {
+        let bytes = match file {
+            Some(_) => APPEND.try_with(std::cell::Cell::take).unwrap_or_default(),
+            None => Vec::new(),
+        };
+        Appending { file, bytes }
+    }
+
+    /// Writes out the line of an `event` that is one: it becomes [`Json::InFile`] (until
+    /// [`finish`](Self::finish) says otherwise) and the line is dropped; a line that cannot
+    /// be written out keeps its error. (Writing runs none of the grading's code; should it
+    /// panic all the same, that is this line's error, not its lane mates'.)
+    fn write_out(&mut self, event: &mut Event) {
+        let Event::Line { line } = event else {
+            return;
+        };
+        let Json::Line(json) = &line.json else {
+            return;
+        };
+        let before = self.bytes.len();
+        let written = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            super::write::write_line(&mut self.bytes, json).map_err(|error| error.to_string())
+        }))
+        .unwrap_or_else(|panic| Err(panic_message(&panic)));
+        match written {
+            Ok(()) => {
+                self.bytes.push(b'\n');
+                line.json = Json::InFile;
+            }
+            Err(message) => {
+                self.bytes.truncate(before);
+                line.json = Json::Written(Err(message));
+            }
+        }
+    }
+
+    /// Sends the lines written out: appended to the file in one write (if it fails, each of
+    /// them in `ended`, the events of this poll, becomes [`Json::Unwritten`]), or as one
+    /// buffer on the first of them, the others marked [`Json::WithOthers`]. So that a worker
+    /// never waits on another's write (a slow file system would stall the runtime), a file
+    /// whose lock is taken gets the lines through the awaiting task too. Returns the buffer to
+    /// keep for the next poll.
+    fn finish(mut self, ended: &mut [Event]) -> Option<Vec<u8>> {
+        let written = ended.iter_mut().filter_map(|event| match event {
+            Event::Line { line } if matches!(line.json, Json::InFile) => Some(line),
+            _ => None,
+        });
+        if self.bytes.is_empty() {
+            return Some(self.bytes);
+        }
+        if let Some(file) = self.file {
+            match file.try_append(&self.bytes) {
+                Some(true) => return Some(self.bytes),
+                Some(false) => {
+                    written.for_each(|line| line.json = Json::Unwritten);
+                    return Some(self.bytes);
+                }
+                None => {}
+            }
+        }
+        let mut bytes = Some(std::mem::take(&mut self.bytes));
+        for line in written {
+            line.json = match bytes.take() {
+                Some(bytes) => Json::Written(Ok(bytes)),
+                None => Json::WithOthers,
+            };
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The lines of `finished`: those written out (a lane's, handed over together) read back,
+    /// the others as they are.
+    fn parsed(finished: &[Finished]) -> Vec<Line> {
+        let mut lines = Vec::new();
+        for line in finished {
+            match &line.json {
+                Json::Line(line) => lines.push(Line::clone(line)),
+                Json::Written(Ok(bytes)) => lines.extend(
+                    bytes
+                        .split(|b| *b == b'\n')
+                        .filter(|raw| !raw.is_empty())
+                        .map(|raw| serde_json::from_slice::<Line>(raw).expect("a line")),
+                ),
+                Json::WithOthers => {}
+                Json::Written(Err(_)) | Json::InFile | Json::Unwritten => {
+                    panic!("not a line to read back")
+                }
+            }
+        }
+        lines
+    }
+
+    fn failed(id: &str, epoch: u32, message: &str) -> Finished {
+        Finished::from(Line::failed(id, epoch, ErrorKind::Failed, message, 0.0))
+    }
+
+    /// The lines that end in a poll are appended to the file in one write; while another
+    /// thread holds the file, they are handed over as one buffer instead (the first line
+    /// carries it, the others are marked as in it), and nothing is written to the file.
+    #[test]
+    fn a_polls_lines_go_to_the_file_or_whole_to_the_awaiting_task_when_it_is_busy() {
+        let dir = std::env::temp_dir().join(format!("grader-appending-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a scratch folder");
+        let path = dir.join("results.jsonl");
+        let _ = std::fs::remove_file(&path);
+        let open = || {
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+                .expect("open")
+        };
+        let file = SharedFile::new(open());
+        let events = |ids: &[&str]| -> Vec<Event> {
+            ids.iter()
+                .map(|id| Event::Line {
+                    line: failed(id, 1, "x"),
+                })
+                .collect()
+        };
+        let poll = |ended: &mut Vec<Event>| {
+            let mut appending = Appending::new(Some(&file));
+            for event in ended.iter_mut() {
+                appending.write_out(event);
+            }
+            keep_for_next_poll(appending.finish(ended));
+        };
+
+        let mut ended = events(&["a", "b"]);
+        poll(&mut ended);
+        assert!(
+            ended
+                .iter()
+                .all(|e| matches!(e, Event::Line { line } if matches!(line.json, Json::InFile)))
+        );
+        let written = std::fs::read_to_string(&path).expect("the file");
+        assert_eq!(written.lines().count(), 2, "{written}");
+
+        let mut ended = events(&["c", "d", "e"]);
+        std::thread::scope(|s| {
+            let held = file.state();
+            s.spawn(|| poll(&mut ended)).join().expect("the poll");
+            drop(held);
+        });
+        let Some(Event::Line { line }) = ended.first() else {
+            panic!("a line")
+        };
+        let Json::Written(Ok(bytes)) = &line.json else {
+            panic!("the poll's lines, handed over")
+        };
+        let handed: Vec<Line> = bytes
+            .split(|b| *b == b'\n')
+            .filter(|raw| !raw.is_empty())
+            .map(|raw| serde_json::from_slice(raw).expect("a line"))
+            .collect();
+        let ids: Vec<&str> = handed.iter().map(|line| line.id.as_str()).collect();
+        assert_eq!(ids, ["c", "d", "e"]);
+        assert!(
+            ended[1..].iter().all(
+                |e| matches!(e, Event::Line { line } if matches!(line.json, Json::WithOthers))
+            )
+        );
+        let after = std::fs::read_to_string(&path).expect("the file");
+        assert_eq!(
+            after, written,
+            "nothing more written while the file was busy"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A lane that panics outside its gradings gives each grading it left a panicked line,
+    /// keeps the line of one that ended before, gives its slots back and leaves none in
+    /// flight.
+    #[test]
+    fn a_lane_panicking_fails_only_the_gradings_it_left() {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        runtime.block_on(async {
+            let mut running = Running::new(6, Scope::current(), None);
+            assert_eq!((running.lanes, running.shared.take), (2, 3));
+            running.spawn(Arc::from("done"), 1, async { failed("done", 1, "first") });
+            running.spawn(Arc::from("left"), 2, std::future::pending());
+            running.spawn(Arc::from("boom"), 1, async {
+                tokio::task::yield_now().await;
+                panic!("outside any grading's catch")
+            });
+            running.start();
+            let mut lines = Vec::new();
+            while let Some(line) = running.next(false).await {
+                lines.push(line);
+            }
+            let mut ended: Vec<(String, ErrorKind)> = parsed(&lines)
+                .into_iter()
+                .map(|line| {
+                    (
+                        format!("{}/{}", line.id, line.epoch),
+                        line.error.expect("an error").kind,
+                    )
+                })
+                .collect();
+            ended.sort_by(|a, b| a.0.cmp(&b.0));
+            assert_eq!(
+                ended,
+                [
+                    ("boom/1".to_owned(), ErrorKind::Panicked),
+                    ("done/1".to_owned(), ErrorKind::Failed),
+                    ("left/2".to_owned(), ErrorKind::Panicked),
+                ]
+            );
+            assert_eq!(running.cancelled, 0);
+            assert!(running.is_empty());
+            let queue = lock(&running.shared.queue);
+            assert_eq!((queue.running, queue.made.len()), (0, 0));
+        });
+    }
+
+    /// A lane that panics is replaced: what waits in the queue still runs.
+    #[test]
+    fn a_lane_that_panicked_is_replaced_and_the_queue_still_runs() {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        runtime.block_on(async {
+            // One slot, so one lane, which takes one grading at a time.
+            let mut running = Running::new(1, Scope::current(), None);
+            running.spawn(Arc::from("boom"), 1, async {
+                panic!("outside any grading's catch")
+            });
+            running.spawn(Arc::from("after"), 1, async { failed("after", 1, "ran") });
+            running.start();
+            let mut lines = Vec::new();
+            let all = async {
+                while let Some(line) = running.next(false).await {
+                    lines.push(line);
+                }
+            };
+            tokio::time::timeout(std::time::Duration::from_secs(20), all)
+                .await
+                .expect("the queued grading ran after the panic");
+            let ended: Vec<(String, ErrorKind)> = parsed(&lines)
+                .into_iter()
+                .map(|line| (line.id, line.error.expect("an error").kind))
+                .collect();
+            assert_eq!(
+                ended,
+                [
+                    ("boom".to_owned(), ErrorKind::Panicked),
+                    ("after".to_owned(), ErrorKind::Failed),
+                ]
+            );
+            assert!(running.is_empty());
+        });
+    }
+
+    /// Cancelling keeps the lines of gradings that finished but were not yet taken, and gives
+    /// none to those it cancels, running or queued (a resumed run grades them).
+    #[test]
+    fn cancel_keeps_what_finished_and_drops_the_rest() {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        runtime.block_on(async {
+            // One slot: the third grading waits in the queue behind the slow one.
+            let mut running = Running::new(1, Scope::current(), None);
+            let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
+            running.spawn(Arc::from("fast"), 1, async move {
+                let line = failed("fast", 1, "quick");
+                let _ = done_tx.send(());
+                line
+            });
+            running.spawn(Arc::from("slow"), 1, async {
+                std::future::pending::<()>().await;
+                failed("slow", 1, "never")
+            });
+            running.spawn(Arc::from("queued"), 1, async {
+                failed("queued", 1, "never")
+            });
+            running.start();
+            done_rx.await.expect("the fast grading ran");
+            // Let the fast grading's lane hand it over and start the slow one.
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            assert_eq!(lock(&running.shared.queue).running, 1);
+            let finished = running.cancel().await;
+            assert_eq!(finished.len(), 1);
+            assert_eq!(&*finished[0].id, "fast");
+            assert!(finished[0].errored);
+            // The slow one was running; the queued one never started.
+            assert_eq!((running.cancelled, running.unstarted), (1, 1));
+            assert!(running.is_empty());
+        });
+    }
+
+    /// However many lanes there are, no more gradings run at once than the concurrency, and
+    /// a slot freed is taken again without waiting for the others.
+    #[test]
+    fn lanes_never_run_more_than_the_concurrency() {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        runtime.block_on(async {
+            let now = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+            let most = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+            let mut running = Running::new(3, Scope::current(), None);
+            for i in 0..40_u32 {
+                let (now, most) = (Arc::clone(&now), Arc::clone(&most));
+                running.spawn(Arc::from(format!("s{i}")), 1, async move {
+                    use std::sync::atomic::Ordering::SeqCst;
+                    let at_once = now.fetch_add(1, SeqCst) + 1;
+                    most.fetch_max(at_once, SeqCst);
+                    // Some end at once, others wait on the timer.
+                    if i % 3 != 0 {
+                        tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+                    }
+                    now.fetch_sub(1, SeqCst);
+                    failed(&format!("s{i}"), 1, "done")
+                });
+            }
+            running.start();
+            let mut lines = Vec::new();
+            while let Some(line) = running.next(false).await {
+                lines.push(line);
+            }
+            let mut ids: Vec<String> = parsed(&lines).into_iter().map(|line| line.id).collect();
+            ids.sort();
+            ids.dedup();
+            assert_eq!(ids.len(), 40);
+            assert_eq!(most.load(std::sync::atomic::Ordering::SeqCst), 3);
+            assert!(running.is_empty());
+        });
+    }
+}
