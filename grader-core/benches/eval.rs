@@ -10,9 +10,9 @@
 //! And, in group `eval-threads`, 100 000 samples × 4 text graders through an `Evaluation`
 //! (concurrency 64) on three runtimes: `current-thread` (grading and writing share one
 //! thread: one core), `workers-1` (one worker grades and appends the lines; the awaiting
-//! thread counts them) and `workers-2` (two workers do); and the two multi-threaded ones again
-//! at concurrency 1 024 (larger batches). `workers-2` against `workers-1` is what the second
-//! core buys.
+//! thread makes the gradings and counts the lines) and `workers-2` (two workers do); and the
+//! two multi-threaded ones again at the default concurrency of 16 and at 1 024. `workers-2`
+//! against `workers-1` is what the second core buys.
 #![allow(missing_docs)]
 
 use std::hint::black_box;
@@ -179,15 +179,18 @@ fn threads(c: &mut Criterion) {
                 .expect("a runtime"),
         ),
     ];
-    // At concurrency 64 a batch holds 16 gradings on 2 workers; at 1 024, the largest, 64.
     let configurations = runtimes
         .iter()
         .map(|(name, runtime)| (name.to_string(), runtime, 64))
-        .chain(
-            runtimes[1..]
-                .iter()
-                .map(|(name, runtime)| (format!("{name}/concurrency-1024"), runtime, 1024)),
-        );
+        .chain([16, 1024].into_iter().flat_map(|concurrency| {
+            runtimes[1..].iter().map(move |(name, runtime)| {
+                (
+                    format!("{name}/concurrency-{concurrency}"),
+                    runtime,
+                    concurrency,
+                )
+            })
+        }));
     for (name, runtime, concurrency) in configurations {
         group.bench_function(name, |b| {
             b.iter(|| {

@@ -124,6 +124,8 @@ fn the_limiter_in_force_where_the_run_is_awaited_holds_on_every_thread() {
     );
 }
 
+/// Dropping the run's future drops every grading, running or waiting in the queue, even when
+/// some of them panic in their destructors.
 #[test]
 fn a_dropped_run_leaves_no_grading_running() {
     let output = scratch("dropped").join("results.jsonl");
@@ -152,8 +154,15 @@ fn a_dropped_run_leaves_no_grading_running() {
             let (s, f, a) = (Arc::clone(&s), Arc::clone(&f), Arc::clone(&a));
             a.fetch_add(1, Ordering::SeqCst);
             let guard = Alive(a);
+            // Some of the slow ones panic when dropped, running or queued.
+            let bomb = if sample.1 >= 4 && sample.1 % 3 == 1 {
+                Some(PanicsOnDrop)
+            } else {
+                None
+            };
             async move {
                 let _guard = guard;
+                let _bomb = bomb;
                 s.fetch_add(1, Ordering::SeqCst);
                 let wait = if sample.1 < 4 { 0 } else { 60_000 };
                 tokio::time::sleep(Duration::from_millis(wait)).await;

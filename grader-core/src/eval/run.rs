@@ -684,6 +684,17 @@ pin_project_lite::pin_project! {
         epoch: u32,
         started: Option<Instant>,
     }
+
+    impl<Fut> PinnedDrop for Graded<Fut> {
+        /// A grading dropped before it ended (cancelled, or never started) may panic in its
+        /// future's destructor: that is caught here, so that whatever is dropped with it (the
+        /// other gradings of its lane, those in the queue) is still dropped, and the run still
+        /// hears of it.
+        fn drop(this: Pin<&mut Self>) {
+            let mut future = this.project().future;
+            let _ = std::panic::catch_unwind(AssertUnwindSafe(|| future.set(Stage::Ended)));
+        }
+    }
 }
 
 pin_project_lite::pin_project! {

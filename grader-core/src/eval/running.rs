@@ -83,8 +83,14 @@ pub(super) struct Running {
 impl Drop for Running {
     fn drop(&mut self) {
         // The lanes are aborted with the set, but one may be in the middle of a poll on another
-        // thread: it writes nothing once this returns, so a run started next on the same file
-        // resumes from lines that no longer change.
+        // thread: it starts nothing more from the queue, and writes nothing once this returns,
+        // so a run started next on the same file resumes from lines that no longer change.
+        let queued = {
+            let mut queue = lock(&self.shared.queue);
+            queue.closed = true;
+            std::mem::take(&mut queue.made)
+        };
+        drop(queued);
         if let Some(file) = &self.file {
             file.close();
         }
@@ -105,8 +111,10 @@ struct Shared {
     events: Mutex<Vec<Event>>,
     notify: tokio::sync::Notify,
     concurrency: usize,
-    /// The most gradings a lane takes at a time: its share of the concurrency, so that every
-    /// lane has some.
+    /// The most gradings a lane holds: its share of the concurrency, so that gradings spread
+    /// over the lanes (and so the workers) rather than the first lane taking every slot.
+    share: usize,
+    /// The most gradings a lane takes at a time.
     take: usize,
 }
 
@@ -189,7 +197,8 @@ impl Running {
                 events: Mutex::default(),
                 notify: tokio::sync::Notify::new(),
                 concurrency,
-                take: (concurrency / lanes).clamp(1, TAKE),
+                share: concurrency.div_ceil(lanes).max(1),
+                take: concurrency.div_ceil(lanes).clamp(1, TAKE),
             }),
             tasks: JoinSet::new(),
             taken: Vec::new(),
@@ -216,9 +225,16 @@ impl Running {
     /// How many more gradings to make now: up to the concurrency polled in place; in lanes,
     /// up to [`AHEAD`] in the queue (and no more than that beyond the concurrency made in
     /// all), so that gradings made are soon polled, while their memory is still in cache.
+    /// None once the queue is closed (the runtime shut down under the run): no lane would run
+    /// them.
     pub(super) fn room(&self) -> usize {
         if self.spawn {
-            let queued = lock(&self.shared.queue).made.len() + self.pending.len();
+            let queue = lock(&self.shared.queue);
+            if queue.closed {
+                return 0;
+            }
+            let queued = queue.made.len() + self.pending.len();
+            drop(queue);
             (self.concurrency + AHEAD)
                 .saturating_sub(self.outstanding + self.pending.len())
                 .min(AHEAD.saturating_sub(queued))
@@ -364,7 +380,11 @@ impl Running {
 
     /// Whether the queue is low and more gradings can be made.
     fn wants_more(&self) -> bool {
-        self.room() > 0 && lock(&self.shared.queue).made.len() <= LOW_WATER
+        let low = {
+            let queue = lock(&self.shared.queue);
+            !queue.closed && queue.made.len() <= LOW_WATER
+        };
+        low && self.room() > 0
     }
 
     /// The line of the next grading to end; `None` when none is in flight (those cancelled
@@ -493,10 +513,11 @@ impl Lane {
             self.released = 0;
             let before = queue.made.len();
             let free = self.shared.concurrency.saturating_sub(queue.running);
+            let below_share = self.shared.share.saturating_sub(self.gradings.len());
             let n = if queue.closed {
                 0
             } else {
-                free.min(self.shared.take).min(before)
+                free.min(self.shared.take).min(below_share).min(before)
             };
             took.extend(queue.made.drain(..n));
             queue.running += n;
@@ -504,7 +525,7 @@ impl Lane {
             if n == 0 && self.gradings.is_empty() {
                 queue.lanes -= 1;
                 self.exited = true;
-            } else if n == 0 && free > 0 && !queue.closed {
+            } else if n == 0 && free > 0 && before == 0 && !queue.closed {
                 // Slots are free and the queue is empty: wait to be woken when it fills.
                 match queue.hungry.iter_mut().find(|(lane, _)| *lane == self.id) {
                     Some((_, waker)) => waker.clone_from(cx.waker()),
@@ -603,6 +624,9 @@ impl Drop for Lane {
     /// Gives back the lane's slots and counts it out, and tells the awaiting task of the
     /// gradings it had not ended: failed by the lane's panic, or cancelled.
     fn drop(&mut self) {
+        // The gradings go first (each catches its own destructor's panic): the awaiting task,
+        // told below, may end the run at once.
+        self.gradings = FuturesUnordered::new();
         let mut left = Vec::new();
         let mut running = 0;
         for slot in self.slots.drain(..) {
