@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""How an evaluation scales over worker threads: `eval-bench` on 100 000 samples × four text
+graders, on a current-thread runtime and on 1 and 2 worker threads at concurrency 16 (the
+default), 64 and 1 024.
+
+Usage (from the repository root, after `cargo build --release -p grader-tests --bin eval-bench`):
+
+    python3 benches/eval/threads.py [ROUNDS] [EVAL_BENCH ...]
+
+Each round runs every configuration once, in turn, so that a slow spell of a shared machine
+falls on all of them alike; the best of ROUNDS (15 by default) is kept for each. The output goes
+to a file under /dev/shm where there is one (so that the disk's write-back does not time
+itself), else the system's temporary folder. Several `eval-bench` programs (built from
+different commits, say) are measured in the same rounds and reported one after the other.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+SAMPLES = 100_000
+CONFIGURATIONS = [(0, 0)] + [(w, c) for c in (16, 64, 1024) for w in (1, 2)]
+
+
+def main() -> None:
+    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 15
+    programs = sys.argv[2:] or ["target/release/eval-bench"]
+    folder = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
+    output = os.path.join(folder, f"eval-threads-{os.getpid()}.jsonl")
+    best: dict[tuple[str, int, int], float] = {}
+    try:
+        for _ in range(rounds):
+            for program in programs:
+                for workers, concurrency in CONFIGURATIONS:
+                    if os.path.exists(output):
+                        os.remove(output)
+                    args = [program, output, str(SAMPLES)]
+                    if workers:
+                        args += [str(workers), str(concurrency)]
+                    run = json.loads(subprocess.check_output(args))
+                    if run["lines"] != SAMPLES:
+                        sys.exit(f"{program} wrote {run['lines']} lines, not {SAMPLES}")
+                    key = (program, workers, concurrency)
+                    best[key] = min(best.get(key, float("inf")), run["seconds"])
+    finally:
+        if os.path.exists(output):
+            os.remove(output)
+    for program in programs:
+        print(f"{program} (best of {rounds}):")
+        print(f"  current thread: {best[(program, 0, 0)]:.3f} s")
+        for concurrency in (16, 64, 1024):
+            one, two = best[(program, 1, concurrency)], best[(program, 2, concurrency)]
+            print(
+                f"  concurrency {concurrency}: 1 worker {one:.3f} s, 2 workers {two:.3f} s, "
+                f"{one / two:.2f}x"
+            )
+
+
+if __name__ == "__main__":
+    main()
