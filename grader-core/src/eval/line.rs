@@ -46,7 +46,7 @@ pub struct Line {
     pub id: String,
     /// Which grading of the sample this is, from 1.
     pub epoch: u32,
-    /// How long the grading took, in seconds.
+    /// How long the grading took, in seconds, from its future's first poll.
     pub duration_secs: f64,
     /// Why the grading failed, if it did.
     pub error: Option<LineError>,
