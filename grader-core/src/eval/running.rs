@@ -802,6 +802,15 @@ mod tests {
         lines
     }
 
+    /// A multi-threaded runtime of `workers` worker threads.
+    fn runtime(workers: usize) -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(workers)
+            .enable_all()
+            .build()
+            .expect("a runtime")
+    }
+
     fn failed(id: &str, epoch: u32, message: &str) -> Finished {
         Finished::from(Line::failed(id, epoch, ErrorKind::Failed, message, 0.0))
     }
@@ -885,12 +894,7 @@ mod tests {
     /// flight.
     #[test]
     fn a_lane_panicking_fails_only_the_gradings_it_left() {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .expect("a runtime");
-        runtime.block_on(async {
+        runtime(1).block_on(async {
             let mut running = Running::new(6, Scope::current(), None);
             assert_eq!((running.lanes, running.shared.take), (2, 3));
             running.spawn(Arc::from("done"), 1, async { failed("done", 1, "first") });
@@ -932,12 +936,7 @@ mod tests {
     /// A lane that panics is replaced: what waits in the queue still runs.
     #[test]
     fn a_lane_that_panicked_is_replaced_and_the_queue_still_runs() {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .expect("a runtime");
-        runtime.block_on(async {
+        runtime(1).block_on(async {
             // One slot, so one lane, which takes one grading at a time.
             let mut running = Running::new(1, Scope::current(), None);
             running.spawn(Arc::from("boom"), 1, async {
@@ -973,12 +972,7 @@ mod tests {
     /// none to those it cancels, running or queued (a resumed run grades them).
     #[test]
     fn cancel_keeps_what_finished_and_drops_the_rest() {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .expect("a runtime");
-        runtime.block_on(async {
+        runtime(2).block_on(async {
             // One slot: the third grading waits in the queue behind the slow one.
             let mut running = Running::new(1, Scope::current(), None);
             let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
@@ -1013,12 +1007,7 @@ mod tests {
     /// a slot freed is taken again without waiting for the others.
     #[test]
     fn lanes_never_run_more_than_the_concurrency() {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .expect("a runtime");
-        runtime.block_on(async {
+        runtime(2).block_on(async {
             let now = Arc::new(std::sync::atomic::AtomicUsize::new(0));
             let most = Arc::new(std::sync::atomic::AtomicUsize::new(0));
             let mut running = Running::new(3, Scope::current(), None);
