@@ -12,6 +12,8 @@ falls on all of them alike; the best of ROUNDS (15 by default) is kept for each.
 to a file under /dev/shm where there is one (so that the disk's write-back does not time
 itself), else the system's temporary folder. Several `eval-bench` programs (built from
 different commits, say) are measured in the same rounds and reported one after the other.
+With each time goes the fewest context switches a run of that configuration made (all its
+threads; a count that hardly moves with what else the machine runs, where times do).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ def main() -> None:
     folder = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
     output = os.path.join(folder, f"eval-threads-{os.getpid()}.jsonl")
     best: dict[tuple[str, int, int], float] = {}
+    switches: dict[tuple[str, int, int], int] = {}
     try:
         for _ in range(rounds):
             for program in programs:
@@ -46,17 +49,24 @@ def main() -> None:
                         sys.exit(f"{program} wrote {run['lines']} lines, not {SAMPLES}")
                     key = (program, workers, concurrency)
                     best[key] = min(best.get(key, float("inf")), run["seconds"])
+                    if run.get("context_switches") is not None:
+                        switches[key] = min(switches.get(key, run["context_switches"]),
+                                            run["context_switches"])
     finally:
         if os.path.exists(output):
             os.remove(output)
+    def told(key: tuple[str, int, int]) -> str:
+        count = switches.get(key)
+        return f"{best[key]:.3f} s" + ("" if count is None else f" ({count} switches)")
+
     for program in programs:
         print(f"{program} (best of {rounds}):")
-        print(f"  current thread: {best[(program, 0, 0)]:.3f} s")
+        print(f"  current thread: {told((program, 0, 0))}")
         for concurrency in (16, 64, 1024):
-            one, two = best[(program, 1, concurrency)], best[(program, 2, concurrency)]
+            one, two = (program, 1, concurrency), (program, 2, concurrency)
             print(
-                f"  concurrency {concurrency}: 1 worker {one:.3f} s, 2 workers {two:.3f} s, "
-                f"{one / two:.2f}x"
+                f"  concurrency {concurrency}: 1 worker {told(one)}, 2 workers {told(two)}, "
+                f"{best[one] / best[two]:.2f}x"
             )
 
 

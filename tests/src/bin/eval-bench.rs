@@ -3,7 +3,8 @@
 //! the Python side makes) with four text graders into a fresh JSONL file, one epoch each, and
 //! prints the number of lines written, the wall seconds and the CPU seconds of the run (of
 //! every thread of the process, from `/proc/self/stat`, Linux) as JSON, with the CPU seconds of
-//! the thread that awaits the run (the one that writes lines it is handed). Without `WORKERS` it
+//! the thread that awaits the run (the one that makes the gradings and counts the lines) and
+//! the context switches of all the process's threads during the run. Without `WORKERS` it
 //! runs on a current-thread runtime (one core); with it, on a multi-threaded runtime of that
 //! many worker threads, the grading inside the future so that it runs on them, at most
 //! `CONCURRENCY` (64 unless given) at once.
@@ -76,6 +77,26 @@ fn thread_cpu_nanos() -> Option<u64> {
     text.split_whitespace().next()?.parse().ok()
 }
 
+/// The context switches of every thread of this process alive now, voluntary and not, where
+/// Linux reports them (`/proc/self/task/*/status`). Fewer of them is less time lost handing
+/// work between threads, and unlike time, the count hardly moves with what else the machine
+/// runs.
+fn context_switches() -> Option<u64> {
+    let mut total = 0;
+    for task in std::fs::read_dir("/proc/self/task").ok()? {
+        let status = std::fs::read_to_string(task.ok()?.path().join("status")).ok()?;
+        for line in status.lines() {
+            if let Some(count) = line
+                .strip_prefix("voluntary_ctxt_switches:")
+                .or_else(|| line.strip_prefix("nonvoluntary_ctxt_switches:"))
+            {
+                total += count.trim().parse::<u64>().ok()?;
+            }
+        }
+    }
+    Some(total)
+}
+
 /// Runs the benchmark as the module docs say.
 pub fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -94,6 +115,18 @@ pub fn main() -> Result<(), Box<dyn std::error::Error>> {
     if std::path::Path::new(output).exists() {
         std::fs::remove_file(output)?;
     }
+    // The runtime is built first and dropped after the counts are read, so that its worker
+    // threads are counted.
+    let runtime = match workers {
+        None => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?,
+        Some(workers) => tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(workers)
+            .enable_all()
+            .build()?,
+    };
+    let switches_started = context_switches();
     let cpu_started = cpu_seconds();
     let awaiting_started = thread_cpu_nanos();
     let started = Instant::now();
@@ -102,25 +135,22 @@ pub fn main() -> Result<(), Box<dyn std::error::Error>> {
         .handle_interrupts(false);
     let items = (0..samples).map(|i| (i, i));
     let report = match workers {
-        None => tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?
-            .block_on(evaluation.run(items, |item, _epoch| {
+        None => runtime.block_on(evaluation.run(items, |item, _epoch| {
+            let (answer, reference, number) = sample(item.1);
+            std::future::ready(grade(&answer, &reference, number))
+        }))?,
+        Some(_) => runtime.block_on(evaluation.concurrency(concurrency).run(
+            items,
+            |item, _epoch| async move {
                 let (answer, reference, number) = sample(item.1);
-                std::future::ready(grade(&answer, &reference, number))
-            }))?,
-        Some(workers) => tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(workers)
-            .enable_all()
-            .build()?
-            .block_on(evaluation.concurrency(concurrency).run(
-                items,
-                |item, _epoch| async move {
-                    let (answer, reference, number) = sample(item.1);
-                    grade(&answer, &reference, number)
-                },
-            ))?,
+                grade(&answer, &reference, number)
+            },
+        ))?,
     };
+    let seconds = started.elapsed().as_secs_f64();
+    let switches = context_switches()
+        .zip(switches_started)
+        .map(|(end, start)| end - start);
     // This thread is the one that awaits the run (on a multi-threaded runtime too: `block_on`
     // polls its future here, not on a worker).
     let awaiting = thread_cpu_nanos()
@@ -130,12 +160,14 @@ pub fn main() -> Result<(), Box<dyn std::error::Error>> {
         "{}",
         serde_json::json!({
             "lines": report.written,
-            "seconds": started.elapsed().as_secs_f64(),
+            "seconds": seconds,
             "cpu_seconds": cpu_seconds().zip(cpu_started).map(|(end, start)| end - start),
             "awaiting_thread_cpu_seconds": awaiting,
+            "context_switches": switches,
             "workers": workers,
             "concurrency": workers.map(|_| concurrency),
         })
     );
+    drop(runtime);
     Ok(())
 }
