@@ -8,8 +8,9 @@
 //! concurrently, and takes more from the queue as its own end, claiming one of the run's
 //! `concurrency` slots for each. So a grading starts the moment a slot frees, on the worker
 //! that freed it, without a round trip through the awaiting task; and the awaiting task is
-//! woken only when the queue runs low (to make more), when a line needs it (object storage,
-//! a busy file, a failure), or at the end: not once per line. A lane writes its lines out as
+//! woken when a lane hands over the lines of a poll to an empty outbox (once per poll of up to
+//! [`BUDGET`] lines, not once per line) or when the queue falls to [`LOW_WATER`] (to make
+//! more). A lane writes its lines out as
 //! JSON as they end and, at the end of each poll, appends them to a local output file itself
 //! (see [`Appending`]).
 
@@ -33,8 +34,8 @@ use crate::limit::{Scope, Scoped};
 /// A grading, boxed: the future of its line.
 pub(super) type Grading = Pin<Box<dyn Future<Output = Finished> + Send>>;
 
-/// Gradings made ahead of the slots, beyond the concurrency: the queue the lanes take from
-/// holds up to this many more than the run's concurrency.
+/// Gradings made ahead of the slots: the queue the lanes take from holds up to this many, and
+/// no more than this many beyond the concurrency are made in all.
 pub(super) const AHEAD: usize = 256;
 
 /// The awaiting task makes more gradings when the queue holds no more than this.
@@ -85,12 +86,7 @@ impl Drop for Running {
         // The lanes are aborted with the set, but one may be in the middle of a poll on another
         // thread: it starts nothing more from the queue, and writes nothing once this returns,
         // so a run started next on the same file resumes from lines that no longer change.
-        let queued = {
-            let mut queue = lock(&self.shared.queue);
-            queue.closed = true;
-            std::mem::take(&mut queue.made)
-        };
-        drop(queued);
+        drop(self.shared.close());
         if let Some(file) = &self.file {
             file.close();
         }
@@ -154,6 +150,14 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Shared {
+    /// Closes the queue (lanes take nothing more, nothing more is queued) and returns what it
+    /// held, to be dropped outside the lock.
+    fn close(&self) -> VecDeque<Made> {
+        let mut queue = lock(&self.queue);
+        queue.closed = true;
+        std::mem::take(&mut queue.made)
+    }
+
     /// Hands `events` over (leaving it empty), waking the awaiting task if the outbox was
     /// empty; otherwise it has been woken already and not yet taken them.
     fn hand_over(&self, events: &mut Vec<Event>) {
@@ -225,7 +229,7 @@ impl Running {
     /// How many more gradings to make now: up to the concurrency polled in place; in lanes,
     /// up to [`AHEAD`] in the queue (and no more than that beyond the concurrency made in
     /// all), so that gradings made are soon polled, while their memory is still in cache.
-    /// None once the queue is closed (the runtime shut down under the run): no lane would run
+    /// Zero once the queue is closed (the runtime shut down under the run): no lane would run
     /// them.
     pub(super) fn room(&self) -> usize {
         if self.spawn {
@@ -318,6 +322,7 @@ impl Running {
             slots: Vec::new(),
             free: Vec::new(),
             ending: Vec::new(),
+            incoming: Vec::new(),
             released: 0,
             ended: Vec::new(),
             exited: false,
@@ -433,11 +438,7 @@ impl Running {
         self.local = FuturesUnordered::new();
         self.unstarted += self.pending.len();
         self.pending.clear();
-        let queued = {
-            let mut queue = lock(&self.shared.queue);
-            queue.closed = true;
-            std::mem::take(&mut queue.made)
-        };
+        let queued = self.shared.close();
         self.unstarted += queued.len();
         self.outstanding -= queued.len();
         drop(queued);
@@ -467,25 +468,20 @@ impl Future for InSlot {
     }
 }
 
-/// Where a lane's grading stands, for its line should the lane fail.
-enum Slot {
-    Free,
-    /// Running: its (sample, epoch, start).
-    Running(Arc<str>, u32, Instant),
-    /// Ended, its line not yet handed over.
-    Ended(Arc<str>, u32, Instant),
-}
-
 /// A task that runs gradings from the queue until it is empty.
 struct Lane {
     id: u64,
     shared: Arc<Shared>,
     file: Option<Arc<SharedFile>>,
     gradings: FuturesUnordered<InSlot>,
-    slots: Vec<Slot>,
+    /// Each grading's (sample, epoch, start), for its line should the lane fail: held from its
+    /// start until its line is handed over.
+    slots: Vec<Option<(Arc<str>, u32, Instant)>>,
     free: Vec<u32>,
-    /// The slots of the gradings that ended in this poll.
+    /// The slots of the gradings that ended in this poll (their lines not yet handed over).
     ending: Vec<u32>,
+    /// What the lane takes from the queue, kept between takes.
+    incoming: Vec<Made>,
     /// Gradings ended whose slot of the run is not yet given back.
     released: usize,
     /// The events of this poll.
@@ -506,7 +502,6 @@ impl Lane {
     /// Gives back the slots of the gradings that ended, and takes more from the queue for the
     /// slots free; returns how many it took. Taking none with no grading left, the lane ends.
     fn refill(&mut self, cx: &Context<'_>) -> usize {
-        let mut took = Vec::new();
         let crossed = {
             let mut queue = lock(&self.shared.queue);
             queue.running -= self.released;
@@ -519,7 +514,7 @@ impl Lane {
             } else {
                 free.min(self.shared.take).min(below_share).min(before)
             };
-            took.extend(queue.made.drain(..n));
+            self.incoming.extend(queue.made.drain(..n));
             queue.running += n;
             let after = queue.made.len();
             if n == 0 && self.gradings.is_empty() {
@@ -537,17 +532,18 @@ impl Lane {
         if crossed {
             self.shared.notify.notify_one();
         }
-        let n = took.len();
+        let n = self.incoming.len();
         if n > 0 {
             let started = Instant::now();
-            for Made { id, epoch, grading } in took {
+            for Made { id, epoch, grading } in self.incoming.drain(..) {
+                let held = Some((id, epoch, started));
                 let slot = match self.free.pop() {
                     Some(slot) => {
-                        self.slots[slot as usize] = Slot::Running(id, epoch, started);
+                        self.slots[slot as usize] = held;
                         slot
                     }
                     None => {
-                        self.slots.push(Slot::Running(id, epoch, started));
+                        self.slots.push(held);
                         u32::try_from(self.slots.len() - 1).unwrap_or(u32::MAX)
                     }
                 };
@@ -570,13 +566,7 @@ impl Lane {
             }
             let mut ended_now = 0;
             while let Poll::Ready(Some((slot, line))) = self.gradings.poll_next_unpin(cx) {
-                if let Some(Slot::Running(id, epoch, started)) = self
-                    .slots
-                    .get_mut(slot as usize)
-                    .map(|state| std::mem::replace(state, Slot::Free))
-                {
-                    self.slots[slot as usize] = Slot::Ended(id, epoch, started);
-                }
+                // Its slot is held until the line is handed over, at the end of the poll.
                 self.ending.push(slot);
                 self.released += 1;
                 let mut event = Event::Line { line };
@@ -608,7 +598,7 @@ impl Lane {
         let buffer = appending.finish(&mut self.ended);
         self.shared.hand_over(&mut self.ended);
         for slot in self.ending.drain(..) {
-            self.slots[slot as usize] = Slot::Free;
+            self.slots[slot as usize] = None;
             self.free.push(slot);
         }
         keep_for_next_poll(buffer);
@@ -627,36 +617,26 @@ impl Drop for Lane {
         // The gradings go first (each catches its own destructor's panic): the awaiting task,
         // told below, may end the run at once.
         self.gradings = FuturesUnordered::new();
-        let mut left = Vec::new();
-        let mut running = 0;
-        for slot in self.slots.drain(..) {
-            match slot {
-                Slot::Free => {}
-                Slot::Running(id, epoch, started) => {
-                    running += 1;
-                    left.push((id, epoch, started));
-                }
-                // Its line was not handed over: it is failed with the rest.
-                Slot::Ended(id, epoch, started) => left.push((id, epoch, started)),
-            }
-        }
-        let killed = !self.exited && self.panic.is_none();
-        let queued = {
+        // Every grading held: those running, and those that ended in a poll cut short by a
+        // panic, whose lines were not handed over (failed with the rest). Only those running
+        // still hold a slot of the run; the others' are counted in `released`.
+        let left: Vec<(Arc<str>, u32, Instant)> = self.slots.drain(..).flatten().collect();
+        let running = left.len() - self.ending.len();
+        {
             let mut queue = lock(&self.shared.queue);
             queue.running -= running + self.released;
             if !self.exited {
                 queue.lanes -= 1;
             }
             queue.hungry.retain(|(lane, _)| *lane != self.id);
-            if killed {
-                // Dropped before it ended, not by a panic: the run cancelled it (and emptied
-                // the queue first), or its runtime is shutting down, when no lane will take
-                // what is queued.
-                queue.closed = true;
-                std::mem::take(&mut queue.made)
-            } else {
-                VecDeque::new()
-            }
+        }
+        // Dropped before it ended, not by a panic: the run cancelled it (and emptied the queue
+        // first), or its runtime is shutting down, when no lane will take what is queued.
+        let killed = !self.exited && self.panic.is_none();
+        let queued = if killed {
+            self.shared.close()
+        } else {
+            VecDeque::new()
         };
         // A panic mid-poll leaves lines that ended in it unsent: their gradings are in `left`.
         self.ended.clear();
@@ -1004,7 +984,7 @@ mod tests {
     }
 
     /// However many lanes there are, no more gradings run at once than the concurrency, and
-    /// a slot freed is taken again without waiting for the others.
+    /// every grading gets its line.
     #[test]
     fn lanes_never_run_more_than_the_concurrency() {
         runtime(2).block_on(async {
