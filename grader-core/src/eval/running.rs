@@ -239,7 +239,8 @@ impl Running {
             }
             let queued = queue.made.len() + self.pending.len();
             drop(queue);
-            (self.concurrency + AHEAD)
+            self.concurrency
+                .saturating_add(AHEAD)
                 .saturating_sub(self.outstanding + self.pending.len())
                 .min(AHEAD.saturating_sub(queued))
         } else {
@@ -979,6 +980,27 @@ mod tests {
             assert!(finished[0].errored);
             // The slow one was running; the queued one never started.
             assert_eq!((running.cancelled, running.unstarted), (1, 1));
+            assert!(running.is_empty());
+        });
+    }
+
+    /// A concurrency as large as a `usize` holds is taken as it is: no count overflows.
+    #[test]
+    fn the_largest_concurrency_overflows_nothing() {
+        runtime(2).block_on(async {
+            let mut running = Running::new(usize::MAX, Scope::current(), None);
+            assert_eq!(running.room(), AHEAD);
+            for i in 0..40_u32 {
+                running.spawn(Arc::from(format!("s{i}")), 1, async move {
+                    failed(&format!("s{i}"), 1, "done")
+                });
+            }
+            running.start();
+            let mut lines = Vec::new();
+            while let Some(line) = running.next(false).await {
+                lines.push(line);
+            }
+            assert_eq!(parsed(&lines).len(), 40);
             assert!(running.is_empty());
         });
     }
