@@ -469,3 +469,66 @@ fn pairs_written(path: &Path) -> usize {
         .map(|bytes| bytes.iter().filter(|b| **b == b'\n').count())
         .unwrap_or(0)
 }
+
+/// Gradings that compute for milliseconds without awaiting leave the runtime's other tasks
+/// (here one that asks for a turn again at each turn) turns while they run, on a
+/// multi-threaded runtime and on a current-thread one alike: the runner yields after half a
+/// millisecond of computing. Returns what the other task saw: how many lines had been written
+/// at each of its turns, strictly between none and all.
+fn other_tasks_turns_during(runtime: &tokio::runtime::Runtime, name: &str) -> Vec<usize> {
+    const SAMPLES: usize = 32;
+    let output = scratch(name).join("results.jsonl");
+    let ended = Arc::new(AtomicUsize::new(0));
+    runtime.block_on(async {
+        let other = tokio::spawn({
+            let ended = Arc::clone(&ended);
+            let mut seen = std::collections::BTreeSet::new();
+            std::future::poll_fn(move |cx| {
+                let now = ended.load(Ordering::SeqCst);
+                if now == SAMPLES {
+                    return std::task::Poll::Ready(std::mem::take(&mut seen));
+                }
+                seen.insert(now);
+                cx.waker().wake_by_ref();
+                std::task::Poll::Pending
+            })
+        });
+        let samples = (0..SAMPLES).map(|i| (format!("s{i}"), ()));
+        let report = Evaluation::new(&output)
+            .concurrency(8)
+            .handle_interrupts(false)
+            .progress(false)
+            .run(samples, |_, _| {
+                let ended = Arc::clone(&ended);
+                async move {
+                    let started = Instant::now();
+                    while started.elapsed() < Duration::from_millis(2) {
+                        std::hint::spin_loop();
+                    }
+                    ended.fetch_add(1, Ordering::SeqCst);
+                    result(1.0)
+                }
+            })
+            .await
+            .expect("the run");
+        assert_eq!(report.written, SAMPLES);
+        let seen = other.await.expect("the other task");
+        seen.range(1..SAMPLES).copied().collect()
+    })
+}
+
+#[test]
+fn long_computing_gradings_leave_a_multi_threaded_runtimes_other_tasks_turns() {
+    let seen = other_tasks_turns_during(&runtime(1), "turns-workers");
+    assert!(seen.len() >= 8, "the other task saw {seen:?}");
+}
+
+#[test]
+fn long_computing_gradings_leave_a_current_thread_runtimes_other_tasks_turns() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let seen = other_tasks_turns_during(&runtime, "turns-in-place");
+    assert!(seen.len() >= 8, "the other task saw {seen:?}");
+}

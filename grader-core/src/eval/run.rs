@@ -215,9 +215,13 @@ impl RunReport {
 ///   microseconds) gain from each core at any concurrency. On a current-thread runtime the
 ///   gradings are polled in place in the awaiting task (a task could only share its one
 ///   thread, at a cost), and the grading function is called only as slots free. The limiter
-///   and policies in force where the run is awaited go with every lane. A grading that
-///   computes for long stretches without awaiting (milliseconds) holds up the others of its
-///   lane and its worker thread: run that part with `tokio::task::spawn_blocking`.
+///   and policies in force where the run is awaited go with every lane.
+/// - **Turns for other tasks.** Gradings that compute without awaiting never hold a thread of
+///   the runtime for long: once the gradings that ended in one poll took half a millisecond
+///   (or 128 of them ended), the lane yields to its worker's other tasks, and gradings polled
+///   in place yield the awaiting task, so a `BashGrader`'s commands, a judge's replies and the
+///   runtime's I/O go on beside them. One grading that computes for longer (milliseconds)
+///   still holds its thread that long: run that part with `tokio::task::spawn_blocking`.
 /// - **Ctrl-C** (on by default): stops starting samples, cancels the gradings in flight (a
 ///   `BashGrader`'s commands are killed) and waits until each is gone, keeps every finished
 ///   line, and prints how to resume. Dropping the run's future cancels them the same way
@@ -661,6 +665,17 @@ impl Finished {
             reward: line.reward(),
             json: Json::Line(Box::new(line)),
             id,
+        }
+    }
+}
+
+impl Finished {
+    /// How long its grading took in seconds, from its first poll (zero for a line already
+    /// written out: only the lines of gradings polled in place are asked).
+    pub(super) fn seconds(&self) -> f64 {
+        match &self.json {
+            Json::Line(line) => line.duration_secs,
+            _ => 0.0,
         }
     }
 }

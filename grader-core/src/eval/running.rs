@@ -10,7 +10,8 @@
 //! that freed it, without a round trip through the awaiting task; and the awaiting task is
 //! woken when a lane hands over the lines of a poll to an empty outbox (once per poll of up to
 //! [`BUDGET`] lines, not once per line) or when the queue falls to [`LOW_WATER`] (to make
-//! more). A lane writes its lines out as
+//! more). A lane yields to its worker's other tasks after [`BUDGET`] lines or [`SLICE`] of
+//! computing, whichever comes first. A lane writes its lines out as
 //! JSON as they end and, at the end of each poll, appends them to a local output file itself
 //! (see [`Appending`]).
 
@@ -49,6 +50,16 @@ const TAKE: usize = 16;
 /// worker (as tokio's own budget would), handing over what ended.
 const BUDGET: usize = 128;
 
+/// How long the gradings that end in one poll of a lane may take before it yields to the other
+/// tasks of its worker, whatever their count: gradings that each compute for a while without
+/// awaiting (hundreds of microseconds) would otherwise hold the worker, and the commands and
+/// judge calls its other tasks wait on, for [`BUDGET`] of them. Counted from their lines'
+/// durations (timed anyway: no clock is read for it), as each ends, so one that computes for
+/// longer still holds the worker that long, and one that waited counts its wait (the lane then
+/// yields early, at no cost). The text graders' microseconds reach [`BUDGET`] first. Gradings
+/// polled in place yield the awaiting task after as long (see [`Running::next`]).
+const SLICE: std::time::Duration = std::time::Duration::from_micros(500);
+
 /// The gradings in flight. Dropped (when the run's future is dropped), it aborts or drops
 /// them all.
 pub(super) struct Running {
@@ -70,6 +81,9 @@ pub(super) struct Running {
     scope: Scope,
     /// The gradings polled in place, on a current-thread runtime.
     local: FuturesUnordered<Grading>,
+    /// How long the gradings polled in place have taken (their lines' durations, in seconds)
+    /// since the awaiting task last gave the runtime's other tasks a turn, or waited.
+    computed: f64,
     spawn: bool,
     /// Gradings cancelled once started, whose (sample, epoch) has no line: a resumed run
     /// grades them.
@@ -214,6 +228,7 @@ impl Running {
             concurrency,
             scope,
             local: FuturesUnordered::new(),
+            computed: 0.0,
             spawn: workers.is_some(),
             cancelled: 0,
             unstarted: 0,
@@ -398,7 +413,7 @@ impl Running {
     /// samples are not exhausted), as soon as the queue is low enough to make more.
     pub(super) async fn next(&mut self, more: bool) -> Option<Finished> {
         if !self.spawn {
-            return self.local.next().await;
+            return std::future::poll_fn(|cx| self.poll_in_place(cx)).await;
         }
         loop {
             if let Some(line) = self.ready.pop_front() {
@@ -419,10 +434,36 @@ impl Running {
         }
     }
 
-    /// A line that has already finished, if any.
+    /// The next line of the gradings polled in place; but once they have taken [`SLICE`]
+    /// since the awaiting task last waited, it first yields, so that the runtime's other tasks
+    /// (and its I/O driver, which the gradings waiting on a command or a judge need) are not
+    /// held up by gradings that compute without awaiting. (Counted from the lines' durations,
+    /// which are timed anyway: no clock is read for it.)
+    fn poll_in_place(&mut self, cx: &mut Context<'_>) -> Poll<Option<Finished>> {
+        if self.computed >= SLICE.as_secs_f64() {
+            self.computed = 0.0;
+            cx.waker().wake_by_ref();
+            return Poll::Pending;
+        }
+        let polled = self.local.poll_next_unpin(cx);
+        match &polled {
+            Poll::Ready(Some(line)) => self.computed += line.seconds(),
+            Poll::Ready(None) => {}
+            Poll::Pending => self.computed = 0.0,
+        }
+        polled
+    }
+
+    /// A line that has already finished, if any (polled in place: none once the gradings have
+    /// taken [`SLICE`], so that [`next`](Self::next) yields first).
     pub(super) fn try_next(&mut self) -> Option<Finished> {
         if !self.spawn {
-            return self.local.next().now_or_never().flatten();
+            if self.computed >= SLICE.as_secs_f64() {
+                return None;
+            }
+            let line = self.local.next().now_or_never().flatten()?;
+            self.computed += line.seconds();
+            return Some(line);
         }
         if self.ready.is_empty() {
             self.take();
@@ -560,27 +601,32 @@ impl Lane {
         let file = self.file.clone();
         let mut appending = Appending::new(file.as_deref());
         let mut ended_here = 0;
+        // The seconds the gradings that ended in this poll took (timed anyway, for their lines).
+        let mut computed = 0.0;
         loop {
             let took = self.refill(cx);
             if self.exited {
                 break;
             }
             let mut ended_now = 0;
+            let mut out_of_time = false;
             while let Poll::Ready(Some((slot, line))) = self.gradings.poll_next_unpin(cx) {
                 // Its slot is held until the line is handed over, at the end of the poll.
                 self.ending.push(slot);
                 self.released += 1;
+                computed += line.seconds();
                 let mut event = Event::Line { line };
                 appending.write_out(&mut event);
                 self.ended.push(event);
                 ended_now += 1;
+                out_of_time = computed >= SLICE.as_secs_f64();
                 // Free slots are taken again at once.
-                if ended_now >= self.shared.take {
+                if ended_now >= self.shared.take || out_of_time {
                     break;
                 }
             }
             ended_here += ended_now;
-            if ended_here >= BUDGET {
+            if ended_here >= BUDGET || out_of_time {
                 // Let the worker's other tasks run; this lane is polled again after them. (Its
                 // slots are given back first.)
                 let _ = self.refill(cx);
@@ -1002,6 +1048,63 @@ mod tests {
             }
             assert_eq!(parsed(&lines).len(), 40);
             assert!(running.is_empty());
+        });
+    }
+
+    /// Gradings that compute for milliseconds without awaiting do not keep a worker from its
+    /// other tasks (a command's output, a judge's reply) until the queue is empty: a lane
+    /// yields once the gradings that ended in a poll took [`SLICE`], so another task of the
+    /// one worker gets turns while they run. (It counts turns, not time. Before the slice, one lane ran every
+    /// grading in one poll, and the other task saw none of them end.)
+    #[test]
+    fn a_lane_lets_its_workers_other_tasks_run_between_long_gradings() {
+        use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+        const GRADINGS: usize = 32;
+        runtime(1).block_on(async {
+            let ended = Arc::new(AtomicUsize::new(0));
+            // Another task of the worker, which asks for a turn again at each turn, and notes
+            // how many gradings had ended at each, until all have.
+            let other = tokio::spawn({
+                let ended = Arc::clone(&ended);
+                let mut seen = std::collections::BTreeSet::new();
+                std::future::poll_fn(move |cx| {
+                    let now = ended.load(SeqCst);
+                    if now == GRADINGS {
+                        return Poll::Ready(std::mem::take(&mut seen));
+                    }
+                    seen.insert(now);
+                    cx.waker().wake_by_ref();
+                    Poll::Pending
+                })
+            });
+            let mut running = Running::new(8, Scope::current(), None);
+            for i in 0..GRADINGS {
+                let ended = Arc::clone(&ended);
+                running.spawn(Arc::from(format!("s{i}")), 1, async move {
+                    let started = Instant::now();
+                    while started.elapsed() < std::time::Duration::from_millis(2) {
+                        std::hint::spin_loop();
+                    }
+                    ended.fetch_add(1, SeqCst);
+                    // Timed as a run times its gradings.
+                    let id = format!("s{i}");
+                    let took = started.elapsed().as_secs_f64();
+                    Finished::from(Line::failed(&id, 1, ErrorKind::Failed, "done", took))
+                });
+            }
+            running.start();
+            let mut lines = Vec::new();
+            while let Some(line) = running.next(false).await {
+                lines.push(line);
+            }
+            assert_eq!(parsed(&lines).len(), GRADINGS);
+            let seen = other.await.expect("the other task");
+            // The counts of gradings ended that the other task saw, strictly between none and all.
+            let between = seen.range(1..GRADINGS).count();
+            assert!(
+                between >= GRADINGS / 4,
+                "the worker's other task saw {between} of the {GRADINGS} gradings' ends: {seen:?}"
+            );
         });
     }
 
