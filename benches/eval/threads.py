@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """How an evaluation scales over worker threads: `eval-bench` on 100 000 samples × four text
 graders, on a current-thread runtime and on 1 and 2 worker threads at concurrency 16 (the
-default), 64 and 1 024.
+default), 64 and 1 024; and, as the ceiling, two current-thread runs side by side on two
+threads of one process, each of half the samples (`eval-bench ... split 2`: no grading crosses
+a thread, so no way of spreading one run over workers can beat it on this machine).
 
 Usage (from the repository root, after `cargo build --release -p grader-tests --bin eval-bench`):
 
@@ -25,7 +27,9 @@ import sys
 import tempfile
 
 SAMPLES = 100_000
-CONFIGURATIONS = [(0, 0)] + [(w, c) for c in (16, 64, 1024) for w in (1, 2)]
+# (workers, concurrency); workers 0 is a current-thread runtime, and -2 the two runs side by side.
+SPLIT = -2
+CONFIGURATIONS = [(0, 0), (SPLIT, 0)] + [(w, c) for c in (16, 64, 1024) for w in (1, 2)]
 
 
 def main() -> None:
@@ -33,16 +37,18 @@ def main() -> None:
     programs = sys.argv[2:] or ["target/release/eval-bench"]
     folder = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
     output = os.path.join(folder, f"eval-threads-{os.getpid()}.jsonl")
+    outputs = [output, f"{output}.0", f"{output}.1"]
     best: dict[tuple[str, int, int], float] = {}
     switches: dict[tuple[str, int, int], int] = {}
     try:
         for _ in range(rounds):
             for program in programs:
                 for workers, concurrency in CONFIGURATIONS:
-                    if os.path.exists(output):
-                        os.remove(output)
+                    remove(outputs)
                     args = [program, output, str(SAMPLES)]
-                    if workers:
+                    if workers == SPLIT:
+                        args += ["split", "2"]
+                    elif workers:
                         args += [str(workers), str(concurrency)]
                     run = json.loads(subprocess.check_output(args))
                     if run["lines"] != SAMPLES:
@@ -53,21 +59,31 @@ def main() -> None:
                         switches[key] = min(switches.get(key, run["context_switches"]),
                                             run["context_switches"])
     finally:
-        if os.path.exists(output):
-            os.remove(output)
+        remove(outputs)
     def told(key: tuple[str, int, int]) -> str:
         count = switches.get(key)
         return f"{best[key]:.3f} s" + ("" if count is None else f" ({count} switches)")
 
     for program in programs:
         print(f"{program} (best of {rounds}):")
-        print(f"  current thread: {told((program, 0, 0))}")
+        current, split = (program, 0, 0), (program, SPLIT, 0)
+        print(f"  current thread: {told(current)}")
+        print(
+            f"  two current-thread runs side by side (the ceiling): {told(split)}, "
+            f"{best[current] / best[split]:.2f}x"
+        )
         for concurrency in (16, 64, 1024):
             one, two = (program, 1, concurrency), (program, 2, concurrency)
             print(
                 f"  concurrency {concurrency}: 1 worker {told(one)}, 2 workers {told(two)}, "
                 f"{best[one] / best[two]:.2f}x"
             )
+
+
+def remove(paths: list[str]) -> None:
+    for path in paths:
+        if os.path.exists(path):
+            os.remove(path)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,13 @@
 //! runs on a current-thread runtime (one core); with it, on a multi-threaded runtime of that
 //! many worker threads, the grading inside the future so that it runs on them, at most
 //! `CONCURRENCY` (64 unless given) at once.
+//!
+//! `eval-bench OUTPUT SAMPLES split THREADS` is the ceiling the multi-threaded runs are held
+//! against: `THREADS` current-thread runs side by side on as many threads of this process,
+//! each grading its own `1/THREADS` of the samples into its own file (`OUTPUT.0`, `OUTPUT.1`,
+//! ...). No grading crosses a thread and no thread waits on another, so no way of spreading one
+//! run over worker threads can beat it; what it loses against `THREADS` times the
+//! current-thread run is what the machine loses running threads side by side.
 
 use std::time::Instant;
 
@@ -97,9 +104,95 @@ fn context_switches() -> Option<u64> {
     Some(total)
 }
 
+/// How the program is called.
+const USAGE: &str = "usage: eval-bench OUTPUT SAMPLES [WORKERS [CONCURRENCY]] | eval-bench OUTPUT SAMPLES split THREADS";
+
+/// The items of the samples numbered `range`: (id, the number `sample` makes it from).
+fn items(range: std::ops::Range<usize>) -> impl Iterator<Item = (usize, usize)> {
+    range.map(|i| (i, i))
+}
+
+/// `evaluation` of `items` as a current-thread runtime runs it: each grading made and graded
+/// in the one task (the grading done when the future is made).
+async fn in_place(
+    evaluation: Evaluation,
+    items: impl Iterator<Item = (usize, usize)>,
+) -> Result<grader_core::eval::RunReport, grader_core::eval::EvalError> {
+    evaluation
+        .run(items, |item, _epoch| {
+            let (answer, reference, number) = sample(item.1);
+            std::future::ready(grade(&answer, &reference, number))
+        })
+        .await
+}
+
+/// The `split` mode (see the module docs): `threads` current-thread runs side by side, each of
+/// its share of `samples` into its own file beside `output`.
+fn side_by_side(
+    output: &str,
+    samples: usize,
+    threads: usize,
+) -> Result<(), Box<dyn std::error::Error>> {
+    if threads == 0 {
+        return Err(USAGE.into());
+    }
+    let mut runs = Vec::new();
+    for t in 0..threads {
+        let output = format!("{output}.{t}");
+        if std::path::Path::new(&output).exists() {
+            std::fs::remove_file(&output)?;
+        }
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let range = samples * t / threads..samples * (t + 1) / threads;
+        runs.push((runtime, output, range));
+    }
+    let cpu_started = cpu_seconds();
+    let started = Instant::now();
+    let written = std::thread::scope(|scope| {
+        let handles: Vec<_> = runs
+            .into_iter()
+            .map(|(runtime, output, range)| {
+                scope.spawn(move || {
+                    let evaluation = Evaluation::new(output)
+                        .progress(false)
+                        .handle_interrupts(false);
+                    runtime
+                        .block_on(in_place(evaluation, items(range)))
+                        .map(|report| report.written)
+                        .map_err(|error| error.to_string())
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|handle| handle.join().map_err(|_| "a run panicked".to_owned())?)
+            .sum::<Result<usize, String>>()
+    })?;
+    let seconds = started.elapsed().as_secs_f64();
+    println!(
+        "{}",
+        serde_json::json!({
+            "lines": written,
+            "seconds": seconds,
+            "cpu_seconds": cpu_seconds().zip(cpu_started).map(|(end, start)| end - start),
+            // Not counted: the threads have ended, and `/proc/self/task` lists only those alive.
+            "context_switches": serde_json::Value::Null,
+            "threads": threads,
+        })
+    );
+    Ok(())
+}
+
 /// Runs the benchmark as the module docs say.
 pub fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if let [output, samples, split, threads] = &args[..]
+        && split == "split"
+    {
+        return side_by_side(output, samples.parse()?, threads.parse()?);
+    }
     let (output, samples, workers, concurrency) = match &args[..] {
         [output, samples] => (output, samples, None, 64),
         [output, samples, workers] => (output, samples, Some(workers.parse::<usize>()?), 64),
@@ -109,7 +202,7 @@ pub fn main() -> Result<(), Box<dyn std::error::Error>> {
             Some(workers.parse::<usize>()?),
             concurrency.parse::<usize>()?,
         ),
-        _ => return Err("usage: eval-bench OUTPUT SAMPLES [WORKERS [CONCURRENCY]]".into()),
+        _ => return Err(USAGE.into()),
     };
     let samples: usize = samples.parse()?;
     if std::path::Path::new(output).exists() {
@@ -133,12 +226,9 @@ pub fn main() -> Result<(), Box<dyn std::error::Error>> {
     let evaluation = Evaluation::new(output)
         .progress(false)
         .handle_interrupts(false);
-    let items = (0..samples).map(|i| (i, i));
+    let items = items(0..samples);
     let report = match workers {
-        None => runtime.block_on(evaluation.run(items, |item, _epoch| {
-            let (answer, reference, number) = sample(item.1);
-            std::future::ready(grade(&answer, &reference, number))
-        }))?,
+        None => runtime.block_on(in_place(evaluation, items))?,
         Some(_) => runtime.block_on(evaluation.concurrency(concurrency).run(
             items,
             |item, _epoch| async move {
