@@ -216,12 +216,15 @@ impl RunReport {
 ///   gradings are polled in place in the awaiting task (a task could only share its one
 ///   thread, at a cost), and the grading function is called only as slots free. The limiter
 ///   and policies in force where the run is awaited go with every lane.
-/// - **Turns for other tasks.** Gradings that compute without awaiting never hold a thread of
-///   the runtime for long: once the gradings that ended in one poll took half a millisecond
-///   (or 128 of them ended), the lane yields to its worker's other tasks, and gradings polled
-///   in place yield the awaiting task, so a `BashGrader`'s commands, a judge's replies and the
-///   runtime's I/O go on beside them. One grading that computes for longer (milliseconds)
-///   still holds its thread that long: run that part with `tokio::task::spawn_blocking`.
+/// - **Turns for other tasks.** Gradings whose futures compute without awaiting never hold a
+///   thread of the runtime for long: once the last polls of the gradings that ended in one
+///   poll of a lane took half a millisecond (or 128 of them ended), the lane yields to its
+///   worker's other tasks, timers and I/O (as `tokio::task::yield_now` does), and gradings
+///   polled in place yield the awaiting task the same way, so a `BashGrader`'s commands, a
+///   judge's replies and timers go on beside them. That is the work in a grading's future:
+///   what the grading function does before it returns the future is not counted. One grading
+///   that computes for longer (milliseconds) still holds its thread that long: run that part
+///   with `tokio::task::spawn_blocking`.
 /// - **Ctrl-C** (on by default): stops starting samples, cancels the gradings in flight (a
 ///   `BashGrader`'s commands are killed) and waits until each is gone, keeps every finished
 ///   line, and prints how to resume. Dropping the run's future cancels them the same way
@@ -509,12 +512,16 @@ impl Evaluation {
                         let on_worker = running.spawns();
                         let line = match call {
                             Ok(future) => Either::Left(Graded::new(future, Arc::clone(&id), epoch)),
-                            Err(panic) => Either::Right(std::future::ready(Graded::<Fut>::line(
-                                Err(panic),
-                                Arc::clone(&id),
-                                epoch,
-                                Instant::now(),
-                            ))),
+                            Err(panic) => {
+                                let now = Instant::now();
+                                Either::Right(std::future::ready(Graded::<Fut>::line(
+                                    Err(panic),
+                                    Arc::clone(&id),
+                                    epoch,
+                                    now,
+                                    now,
+                                )))
+                            }
                         };
                         if on_worker || self.limiter.is_none() {
                             // A lane runs in the scope; polled in place, a grading is in the
@@ -636,6 +643,9 @@ pub(super) struct Finished {
     pub(super) errored: bool,
     pub(super) reward: Option<f64>,
     pub(super) json: Json,
+    /// How long, in seconds, the grading's last poll took: how long it held its thread as it
+    /// ended (its whole duration when it ended at its first poll; none of its waits).
+    pub(super) last_poll: f64,
 }
 
 /// A finished line, for the awaiting task to write, or written already.
@@ -665,17 +675,7 @@ impl Finished {
             reward: line.reward(),
             json: Json::Line(Box::new(line)),
             id,
-        }
-    }
-}
-
-impl Finished {
-    /// How long its grading took in seconds, from its first poll (zero for a line already
-    /// written out: only the lines of gradings polled in place are asked).
-    pub(super) fn seconds(&self) -> f64 {
-        match &self.json {
-            Json::Line(line) => line.duration_secs,
-            _ => 0.0,
+            last_poll: 0.0,
         }
     }
 }
@@ -741,13 +741,16 @@ where
 
     /// The line of a grading that ended with `outcome`, turning an error or a panic into the
     /// line's error.
+    /// `started` is when its first poll began, `polled` when its last did.
     fn line(
         outcome: std::thread::Result<Result<EvaluationResult, E>>,
         id: Arc<str>,
         epoch: u32,
         started: Instant,
+        polled: Instant,
     ) -> Finished {
-        let secs = started.elapsed().as_secs_f64();
+        let ended = Instant::now();
+        let secs = ended.duration_since(started).as_secs_f64();
         let line = match outcome {
             Ok(Ok(result)) => Line::graded(&*id, epoch, result, secs),
             Ok(Err(error)) => Line::failed(&*id, epoch, ErrorKind::Failed, error.to_string(), secs),
@@ -759,7 +762,16 @@ where
                 secs,
             ),
         };
-        Finished::new(line, id)
+        // (Most gradings end at their first poll: the same span.)
+        let last_poll = if polled == started {
+            secs
+        } else {
+            ended.duration_since(polled).as_secs_f64()
+        };
+        Finished {
+            last_poll,
+            ..Finished::new(line, id)
+        }
     }
 }
 
@@ -772,7 +784,14 @@ where
 
     fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<Finished> {
         let mut this = self.project();
-        let started = *this.started.get_or_insert_with(Instant::now);
+        // The clock is read at the start of each poll but the first only when there was one
+        // before: a grading that ends at its first poll (most that only compute) reads it
+        // there and at its end.
+        let polled = match *this.started {
+            None => *this.started.insert(Instant::now()),
+            Some(_) => Instant::now(),
+        };
+        let started = this.started.unwrap_or(polled);
         let outcome = match this.future.as_mut().project() {
             StageProj::Running { future } => std::task::ready!(future.poll(cx)),
             StageProj::Ended => panic!("a grading polled after it ended"),
@@ -784,10 +803,10 @@ where
         // through the run).
         let ended = std::panic::catch_unwind(AssertUnwindSafe(|| {
             this.future.project_replace(Stage::Ended);
-            Self::line(outcome, Arc::clone(&id), epoch, started)
+            Self::line(outcome, Arc::clone(&id), epoch, started, polled)
         }));
         std::task::Poll::Ready(
-            ended.unwrap_or_else(|panic| Self::line(Err(panic), id, epoch, started)),
+            ended.unwrap_or_else(|panic| Self::line(Err(panic), id, epoch, started, polled)),
         )
     }
 }
@@ -972,6 +991,49 @@ impl Progress {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A grading's last poll is timed apart from its whole duration: one that waited 20 ms on
+    /// a timer and then ended at once held its thread for a sliver of that, and only the
+    /// sliver counts towards the runner's slice (which would otherwise yield after every such
+    /// grading).
+    #[test]
+    fn a_gradings_last_poll_leaves_out_its_waits() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        let graded = Graded::new(
+            async {
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                let check = crate::SubScore::new("check", 1.0).map_err(|e| e.to_string())?;
+                crate::Grade::from_subscores([check]).map_err(|e| e.to_string())
+            },
+            Arc::from("s"),
+            1,
+        );
+        let finished = runtime.block_on(graded);
+        let Json::Line(line) = &finished.json else {
+            panic!("a line not written out")
+        };
+        assert!(line.error.is_none(), "{:?}", line.error);
+        assert!(line.duration_secs >= 0.02, "{}", line.duration_secs);
+        assert!(
+            finished.last_poll < line.duration_secs / 2.0,
+            "last poll {} s of {} s",
+            finished.last_poll,
+            line.duration_secs
+        );
+        // One that ends at its first poll: its last poll is all of it.
+        let at_once = runtime.block_on(Graded::new(
+            async { Err::<crate::EvaluationResult, _>("no") },
+            Arc::from("t"),
+            1,
+        ));
+        let Json::Line(line) = &at_once.json else {
+            panic!("a line not written out")
+        };
+        assert_eq!(at_once.last_poll, line.duration_secs);
+    }
 
     #[test]
     fn shards_parse_strictly_and_split_every_id_into_exactly_one() {

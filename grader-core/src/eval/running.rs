@@ -50,14 +50,14 @@ const TAKE: usize = 16;
 /// worker (as tokio's own budget would), handing over what ended.
 const BUDGET: usize = 128;
 
-/// How long the gradings that end in one poll of a lane may take before it yields to the other
-/// tasks of its worker, whatever their count: gradings that each compute for a while without
-/// awaiting (hundreds of microseconds) would otherwise hold the worker, and the commands and
-/// judge calls its other tasks wait on, for [`BUDGET`] of them. Counted from their lines'
-/// durations (timed anyway: no clock is read for it), as each ends, so one that computes for
-/// longer still holds the worker that long, and one that waited counts its wait (the lane then
-/// yields early, at no cost). The text graders' microseconds reach [`BUDGET`] first. Gradings
-/// polled in place yield the awaiting task after as long (see [`Running::next`]).
+/// How long the gradings that end in one poll of a lane may hold the worker before the lane
+/// yields to its other tasks, its timers and its I/O, whatever their count: gradings that each
+/// compute for a while without awaiting (hundreds of microseconds) would otherwise hold the
+/// worker, and the commands and judge calls waiting on it, for [`BUDGET`] of them. Counted
+/// from the length of each grading's last poll (`Finished::last_poll`, from the clock its
+/// line reads anyway; its waits do not count) as each ends, so one that computes for longer
+/// still holds the worker that long. The text graders' microseconds reach [`BUDGET`] first.
+/// Gradings polled in place yield the awaiting task after as long (see [`Running::next`]).
 const SLICE: std::time::Duration = std::time::Duration::from_micros(500);
 
 /// The gradings in flight. Dropped (when the run's future is dropped), it aborts or drops
@@ -81,8 +81,8 @@ pub(super) struct Running {
     scope: Scope,
     /// The gradings polled in place, on a current-thread runtime.
     local: FuturesUnordered<Grading>,
-    /// How long the gradings polled in place have taken (their lines' durations, in seconds)
-    /// since the awaiting task last gave the runtime's other tasks a turn, or waited.
+    /// How long the last polls of the gradings polled in place that ended since the awaiting
+    /// task last gave the runtime's other tasks a turn, or waited, took (in seconds).
     computed: f64,
     spawn: bool,
     /// Gradings cancelled once started, whose (sample, epoch) has no line: a resumed run
@@ -443,20 +443,19 @@ impl Running {
         }
     }
 
-    /// The next line of the gradings polled in place; but once they have taken [`SLICE`]
-    /// since the awaiting task last waited, it first yields, so that the runtime's other tasks
-    /// (and its I/O driver, which the gradings waiting on a command or a judge need) are not
-    /// held up by gradings that compute without awaiting. (Counted from the lines' durations,
-    /// which are timed anyway: no clock is read for it.)
+    /// The next line of the gradings polled in place; but once their last polls have taken
+    /// [`SLICE`] since the awaiting task last waited, it first yields (see [`yield_to_io`]), so
+    /// that the runtime's other tasks, its timers and its I/O (which the gradings waiting on a
+    /// command or a judge need) are not held up by gradings that compute without awaiting.
     fn poll_in_place(&mut self, cx: &mut Context<'_>) -> Poll<Option<Finished>> {
         if self.computed >= SLICE.as_secs_f64() {
             self.computed = 0.0;
-            cx.waker().wake_by_ref();
+            yield_to_io(cx);
             return Poll::Pending;
         }
         let polled = self.local.poll_next_unpin(cx);
         match &polled {
-            Poll::Ready(Some(line)) => self.computed += line.seconds(),
+            Poll::Ready(Some(line)) => self.computed += line.last_poll,
             Poll::Ready(None) => {}
             Poll::Pending => self.computed = 0.0,
         }
@@ -471,7 +470,7 @@ impl Running {
                 return None;
             }
             let line = self.local.next().now_or_never().flatten()?;
-            self.computed += line.seconds();
+            self.computed += line.last_poll;
             return Some(line);
         }
         if self.ready.is_empty() {
@@ -502,6 +501,15 @@ impl Running {
         self.outstanding = 0;
         self.ready.drain(..).collect()
     }
+}
+
+/// Arranges for the task polled with `cx` to be polled again, as `tokio::task::yield_now` does
+/// (the task then returns `Pending`): on a tokio runtime, not merely after the tasks queued
+/// before it (a task that wakes itself is, and a worker kept busy so checks its timers and I/O
+/// only every 61 tasks it runs: 120 ms for gradings of 2 ms), but once the runtime has checked
+/// them; off one, at once.
+fn yield_to_io(cx: &mut Context<'_>) {
+    let _ = std::pin::pin!(tokio::task::yield_now()).poll(cx);
 }
 
 /// A lane's grading, with the index of its slot in [`Lane::slots`].
@@ -630,7 +638,7 @@ impl Lane {
                 // Its slot is held until the line is handed over, at the end of the poll.
                 self.ending.push(slot);
                 self.released += 1;
-                computed += line.seconds();
+                computed += line.last_poll;
                 let mut event = Event::Line { line, spent };
                 appending.write_out(&mut event);
                 self.ended.push(event);
@@ -643,11 +651,11 @@ impl Lane {
             }
             ended_here += ended_now;
             if ended_here >= BUDGET || out_of_time {
-                // Let the worker's other tasks run; this lane is polled again after them. (Its
-                // slots are given back first.)
+                // Let the worker's other tasks run, and its timers and I/O be seen to; this
+                // lane is polled again after them. (Its slots are given back first.)
                 let _ = self.refill(cx);
                 if !self.exited {
-                    cx.waker().wake_by_ref();
+                    yield_to_io(cx);
                 }
                 break;
             }
@@ -1067,30 +1075,33 @@ mod tests {
     }
 
     /// Gradings that compute for milliseconds without awaiting do not keep a worker from its
-    /// other tasks (a command's output, a judge's reply) until the queue is empty: a lane
-    /// yields once the gradings that ended in a poll took [`SLICE`], so another task of the
-    /// one worker gets turns while they run. (It counts turns, not time. Before the slice, one lane ran every
-    /// grading in one poll, and the other task saw none of them end.)
+    /// other tasks and its timers (a command's output, a judge's reply) until the queue is
+    /// empty: a lane yields to them once the gradings that ended in a poll took [`SLICE`], so
+    /// a task of the one worker sleeping a millisecond at a time wakes while they run. (It
+    /// counts wake-ups, not time. Before the slice, one lane ran every grading in one poll, and
+    /// the sleeping task saw none of them end; with the lane waking itself instead of yielding
+    /// as `tokio::task::yield_now` does, the worker saw to its timers only every 61 tasks.)
     #[test]
     fn a_lane_lets_its_workers_other_tasks_run_between_long_gradings() {
         use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
         const GRADINGS: usize = 32;
         runtime(1).block_on(async {
             let ended = Arc::new(AtomicUsize::new(0));
-            // Another task of the worker, which asks for a turn again at each turn, and notes
-            // how many gradings had ended at each, until all have.
+            // Another task of the worker, which sleeps a millisecond at a time and notes how
+            // many gradings had ended at each wake-up, until all have.
             let other = tokio::spawn({
                 let ended = Arc::clone(&ended);
-                let mut seen = std::collections::BTreeSet::new();
-                std::future::poll_fn(move |cx| {
-                    let now = ended.load(SeqCst);
-                    if now == GRADINGS {
-                        return Poll::Ready(std::mem::take(&mut seen));
+                async move {
+                    let mut seen = std::collections::BTreeSet::new();
+                    loop {
+                        let now = ended.load(SeqCst);
+                        if now == GRADINGS {
+                            return seen;
+                        }
+                        seen.insert(now);
+                        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
                     }
-                    seen.insert(now);
-                    cx.waker().wake_by_ref();
-                    Poll::Pending
-                })
+                }
             });
             let mut running = Running::new(8, Scope::current(), None);
             for i in 0..GRADINGS {
@@ -1101,10 +1112,13 @@ mod tests {
                         std::hint::spin_loop();
                     }
                     ended.fetch_add(1, SeqCst);
-                    // Timed as a run times its gradings.
+                    // Timed as a run times its gradings (which end at their first poll here).
                     let id = format!("s{i}");
                     let took = started.elapsed().as_secs_f64();
-                    Finished::from(Line::failed(&id, 1, ErrorKind::Failed, "done", took))
+                    Finished {
+                        last_poll: took,
+                        ..Finished::from(Line::failed(&id, 1, ErrorKind::Failed, "done", took))
+                    }
                 });
             }
             running.start();
@@ -1118,7 +1132,7 @@ mod tests {
             let between = seen.range(1..GRADINGS).count();
             assert!(
                 between >= GRADINGS / 4,
-                "the worker's other task saw {between} of the {GRADINGS} gradings' ends: {seen:?}"
+                "the worker's sleeping task saw {between} of the {GRADINGS} gradings' ends: {seen:?}"
             );
         });
     }
