@@ -740,8 +740,7 @@ where
     }
 
     /// The line of a grading that ended with `outcome`, turning an error or a panic into the
-    /// line's error.
-    /// `started` is when its first poll began, `polled` when its last did.
+    /// line's error. `started` is when its first poll began, `polled` when its last did.
     fn line(
         outcome: std::thread::Result<Result<EvaluationResult, E>>,
         id: Arc<str>,
@@ -784,14 +783,10 @@ where
 
     fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<Finished> {
         let mut this = self.project();
-        // The clock is read at the start of each poll but the first only when there was one
-        // before: a grading that ends at its first poll (most that only compute) reads it
-        // there and at its end.
-        let polled = match *this.started {
-            None => *this.started.insert(Instant::now()),
-            Some(_) => Instant::now(),
-        };
-        let started = this.started.unwrap_or(polled);
+        // The start of this poll, and of the first: a grading that ends at its first poll (most
+        // that only compute) reads the clock there and at its end.
+        let polled = Instant::now();
+        let started = *this.started.get_or_insert(polled);
         let outcome = match this.future.as_mut().project() {
             StageProj::Running { future } => std::task::ready!(future.poll(cx)),
             StageProj::Ended => panic!("a grading polled after it ended"),

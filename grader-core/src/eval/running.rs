@@ -625,7 +625,7 @@ impl Lane {
         let file = self.file.clone();
         let mut appending = Appending::new(file.as_deref());
         let mut ended_here = 0;
-        // The seconds the gradings that ended in this poll took (timed anyway, for their lines).
+        // The seconds the last polls of the gradings that ended in this poll took.
         let mut computed = 0.0;
         loop {
             let took = self.refill(cx);
