@@ -95,23 +95,45 @@ fn wait_until(child: &mut Child, mut ready: impl FnMut() -> bool) {
 
 #[test]
 fn a_run_killed_with_sigkill_resumes_to_every_pair_exactly_once() {
-    killed_and_resumed("sigkill", 0);
+    killed_and_resumed("sigkill", 0, false);
 }
 
 /// On two worker threads, where the gradings run in lanes.
 #[test]
 fn a_multi_threaded_run_killed_with_sigkill_resumes_to_every_pair_exactly_once() {
-    killed_and_resumed("sigkill-threads", 2);
+    killed_and_resumed("sigkill-threads", 2, false);
 }
 
-fn killed_and_resumed(name: &str, workers: usize) {
+/// Through `run_shared`, where the lanes make the gradings themselves.
+#[test]
+fn a_shared_run_killed_with_sigkill_resumes_to_every_pair_exactly_once() {
+    killed_and_resumed("sigkill-shared", 2, true);
+}
+
+/// The probe, on `workers` worker threads (a current-thread runtime for 0), through
+/// `run_shared` when `shared`.
+fn probe_on(
+    output: &Path,
+    mode: &str,
+    samples: usize,
+    epochs: u32,
+    concurrency: usize,
+    workers: usize,
+    shared: bool,
+) -> Command {
+    let mut command = probe(output, mode, samples, epochs, concurrency);
+    command
+        .env("EVAL_PROBE_WORKERS", workers.to_string())
+        .env("EVAL_PROBE_SHARED", if shared { "1" } else { "0" });
+    command
+}
+
+fn killed_and_resumed(name: &str, workers: usize, shared: bool) {
     let dir = scratch(name);
-    let workers = workers.to_string();
     let (samples, epochs) = (300, 2);
     let reference = dir.join("reference.jsonl");
     let (code, _) = finish(
-        probe(&reference, "text", samples, epochs, 8)
-            .env("EVAL_PROBE_WORKERS", &workers)
+        probe_on(&reference, "text", samples, epochs, 8, workers, shared)
             .spawn()
             .expect("start the reference run"),
     );
@@ -120,8 +142,7 @@ fn killed_and_resumed(name: &str, workers: usize) {
     assert_eq!(expected.len(), samples * epochs as usize);
 
     let output = dir.join("killed.jsonl");
-    let mut child = probe(&output, "text", samples, epochs, 8)
-        .env("EVAL_PROBE_WORKERS", &workers)
+    let mut child = probe_on(&output, "text", samples, epochs, 8, workers, shared)
         .env("EVAL_PROBE_DELAY_MS", "5")
         .spawn()
         .expect("start the run to kill");
@@ -142,8 +163,7 @@ fn killed_and_resumed(name: &str, workers: usize) {
     std::fs::write(&output, bytes).expect("write the torn line");
 
     let (code, report) = finish(
-        probe(&output, "text", samples, epochs, 8)
-            .env("EVAL_PROBE_WORKERS", &workers)
+        probe_on(&output, "text", samples, epochs, 8, workers, shared)
             .spawn()
             .expect("start the resumed run"),
     );
@@ -161,22 +181,26 @@ fn killed_and_resumed(name: &str, workers: usize) {
 /// lanes append to the file themselves.
 #[test]
 fn a_write_failing_mid_run_stops_it_and_the_resumed_run_has_every_pair_once() {
-    write_failing_mid_run("write-fails", 0);
+    write_failing_mid_run("write-fails", 0, false);
 }
 
 #[test]
 fn a_write_failing_mid_run_on_worker_threads_stops_it_and_the_resumed_run_has_every_pair_once() {
-    write_failing_mid_run("write-fails-threads", 2);
+    write_failing_mid_run("write-fails-threads", 2, false);
 }
 
-fn write_failing_mid_run(name: &str, workers: usize) {
+/// Through `run_shared`, where the lanes make the gradings themselves.
+#[test]
+fn a_write_failing_mid_shared_run_stops_it_and_the_resumed_run_has_every_pair_once() {
+    write_failing_mid_run("write-fails-shared", 2, true);
+}
+
+fn write_failing_mid_run(name: &str, workers: usize, shared: bool) {
     let dir = scratch(name);
-    let workers = workers.to_string();
     let (samples, epochs) = (400, 2);
     let reference = dir.join("reference.jsonl");
     let (code, _) = finish(
-        probe(&reference, "text", samples, epochs, 16)
-            .env("EVAL_PROBE_WORKERS", &workers)
+        probe_on(&reference, "text", samples, epochs, 16, workers, shared)
             .spawn()
             .expect("start the reference run"),
     );
@@ -193,7 +217,8 @@ fn write_failing_mid_run(name: &str, workers: usize) {
         .arg(PROBE)
         .arg(&output)
         .args(["text", &samples.to_string(), &epochs.to_string(), "16"])
-        .env("EVAL_PROBE_WORKERS", &workers)
+        .env("EVAL_PROBE_WORKERS", workers.to_string())
+        .env("EVAL_PROBE_SHARED", if shared { "1" } else { "0" })
         .env("RUST_BACKTRACE", "0")
         .output()
         .expect("run the limited probe");
@@ -227,8 +252,7 @@ fn write_failing_mid_run(name: &str, workers: usize) {
     }
 
     let (code, report) = finish(
-        probe(&output, "text", samples, epochs, 16)
-            .env("EVAL_PROBE_WORKERS", &workers)
+        probe_on(&output, "text", samples, epochs, 16, workers, shared)
             .spawn()
             .expect("start the resumed run"),
     );
@@ -426,24 +450,28 @@ fn group_alive(pgid: &str) -> bool {
 
 #[test]
 fn ctrl_c_leaves_no_process_and_a_resumable_file() {
-    interrupted_and_resumed("sigint", 0, 4);
+    interrupted_and_resumed("sigint", 0, 4, false);
 }
 
 /// On two worker threads, where the gradings run in lanes: each lane's commands are killed,
 /// the lines that finished are kept, and the gradings made ahead are dropped unstarted.
 #[test]
 fn ctrl_c_on_worker_threads_leaves_no_process_and_a_resumable_file() {
-    interrupted_and_resumed("sigint-threads", 2, 8);
+    interrupted_and_resumed("sigint-threads", 2, 8, false);
 }
 
-fn interrupted_and_resumed(name: &str, workers: usize, concurrency: usize) {
+/// Through `run_shared`, where the lanes make the gradings themselves.
+#[test]
+fn ctrl_c_on_a_shared_run_leaves_no_process_and_a_resumable_file() {
+    interrupted_and_resumed("sigint-shared", 2, 8, true);
+}
+
+fn interrupted_and_resumed(name: &str, workers: usize, concurrency: usize, shared: bool) {
     let dir = scratch(name);
     let output = dir.join("results.jsonl");
     let pids = dir.join("pids");
-    let workers = workers.to_string();
     let (samples, fast) = (3 * concurrency, 4);
-    let mut child = probe(&output, "sleep", samples, 1, concurrency)
-        .env("EVAL_PROBE_WORKERS", &workers)
+    let mut child = probe_on(&output, "sleep", samples, 1, concurrency, workers, shared)
         .env("EVAL_PROBE_PIDS", &pids)
         .env("EVAL_PROBE_SLEEP", "30")
         .env("EVAL_PROBE_FAST", fast.to_string())
@@ -487,8 +515,7 @@ fn interrupted_and_resumed(name: &str, workers: usize, concurrency: usize) {
 
     // Resuming grades the rest, each once.
     let (code, report) = finish(
-        probe(&output, "sleep", samples, 1, concurrency)
-            .env("EVAL_PROBE_WORKERS", &workers)
+        probe_on(&output, "sleep", samples, 1, concurrency, workers, shared)
             .env("EVAL_PROBE_PIDS", &pids)
             .env("EVAL_PROBE_SLEEP", "0")
             .spawn()

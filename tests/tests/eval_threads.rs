@@ -9,9 +9,62 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use grader_core::eval::{EvalError, Evaluation, Line};
+use std::fmt::Display;
+use std::future::Future;
+
+use grader_core::EvaluationResult;
+use grader_core::eval::{EvalError, Evaluation, Line, RunReport, Sample};
 use grader_core::limit::{Limiter, Resource, acquire};
 use grader_core::{Grade, SubScore};
+
+/// Which entry point of [`Evaluation`] a test runs through: `run` (the awaiting task makes
+/// the gradings) or `run_shared` (the lanes make them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Through {
+    Run,
+    Shared,
+}
+
+const BOTH: [Through; 2] = [Through::Run, Through::Shared];
+
+/// [`Evaluation::run`] or [`Evaluation::run_shared`], as `through` says.
+trait RunThrough {
+    async fn run_through<I, S, F, Fut, E>(
+        &self,
+        through: Through,
+        samples: I,
+        grade: F,
+    ) -> Result<RunReport, EvalError>
+    where
+        I: IntoIterator<Item = S>,
+        I::IntoIter: Send + 'static,
+        S: Sample + Send + Sync + 'static,
+        F: Fn(Arc<S>, u32) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<EvaluationResult, E>> + Send + 'static,
+        E: Display + 'static;
+}
+
+impl RunThrough for Evaluation {
+    async fn run_through<I, S, F, Fut, E>(
+        &self,
+        through: Through,
+        samples: I,
+        grade: F,
+    ) -> Result<RunReport, EvalError>
+    where
+        I: IntoIterator<Item = S>,
+        I::IntoIter: Send + 'static,
+        S: Sample + Send + Sync + 'static,
+        F: Fn(Arc<S>, u32) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<EvaluationResult, E>> + Send + 'static,
+        E: Display + 'static,
+    {
+        match through {
+            Through::Run => self.run(samples, grade).await,
+            Through::Shared => self.run_shared(samples, grade).await,
+        }
+    }
+}
 
 fn scratch(name: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("eval-threads-{name}"));
@@ -48,147 +101,154 @@ fn pairs(path: &Path) -> Vec<(String, u32)> {
 
 #[test]
 fn gradings_run_on_several_worker_threads() {
-    let output = scratch("spread").join("results.jsonl");
-    let threads = Arc::new(Mutex::new(HashSet::new()));
-    let seen = Arc::clone(&threads);
-    let report = runtime(2)
-        .block_on(
-            Evaluation::new(&output)
-                .epochs(2)
-                .concurrency(8)
-                .handle_interrupts(false)
-                .progress(false)
-                .run((0..200).map(|i| (i, i)), move |sample, _| {
-                    let seen = Arc::clone(&seen);
-                    async move {
-                        // Synchronous work long enough that both workers are needed at once.
-                        let until = Instant::now() + Duration::from_millis(2);
-                        while Instant::now() < until {
-                            std::hint::spin_loop();
+    for through in BOTH {
+        let output = scratch(&format!("spread-{through:?}")).join("results.jsonl");
+        let threads = Arc::new(Mutex::new(HashSet::new()));
+        let seen = Arc::clone(&threads);
+        let report = runtime(2)
+            .block_on(
+                Evaluation::new(&output)
+                    .epochs(2)
+                    .concurrency(8)
+                    .handle_interrupts(false)
+                    .progress(false)
+                    .run_through(through, (0..200).map(|i| (i, i)), move |sample, _| {
+                        let seen = Arc::clone(&seen);
+                        async move {
+                            // Synchronous work long enough that both workers are needed at once.
+                            let until = Instant::now() + Duration::from_millis(2);
+                            while Instant::now() < until {
+                                std::hint::spin_loop();
+                            }
+                            seen.lock()
+                                .expect("the set")
+                                .insert(std::thread::current().id());
+                            result((sample.1 % 2) as f64)
                         }
-                        seen.lock()
-                            .expect("the set")
-                            .insert(std::thread::current().id());
-                        result((sample.1 % 2) as f64)
-                    }
-                }),
-        )
-        .expect("the run");
-    assert_eq!((report.written, report.errored), (400, 0));
-    let expected: Vec<(String, u32)> = (0..200)
-        .flat_map(|i| [(i.to_string(), 1), (i.to_string(), 2)])
-        .collect::<std::collections::BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    assert_eq!(pairs(&output), expected, "every pair exactly once");
-    let threads = threads.lock().expect("the set");
-    assert_eq!(threads.len(), 2, "both worker threads graded: {threads:?}");
-    assert!(
-        !threads.contains(&std::thread::current().id()),
-        "the awaiting thread writes; the workers grade"
-    );
+                    }),
+            )
+            .expect("the run");
+        assert_eq!((report.written, report.errored), (400, 0));
+        let expected: Vec<(String, u32)> = (0..200)
+            .flat_map(|i| [(i.to_string(), 1), (i.to_string(), 2)])
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        assert_eq!(pairs(&output), expected, "every pair exactly once");
+        let threads = threads.lock().expect("the set");
+        assert_eq!(threads.len(), 2, "both worker threads graded: {threads:?}");
+        assert!(
+            !threads.contains(&std::thread::current().id()),
+            "the awaiting thread writes; the workers grade"
+        );
+    }
 }
 
 #[test]
 fn the_limiter_in_force_where_the_run_is_awaited_holds_on_every_thread() {
-    let output = scratch("inherited-limiter").join("results.jsonl");
-    let limiter = Limiter::new().limit(Resource::Cpu, 2);
-    let (now, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
-    let (now2, most2) = (Arc::clone(&now), Arc::clone(&most));
-    let report = runtime(4)
-        .block_on(
-            limiter.scope(
-                Evaluation::new(&output)
-                    .concurrency(16)
-                    .handle_interrupts(false)
-                    .progress(false)
-                    .run((0..64).map(|i| (i, ())), move |_, _| {
-                        let (now, most) = (Arc::clone(&now2), Arc::clone(&most2));
-                        async move {
-                            let _slot = acquire(Resource::Cpu).await;
-                            let inside = now.fetch_add(1, Ordering::SeqCst) + 1;
-                            most.fetch_max(inside, Ordering::SeqCst);
-                            tokio::time::sleep(Duration::from_millis(5)).await;
-                            now.fetch_sub(1, Ordering::SeqCst);
-                            result(1.0)
-                        }
-                    }),
-            ),
-        )
-        .expect("the run");
-    assert_eq!((report.written, report.errored), (64, 0));
-    assert_eq!(
-        most.load(Ordering::SeqCst),
-        2,
-        "two slots, both used, never more"
-    );
+    for through in BOTH {
+        let output = scratch(&format!("inherited-limiter-{through:?}")).join("results.jsonl");
+        let limiter = Limiter::new().limit(Resource::Cpu, 2);
+        let (now, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let (now2, most2) = (Arc::clone(&now), Arc::clone(&most));
+        let report = runtime(4)
+            .block_on(
+                limiter.scope(
+                    Evaluation::new(&output)
+                        .concurrency(16)
+                        .handle_interrupts(false)
+                        .progress(false)
+                        .run_through(through, (0..64).map(|i| (i, ())), move |_, _| {
+                            let (now, most) = (Arc::clone(&now2), Arc::clone(&most2));
+                            async move {
+                                let _slot = acquire(Resource::Cpu).await;
+                                let inside = now.fetch_add(1, Ordering::SeqCst) + 1;
+                                most.fetch_max(inside, Ordering::SeqCst);
+                                tokio::time::sleep(Duration::from_millis(5)).await;
+                                now.fetch_sub(1, Ordering::SeqCst);
+                                result(1.0)
+                            }
+                        }),
+                ),
+            )
+            .expect("the run");
+        assert_eq!((report.written, report.errored), (64, 0));
+        assert_eq!(
+            most.load(Ordering::SeqCst),
+            2,
+            "two slots, both used, never more"
+        );
+    }
 }
 
 /// Dropping the run's future drops every grading, running or waiting in the queue, even when
 /// some of them panic in their destructors.
 #[test]
 fn a_dropped_run_leaves_no_grading_running() {
-    let output = scratch("dropped").join("results.jsonl");
-    let started = Arc::new(AtomicUsize::new(0));
-    let finished = Arc::new(AtomicUsize::new(0));
-    let alive = Arc::new(AtomicUsize::new(0));
-    let (s, f, a) = (
-        Arc::clone(&started),
-        Arc::clone(&finished),
-        Arc::clone(&alive),
-    );
-    /// Counts the gradings whose future still exists.
-    struct Alive(Arc<AtomicUsize>);
-    impl Drop for Alive {
-        fn drop(&mut self) {
-            self.0.fetch_sub(1, Ordering::SeqCst);
+    for through in BOTH {
+        let output = scratch(&format!("dropped-{through:?}")).join("results.jsonl");
+        let started = Arc::new(AtomicUsize::new(0));
+        let finished = Arc::new(AtomicUsize::new(0));
+        let alive = Arc::new(AtomicUsize::new(0));
+        let (s, f, a) = (
+            Arc::clone(&started),
+            Arc::clone(&finished),
+            Arc::clone(&alive),
+        );
+        /// Counts the gradings whose future still exists.
+        struct Alive(Arc<AtomicUsize>);
+        impl Drop for Alive {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, Ordering::SeqCst);
+            }
         }
-    }
-    let runtime = runtime(2);
-    runtime.block_on(async {
-        let evaluation = Evaluation::new(&output)
-            .concurrency(8)
-            .handle_interrupts(false)
-            .progress(false);
-        let run = evaluation.run((0..100).map(|i| (i, i)), move |sample, _| {
-            let (s, f, a) = (Arc::clone(&s), Arc::clone(&f), Arc::clone(&a));
-            a.fetch_add(1, Ordering::SeqCst);
-            let guard = Alive(a);
-            // Some of the slow ones panic when dropped, running or queued.
-            let bomb = if sample.1 >= 4 && sample.1 % 3 == 1 {
-                Some(PanicsOnDrop)
-            } else {
-                None
-            };
-            async move {
-                let _guard = guard;
-                let _bomb = bomb;
-                s.fetch_add(1, Ordering::SeqCst);
-                let wait = if sample.1 < 4 { 0 } else { 60_000 };
-                tokio::time::sleep(Duration::from_millis(wait)).await;
-                f.fetch_add(1, Ordering::SeqCst);
-                result(1.0)
+        let runtime = runtime(2);
+        runtime.block_on(async {
+            let evaluation = Evaluation::new(&output)
+                .concurrency(8)
+                .handle_interrupts(false)
+                .progress(false);
+            let run =
+                evaluation.run_through(through, (0..100).map(|i| (i, i)), move |sample, _| {
+                    let (s, f, a) = (Arc::clone(&s), Arc::clone(&f), Arc::clone(&a));
+                    a.fetch_add(1, Ordering::SeqCst);
+                    let guard = Alive(a);
+                    // Some of the slow ones panic when dropped, running or queued.
+                    let bomb = if sample.1 >= 4 && sample.1 % 3 == 1 {
+                        Some(PanicsOnDrop)
+                    } else {
+                        None
+                    };
+                    async move {
+                        let _guard = guard;
+                        let _bomb = bomb;
+                        s.fetch_add(1, Ordering::SeqCst);
+                        let wait = if sample.1 < 4 { 0 } else { 60_000 };
+                        tokio::time::sleep(Duration::from_millis(wait)).await;
+                        f.fetch_add(1, Ordering::SeqCst);
+                        result(1.0)
+                    }
+                });
+            let stopped = tokio::time::timeout(Duration::from_millis(300), run).await;
+            assert!(
+                stopped.is_err(),
+                "the run was still waiting on its slow gradings"
+            );
+            // The run's future is gone, the runtime lives on: the gradings' tasks were aborted,
+            // so every grading is dropped (waiting at most a few seconds for the workers to see
+            // the abort), long before their 60 s sleeps end.
+            for _ in 0..500 {
+                if alive.load(Ordering::SeqCst) == 0 {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
             }
         });
-        let stopped = tokio::time::timeout(Duration::from_millis(300), run).await;
-        assert!(
-            stopped.is_err(),
-            "the run was still waiting on its slow gradings"
-        );
-        // The run's future is gone, the runtime lives on: the gradings' tasks were aborted,
-        // so every grading is dropped (waiting at most a few seconds for the workers to see
-        // the abort), long before their 60 s sleeps end.
-        for _ in 0..500 {
-            if alive.load(Ordering::SeqCst) == 0 {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    });
-    assert_eq!(finished.load(Ordering::SeqCst), 4);
-    assert!(started.load(Ordering::SeqCst) >= 8);
-    assert_eq!(alive.load(Ordering::SeqCst), 0, "every grading dropped");
-    assert_eq!(pairs(&output).len(), 4, "the finished lines kept");
+        assert_eq!(finished.load(Ordering::SeqCst), 4);
+        assert!(started.load(Ordering::SeqCst) >= 8);
+        assert_eq!(alive.load(Ordering::SeqCst), 0, "every grading dropped");
+        assert_eq!(pairs(&output).len(), 4, "the finished lines kept");
+    }
 }
 
 /// An error whose message cannot be written: `Display` panics.
@@ -231,6 +291,16 @@ fn a_panic_ending_a_grading_polled_in_place_is_its_line() {
 }
 
 fn panics_end_their_own_grading_only(name: &str, runtime: &tokio::runtime::Runtime) {
+    for through in BOTH {
+        panics_end_their_own_grading_only_through(&format!("{name}-{through:?}"), runtime, through);
+    }
+}
+
+fn panics_end_their_own_grading_only_through(
+    name: &str,
+    runtime: &tokio::runtime::Runtime,
+    through: Through,
+) {
     let output = scratch(name).join("results.jsonl");
     let report = runtime
         .block_on(
@@ -238,7 +308,7 @@ fn panics_end_their_own_grading_only(name: &str, runtime: &tokio::runtime::Runti
                 .concurrency(16)
                 .handle_interrupts(false)
                 .progress(false)
-                .run((0..32).map(|i| (i, i)), |sample, _| async move {
+                .run_through(through, (0..32).map(|i| (i, i)), |sample, _| async move {
                     match sample.1 {
                         3 => return Err(Unprintable),
                         5 => {
@@ -310,57 +380,67 @@ impl Drop for Counted {
 /// once, after yields, after timers).
 #[test]
 fn gradings_never_exceed_the_concurrency_and_each_is_written_once() {
-    for (workers, concurrency) in [(1, 1), (3, 1), (3, 2), (2, 7), (1, 16), (2, 64)] {
-        let output = scratch(&format!("bound-{workers}-{concurrency}")).join("results.jsonl");
-        let census = Census::default();
-        let counted = census.clone();
-        let made = Census::default();
-        let made_counted = made.clone();
-        let report = runtime(workers).block_on(async {
-            let evaluation = Evaluation::new(&output)
-                .epochs(2)
-                .concurrency(concurrency)
-                .handle_interrupts(false)
-                .progress(false);
-            let run = evaluation.run((0..300).map(|i| (i, i)), move |sample, epoch| {
-                let made = made_counted.enter();
-                let counted = counted.clone();
-                async move {
-                    let _made = made;
-                    let _counted = counted.enter();
-                    match (sample.1 + epoch as usize) % 3 {
-                        0 => {}
-                        1 => {
-                            for _ in 0..sample.1 % 5 {
-                                tokio::task::yield_now().await;
+    for through in BOTH {
+        for (workers, concurrency) in [(1, 1), (3, 1), (3, 2), (2, 7), (1, 16), (2, 64)] {
+            let output = scratch(&format!("bound-{workers}-{concurrency}-{through:?}"))
+                .join("results.jsonl");
+            let census = Census::default();
+            let counted = census.clone();
+            let made = Census::default();
+            let made_counted = made.clone();
+            let report = runtime(workers).block_on(async {
+                let evaluation = Evaluation::new(&output)
+                    .epochs(2)
+                    .concurrency(concurrency)
+                    .handle_interrupts(false)
+                    .progress(false);
+                let run = evaluation.run_through(
+                    through,
+                    (0..300).map(|i| (i, i)),
+                    move |sample, epoch| {
+                        let made = made_counted.enter();
+                        let counted = counted.clone();
+                        async move {
+                            let _made = made;
+                            let _counted = counted.enter();
+                            match (sample.1 + epoch as usize) % 3 {
+                                0 => {}
+                                1 => {
+                                    for _ in 0..sample.1 % 5 {
+                                        tokio::task::yield_now().await;
+                                    }
+                                }
+                                _ => tokio::time::sleep(Duration::from_micros(200)).await,
                             }
+                            result(1.0)
                         }
-                        _ => tokio::time::sleep(Duration::from_micros(200)).await,
-                    }
-                    result(1.0)
-                }
+                    },
+                );
+                tokio::time::timeout(Duration::from_secs(20), run).await
             });
-            tokio::time::timeout(Duration::from_secs(20), run).await
-        });
-        let report = report.expect("the run ended").expect("the run");
-        assert_eq!(report.written, 600, "{workers} workers, {concurrency}");
-        assert_eq!(
-            pairs(&output).len(),
-            600,
-            "{workers} workers, {concurrency}"
-        );
-        let most = census.most.load(Ordering::SeqCst);
-        assert!(
-            most <= concurrency,
-            "{most} gradings at once with a concurrency of {concurrency} on {workers} workers"
-        );
-        let most_made = made.most.load(Ordering::SeqCst);
-        assert!(
-            most_made <= concurrency + AHEAD,
-            "{most_made} gradings made at once with a concurrency of {concurrency}"
-        );
-        assert_eq!(census.alive.load(Ordering::SeqCst), 0);
-        assert_eq!(made.alive.load(Ordering::SeqCst), 0);
+            let report = report.expect("the run ended").expect("the run");
+            assert_eq!(report.written, 600, "{workers} workers, {concurrency}");
+            assert_eq!(
+                pairs(&output).len(),
+                600,
+                "{workers} workers, {concurrency}"
+            );
+            let most = census.most.load(Ordering::SeqCst);
+            assert!(
+                most <= concurrency,
+                "{most} gradings at once with a concurrency of {concurrency} on {workers} workers"
+            );
+            let most_made = made.most.load(Ordering::SeqCst);
+            // Through `run_shared`, a lane makes a grading only for a slot it holds.
+            let ahead = if through == Through::Shared { 0 } else { AHEAD };
+            assert!(
+                most_made <= concurrency + ahead,
+                "{most_made} gradings made at once with a concurrency of {concurrency} \
+                 through {through:?}"
+            );
+            assert_eq!(census.alive.load(Ordering::SeqCst), 0);
+            assert_eq!(made.alive.load(Ordering::SeqCst), 0);
+        }
     }
 }
 
@@ -368,54 +448,56 @@ fn gradings_never_exceed_the_concurrency_and_each_is_written_once() {
 /// it, the finished lines are in the file, whole and once each, and nothing is left running.
 #[test]
 fn a_runtime_shut_down_under_a_run_leaves_no_grading_and_whole_lines() {
-    let output = scratch("shutdown").join("results.jsonl");
-    let census = Census::default();
-    let counted = census.clone();
-    let made = Census::default();
-    let made_counted = made.clone();
-    let runtime = runtime(2);
-    let path = output.clone();
-    let run = runtime.spawn(async move {
-        Evaluation::new(&path)
-            .concurrency(16)
-            .handle_interrupts(false)
-            .progress(false)
-            .run((0..1000).map(|i| (i, i)), move |sample, _| {
-                let made = made_counted.enter();
-                let counted = counted.clone();
-                async move {
-                    let _made = made;
-                    let _counted = counted.enter();
-                    let wait = if sample.1 < 20 { 0 } else { 60_000 };
-                    tokio::time::sleep(Duration::from_millis(wait)).await;
-                    result(1.0)
-                }
-            })
-            .await
-    });
-    // Wait for the quick gradings' lines, then shut the runtime down under the run.
-    while pairs_written(&output) < 20 {
-        std::thread::sleep(Duration::from_millis(5));
+    for through in BOTH {
+        let output = scratch(&format!("shutdown-{through:?}")).join("results.jsonl");
+        let census = Census::default();
+        let counted = census.clone();
+        let made = Census::default();
+        let made_counted = made.clone();
+        let runtime = runtime(2);
+        let path = output.clone();
+        let run = runtime.spawn(async move {
+            Evaluation::new(&path)
+                .concurrency(16)
+                .handle_interrupts(false)
+                .progress(false)
+                .run_through(through, (0..1000).map(|i| (i, i)), move |sample, _| {
+                    let made = made_counted.enter();
+                    let counted = counted.clone();
+                    async move {
+                        let _made = made;
+                        let _counted = counted.enter();
+                        let wait = if sample.1 < 20 { 0 } else { 60_000 };
+                        tokio::time::sleep(Duration::from_millis(wait)).await;
+                        result(1.0)
+                    }
+                })
+                .await
+        });
+        // Wait for the quick gradings' lines, then shut the runtime down under the run.
+        while pairs_written(&output) < 20 {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        runtime.shutdown_timeout(Duration::from_secs(5));
+        assert_eq!(
+            census.alive.load(Ordering::SeqCst),
+            0,
+            "every grading dropped"
+        );
+        assert_eq!(
+            made.alive.load(Ordering::SeqCst),
+            0,
+            "every grading dropped"
+        );
+        assert!(census.most.load(Ordering::SeqCst) <= 16);
+        assert!(made.most.load(Ordering::SeqCst) <= 16 + AHEAD);
+        assert_eq!(pairs(&output).len(), 20, "the finished lines, once each");
+        let ended = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("a runtime")
+            .block_on(run);
+        assert!(ended.is_err_and(|error| error.is_cancelled()));
     }
-    runtime.shutdown_timeout(Duration::from_secs(5));
-    assert_eq!(
-        census.alive.load(Ordering::SeqCst),
-        0,
-        "every grading dropped"
-    );
-    assert_eq!(
-        made.alive.load(Ordering::SeqCst),
-        0,
-        "every grading dropped"
-    );
-    assert!(census.most.load(Ordering::SeqCst) <= 16);
-    assert!(made.most.load(Ordering::SeqCst) <= 16 + AHEAD);
-    assert_eq!(pairs(&output).len(), 20, "the finished lines, once each");
-    let ended = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .expect("a runtime")
-        .block_on(run);
-    assert!(ended.is_err_and(|error| error.is_cancelled()));
 }
 
 /// A run awaited on another thread (`Handle::block_on`) while the runtime its gradings run on
@@ -423,45 +505,65 @@ fn a_runtime_shut_down_under_a_run_leaves_no_grading_and_whole_lines() {
 /// rather than ending as if it had graded everything.
 #[test]
 fn gradings_cancelled_under_a_run_are_an_error_not_a_short_run() {
-    let output = scratch("cancelled-under").join("results.jsonl");
-    let runtime = runtime(2);
-    let handle = runtime.handle().clone();
-    let path = output.clone();
-    let awaiting = std::thread::spawn(move || {
-        handle.block_on(
-            Evaluation::new(&path)
-                .concurrency(16)
-                .handle_interrupts(false)
-                .progress(false)
-                .run((0..200).map(|i| (i, i)), |sample, _| async move {
-                    let wait = if sample.1 < 20 { 0 } else { 60_000 };
-                    tokio::time::sleep(Duration::from_millis(wait)).await;
-                    result(1.0)
-                }),
-        )
-    });
-    while pairs_written(&output) < 20 {
-        std::thread::sleep(Duration::from_millis(5));
+    for through in BOTH {
+        let output = scratch(&format!("cancelled-under-{through:?}")).join("results.jsonl");
+        let runtime = runtime(2);
+        let handle = runtime.handle().clone();
+        let path = output.clone();
+        let awaiting = std::thread::spawn(move || {
+            handle.block_on(
+                Evaluation::new(&path)
+                    .concurrency(16)
+                    .handle_interrupts(false)
+                    .progress(false)
+                    .run_through(through, (0..200).map(|i| (i, i)), |sample, _| async move {
+                        let wait = if sample.1 < 20 { 0 } else { 60_000 };
+                        tokio::time::sleep(Duration::from_millis(wait)).await;
+                        result(1.0)
+                    }),
+            )
+        });
+        while pairs_written(&output) < 20 {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        runtime.shutdown_timeout(Duration::from_secs(5));
+        let error = awaiting
+            .join()
+            .expect("the awaiting thread")
+            .expect_err("a run missing lines is an error");
+        let message = error.to_string();
+        // Through `run`, the gradings of every sample left were made (and counted cancelled);
+        // through `run_shared`, only those the lanes had started (one a slot) were.
+        let counted = match through {
+            Through::Run => matches!(
+                error,
+                EvalError::Cancelled {
+                    cancelled: 180,
+                    written: 20,
+                    samples_left: false,
+                    ..
+                }
+            ),
+            Through::Shared => matches!(
+                error,
+                EvalError::Cancelled {
+                    cancelled: 16,
+                    written: 20,
+                    samples_left: true,
+                    ..
+                }
+            ),
+        };
+        assert!(counted, "{message}");
+        if through == Through::Shared {
+            assert!(
+                message.contains("samples not yet taken were left ungraded"),
+                "{message}"
+            );
+        }
+        assert!(message.contains(&output.display().to_string()), "{message}");
+        assert_eq!(pairs(&output).len(), 20, "the finished lines, once each");
     }
-    runtime.shutdown_timeout(Duration::from_secs(5));
-    let error = awaiting
-        .join()
-        .expect("the awaiting thread")
-        .expect_err("a run missing lines is an error");
-    let message = error.to_string();
-    assert!(
-        matches!(
-            error,
-            EvalError::Cancelled {
-                cancelled: 180,
-                written: 20,
-                ..
-            }
-        ),
-        "{message}"
-    );
-    assert!(message.contains(&output.display().to_string()), "{message}");
-    assert_eq!(pairs(&output).len(), 20, "the finished lines, once each");
 }
 
 fn pairs_written(path: &Path) -> usize {
@@ -532,4 +634,185 @@ fn long_computing_gradings_leave_a_current_thread_runtimes_other_tasks_turns() {
         .expect("a runtime");
     let seen = other_tasks_turns_during(&runtime, "turns-in-place");
     assert!(seen.len() >= 8, "the sleeping task saw {seen:?}");
+}
+
+/// The lines of a results file, as (id, epoch) → (reward, error message), in order.
+fn outcomes(path: &Path) -> std::collections::BTreeMap<(String, u32), String> {
+    std::fs::read_to_string(path)
+        .expect("the results")
+        .lines()
+        .map(|text| {
+            let line: Line = serde_json::from_str(text).expect("a line");
+            let outcome = match &line.error {
+                Some(error) => format!("error: {}", error.message),
+                None => format!("reward {:?}", line.reward()),
+            };
+            ((line.id, line.epoch), outcome)
+        })
+        .collect()
+}
+
+/// The grading of the run-against-run test: a reward from the sample and epoch, an error, a
+/// panic in the grading function's call (before its future) and one in its future.
+fn mixed(
+    sample: Arc<(String, usize)>,
+    epoch: u32,
+) -> impl Future<Output = Result<EvaluationResult, String>> + Send + 'static {
+    assert!(sample.1 % 17 != 5, "the call for {} panicked", sample.0);
+    async move {
+        match sample.1 % 17 {
+            3 => Err(format!("{} failed", sample.0)),
+            11 => panic!("the future of {} panicked", sample.0),
+            n => result(((n as u32 + epoch) % 4) as f64 / 4.0),
+        }
+    }
+}
+
+/// `run_shared` writes exactly what `run` writes, line for line, and reports the same counts:
+/// over several epochs, in one shard of two, resuming a file that already holds some lines,
+/// with errors and panics, on worker threads and on a current-thread runtime.
+#[test]
+fn run_shared_writes_the_lines_and_counts_of_run() {
+    let samples = || (0..300).map(|i| (format!("s{i}"), i));
+    let current_thread = || {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime")
+    };
+    for (name, runtime) in [("workers", runtime(2)), ("in-place", current_thread())] {
+        let dir = scratch(&format!("same-as-run-{name}"));
+        let mut reports = Vec::new();
+        for through in BOTH {
+            let output = dir.join(format!("{through:?}.jsonl"));
+            let evaluation = Evaluation::new(&output)
+                .epochs(3)
+                .concurrency(7)
+                .shard(grader_core::eval::Shard::new(1, 2).expect("a shard"))
+                .handle_interrupts(false)
+                .progress(false);
+            // A first run over the first 40 samples, then the whole run resumes it.
+            let first = runtime
+                .block_on(evaluation.run_through(through, samples().take(40), mixed))
+                .expect("the first run");
+            assert!(first.written > 0);
+            let report = runtime
+                .block_on(evaluation.run_through(through, samples(), mixed))
+                .expect("the run");
+            assert_eq!(report.resumed, first.written, "{name}, {through:?}");
+            reports.push((report, outcomes(&output)));
+        }
+        let (run, shared) = (&reports[0], &reports[1]);
+        assert_eq!(shared.1, run.1, "{name}: the same lines");
+        let counts = |r: &RunReport| (r.written, r.errored, r.resumed, r.other_shards);
+        assert_eq!(counts(&shared.0), counts(&run.0), "{name}: the same counts");
+        // Every kind of outcome is among them.
+        let kinds: HashSet<&str> = run
+            .1
+            .values()
+            .map(|outcome| outcome.split(' ').next().unwrap_or(""))
+            .collect();
+        assert_eq!(kinds, HashSet::from(["reward", "error:"]));
+        assert!(
+            run.1
+                .values()
+                .any(|o| o.contains("call for") && o.contains("panicked"))
+        );
+        assert!(run.1.values().any(|o| o.contains("future of")));
+        assert!(run.0.other_shards > 100 && run.0.other_shards < 200);
+    }
+}
+
+/// Through `run_shared` on worker threads, the grading function is called on the workers,
+/// never on the thread that awaits the run.
+#[test]
+fn run_shared_calls_the_grading_function_on_the_workers() {
+    let output = scratch("shared-calls").join("results.jsonl");
+    let callers = Arc::new(Mutex::new(HashSet::new()));
+    let seen = Arc::clone(&callers);
+    let report = runtime(2)
+        .block_on(
+            Evaluation::new(&output)
+                .concurrency(8)
+                .handle_interrupts(false)
+                .progress(false)
+                .run_shared((0..2000).map(|i| (i, i)), move |sample, _| {
+                    seen.lock()
+                        .expect("the set")
+                        .insert(std::thread::current().id());
+                    async move { result((sample.1 % 2) as f64) }
+                }),
+        )
+        .expect("the run");
+    assert_eq!(report.written, 2000);
+    let callers = callers.lock().expect("the set");
+    assert!(!callers.is_empty());
+    assert!(
+        !callers.contains(&std::thread::current().id()),
+        "the awaiting thread called the grading function"
+    );
+}
+
+/// A panic of the samples' iterator, on a worker, ends a `run_shared` run once the gradings in
+/// flight end: every sample taken before it has its line, none after, and the panic reaches
+/// the caller as it would from `run`.
+#[test]
+fn a_panicking_sample_iterator_ends_a_shared_run_with_its_panic() {
+    for workers in [1, 2] {
+        let output = scratch(&format!("shared-iterator-panic-{workers}")).join("results.jsonl");
+        let runtime = runtime(workers);
+        let samples = (0..500).map(|i| {
+            assert!(i != 123, "the samples ran dry");
+            (i, i)
+        });
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            runtime.block_on(
+                Evaluation::new(&output)
+                    .concurrency(16)
+                    .handle_interrupts(false)
+                    .progress(false)
+                    .run_shared(samples, |sample, _| async move {
+                        tokio::time::sleep(Duration::from_millis((sample.1 % 3) as u64)).await;
+                        result(1.0)
+                    }),
+            )
+        }));
+        let panic = run.expect_err("the iterator's panic");
+        let message = panic
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| panic.downcast_ref::<&str>().copied());
+        assert_eq!(message, Some("the samples ran dry"));
+        let expected: Vec<(String, u32)> = {
+            let mut ids: Vec<(String, u32)> = (0..123).map(|i| (i.to_string(), 1)).collect();
+            ids.sort();
+            ids
+        };
+        assert_eq!(pairs(&output), expected, "{workers} workers");
+    }
+}
+
+/// A run with nothing to grade (no samples, or every line already written) ends at once
+/// through `run_shared`, as through `run`.
+#[test]
+fn a_shared_run_with_nothing_to_grade_ends() {
+    let output = scratch("shared-nothing").join("results.jsonl");
+    let runtime = runtime(2);
+    let evaluation = Evaluation::new(&output)
+        .concurrency(4)
+        .handle_interrupts(false)
+        .progress(false);
+    let grade = |_: Arc<(usize, usize)>, _| async { result(1.0) };
+    let empty = runtime
+        .block_on(evaluation.run_shared(std::iter::empty(), grade))
+        .expect("the run");
+    assert_eq!(empty.written, 0);
+    let first = runtime
+        .block_on(evaluation.run_shared((0..10).map(|i| (i, i)), grade))
+        .expect("the run");
+    assert_eq!(first.written, 10);
+    let again = runtime
+        .block_on(evaluation.run_shared((0..10).map(|i| (i, i)), grade))
+        .expect("the run");
+    assert_eq!((again.written, again.resumed), (0, 10));
 }

@@ -93,6 +93,9 @@ pub(super) struct Running {
     pub(super) unstarted: usize,
     /// The run's local output file, which lanes append their lines to themselves.
     file: Option<Arc<SharedFile>>,
+    /// The lanes make gradings from a [`Source`] that has not run out (as far as the awaiting
+    /// task has heard).
+    sourcing: bool,
 }
 
 impl Drop for Running {
@@ -108,10 +111,27 @@ impl Drop for Running {
 }
 
 /// A grading made and not yet started, with what its line needs should its lane fail.
-struct Made {
-    id: Arc<str>,
-    epoch: u32,
-    grading: Grading,
+pub(super) struct Made {
+    pub(super) id: Arc<str>,
+    pub(super) epoch: u32,
+    pub(super) grading: Grading,
+}
+
+/// The samples of a run whose lanes make its gradings themselves (see
+/// [`Running::with_source`]): shared among the lanes, each of which makes gradings for the
+/// slots it claims.
+pub(super) trait Source: Send + Sync + 'static {
+    /// Makes up to `n` gradings into `into`, and returns how many: fewer only once the samples
+    /// are exhausted (or their iterator panicked: see [`take_panic`](Self::take_panic)). Never
+    /// panics.
+    fn make(&self, n: usize, into: &mut Vec<Made>) -> usize;
+
+    /// The panic of the samples' iterator (or of a sample's id), if one ended them.
+    fn take_panic(&self) -> Option<Box<dyn std::any::Any + Send>>;
+
+    /// Gradings skipped because the output holds their lines, and samples skipped because
+    /// another shard grades them, so far.
+    fn counts(&self) -> (usize, usize);
 }
 
 /// What the awaiting task and the lanes share.
@@ -126,6 +146,8 @@ struct Shared {
     share: usize,
     /// The most gradings a lane takes at a time.
     take: usize,
+    /// Where the lanes make gradings themselves, when they do (nothing is queued then).
+    source: Option<Box<dyn Source>>,
 }
 
 /// The gradings made and not started, and the count of the run's slots in use.
@@ -140,6 +162,13 @@ struct Queue {
     /// Cancelled, or a lane was dropped before it ended (its runtime shut down): lanes take
     /// nothing more, and nothing more is queued.
     closed: bool,
+    /// Gradings the lanes made from the [`Source`] since the awaiting task last counted them:
+    /// counted as a lane claims their slots, before it makes them, so that the awaiting task
+    /// never hears of a line before its grading; less those claimed and not made (the samples
+    /// ran out), which may take it below zero.
+    made_by_lanes: isize,
+    /// The [`Source`] ran out (or panicked): lanes make nothing more.
+    source_done: bool,
 }
 
 /// What a lane hands over.
@@ -165,7 +194,7 @@ pub(super) enum Event {
     Unstarted(usize),
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -219,12 +248,15 @@ impl Running {
                     lanes: 0,
                     hungry: Vec::new(),
                     closed: false,
+                    made_by_lanes: 0,
+                    source_done: false,
                 }),
                 events: Mutex::default(),
                 notify: tokio::sync::Notify::new(),
                 concurrency,
                 share: concurrency.div_ceil(lanes).max(1),
                 take: concurrency.div_ceil(lanes).clamp(1, TAKE),
+                source: None,
             }),
             tasks: JoinSet::new(),
             taken: Vec::new(),
@@ -241,7 +273,40 @@ impl Running {
             cancelled: 0,
             unstarted: 0,
             file: file.filter(|_| workers.is_some()),
+            sourcing: false,
         }
+    }
+
+    /// The lanes make the run's gradings themselves from `source`, each for the slots it
+    /// claims, so the awaiting task makes none (and only counts the lines); lanes start at
+    /// [`start`](Self::start). Only gradings that run in lanes are made so (see
+    /// [`spawns`](Self::spawns)): polled in place, the awaiting task makes them.
+    pub(super) fn with_source(mut self, source: Box<dyn Source>) -> Self {
+        debug_assert!(self.spawn, "a source for gradings polled in place");
+        if let Some(shared) = Arc::get_mut(&mut self.shared) {
+            shared.source = Some(source);
+            self.sourcing = true;
+        }
+        self
+    }
+
+    /// The counts of the run's [`Source`] (see [`Source::counts`]); zeros without one.
+    pub(super) fn source_counts(&self) -> (usize, usize) {
+        self.shared
+            .source
+            .as_ref()
+            .map_or((0, 0), |source| source.counts())
+    }
+
+    /// Whether the run has a [`Source`] that did not run out: its lanes were stopped (the
+    /// run cancelled, or its runtime shut down) with samples not yet taken.
+    pub(super) fn source_unfinished(&self) -> bool {
+        self.shared.source.is_some() && !lock(&self.shared.queue).source_done
+    }
+
+    /// The panic that ended the samples of the run's [`Source`], if one did.
+    pub(super) fn source_panic(&self) -> Option<Box<dyn std::any::Any + Send>> {
+        self.shared.source.as_ref()?.take_panic()
     }
 
     /// Whether gradings run in lanes (not polled in place).
@@ -312,7 +377,8 @@ impl Running {
             self.outstanding += self.pending.len();
             queue.made.extend(self.pending.drain(..));
             // (A lane that panicked is replaced here too.)
-            let new_lanes = if !queue.made.is_empty() && queue.running < self.concurrency {
+            let work = !queue.made.is_empty() || (self.sourcing && !queue.source_done);
+            let new_lanes = if work && queue.running < self.concurrency {
                 self.lanes.saturating_sub(queue.lanes)
             } else {
                 0
@@ -365,6 +431,7 @@ impl Running {
     /// Gradings made and not yet ended (or ended with their line not yet given out).
     pub(super) fn is_empty(&self) -> bool {
         self.outstanding == 0
+            && !self.sourcing
             && self.pending.is_empty()
             && self.local.is_empty()
             && self.ready.is_empty()
@@ -374,6 +441,18 @@ impl Running {
     /// a failed line for each grading it left (after a panic) or a count of them cancelled.
     fn take(&mut self) {
         std::mem::swap(&mut *lock(&self.shared.events), &mut self.taken);
+        if self.shared.source.is_some() {
+            // Counted after the events are taken: every grading whose line is among them was
+            // counted before its lane handed the line over. (Read after the source ran out
+            // too: a lane that claimed slots before it did gives back those it made nothing
+            // for.)
+            let mut queue = lock(&self.shared.queue);
+            self.outstanding = self
+                .outstanding
+                .saturating_add_signed(std::mem::take(&mut queue.made_by_lanes));
+            // Closed (the runtime is shutting down), no lane makes more either.
+            self.sourcing = !queue.source_done && !queue.closed;
+        }
         for event in self.taken.drain(..) {
             match event {
                 Event::Line { line, spent } => {
@@ -432,7 +511,7 @@ impl Running {
             if !self.ready.is_empty() {
                 continue;
             }
-            if self.outstanding == 0 || (more && self.wants_more()) {
+            if (self.outstanding == 0 && !self.sourcing) || (more && self.wants_more()) {
                 return None;
             }
             // A lane that panicked is replaced before waiting on the others.
@@ -562,38 +641,69 @@ impl Lane {
         self.panic = Some(message);
     }
 
-    /// Gives back the slots of the gradings that ended, and takes more from the queue for the
-    /// slots free; returns how many it took. Taking none with no grading left, the lane ends.
+    /// Gives back the slots of the gradings that ended, and takes more from the queue (or
+    /// makes more from the run's [`Source`]) for the slots free; returns how many it took.
+    /// Taking none with no grading left, the lane ends.
     fn refill(&mut self, cx: &Context<'_>) -> usize {
-        let crossed = {
+        let (crossed, claimed) = {
             let mut queue = lock(&self.shared.queue);
             queue.running -= self.released;
             self.released = 0;
             let before = queue.made.len();
             let free = self.shared.concurrency.saturating_sub(queue.running);
             let below_share = self.shared.share.saturating_sub(self.gradings.len());
-            let n = if queue.closed {
+            let room = if queue.closed {
                 0
             } else {
-                free.min(self.shared.take).min(below_share).min(before)
+                free.min(self.shared.take).min(below_share)
             };
+            let n = room.min(before);
             self.incoming.extend(queue.made.drain(..n));
-            queue.running += n;
+            // The slots it makes gradings for, counted as made now (see `made_by_lanes`).
+            let claimed = if self.shared.source.is_some() && !queue.source_done {
+                room - n
+            } else {
+                0
+            };
+            queue.running += n + claimed;
+            queue.made_by_lanes += claimed as isize;
             let after = queue.made.len();
-            if n == 0 && self.gradings.is_empty() {
+            if n + claimed == 0 && self.gradings.is_empty() {
                 queue.lanes -= 1;
                 self.exited = true;
-            } else if n == 0 && free > 0 && before == 0 && !queue.closed {
+            } else if n + claimed == 0
+                && free > 0
+                && before == 0
+                && !queue.closed
+                && self.shared.source.is_none()
+            {
                 // Slots are free and the queue is empty: wait to be woken when it fills.
                 match queue.hungry.iter_mut().find(|(lane, _)| *lane == self.id) {
                     Some((_, waker)) => waker.clone_from(cx.waker()),
                     None => queue.hungry.push((self.id, cx.waker().clone())),
                 }
             }
-            before > LOW_WATER && after <= LOW_WATER
+            (before > LOW_WATER && after <= LOW_WATER, claimed)
         };
         if crossed {
             self.shared.notify.notify_one();
+        }
+        if let Some(source) = self.shared.source.as_ref().filter(|_| claimed > 0) {
+            let made = source.make(claimed, &mut self.incoming);
+            if made < claimed {
+                // The samples ran out: the slots claimed for more go back, and the awaiting
+                // task hears that no more will be made (it may be waiting on nothing else).
+                let mut queue = lock(&self.shared.queue);
+                queue.running -= claimed - made;
+                queue.made_by_lanes -= (claimed - made) as isize;
+                queue.source_done = true;
+                if self.incoming.is_empty() && self.gradings.is_empty() {
+                    queue.lanes -= 1;
+                    self.exited = true;
+                }
+                drop(queue);
+                self.shared.notify.notify_one();
+            }
         }
         let n = self.incoming.len();
         if n > 0 {
@@ -639,6 +749,9 @@ impl Lane {
                 self.ending.push(slot);
                 self.released += 1;
                 computed += line.last_poll;
+                // A grading this lane made from the source is dropped here, on the thread that
+                // allocated it.
+                let spent = spent.filter(|_| self.shared.source.is_none());
                 let mut event = Event::Line { line, spent };
                 appending.write_out(&mut event);
                 self.ended.push(event);
@@ -723,6 +836,10 @@ impl Drop for Lane {
         // The queued gradings are dropped before the awaiting task hears of them.
         drop(queued);
         self.shared.hand_over(&mut events);
+        if killed && self.shared.source.is_some() {
+            // The awaiting task may be waiting on lanes to make more, which none will now.
+            self.shared.notify.notify_one();
+        }
     }
 }
 

@@ -7,7 +7,9 @@
 //! the context switches of all the process's threads during the run. Without `WORKERS` it
 //! runs on a current-thread runtime (one core); with it, on a multi-threaded runtime of that
 //! many worker threads, the grading inside the future so that it runs on them, at most
-//! `CONCURRENCY` (64 unless given) at once.
+//! `CONCURRENCY` (64 unless given) at once; with `shared` after it, through
+//! `Evaluation::run_shared`, where the worker threads take the samples and make the gradings
+//! themselves.
 //!
 //! `eval-bench OUTPUT SAMPLES split THREADS` is the ceiling the multi-threaded runs are held
 //! against: `THREADS` current-thread runs side by side on as many threads of this process,
@@ -105,7 +107,7 @@ fn context_switches() -> Option<u64> {
 }
 
 /// How the program is called.
-const USAGE: &str = "usage: eval-bench OUTPUT SAMPLES [WORKERS [CONCURRENCY]] | eval-bench OUTPUT SAMPLES split THREADS";
+const USAGE: &str = "usage: eval-bench OUTPUT SAMPLES [WORKERS [CONCURRENCY [shared]]] | eval-bench OUTPUT SAMPLES split THREADS";
 
 /// The items of the samples numbered `range`: (id, the number `sample` makes it from).
 fn items(range: std::ops::Range<usize>) -> impl Iterator<Item = (usize, usize)> {
@@ -193,15 +195,20 @@ pub fn main() -> Result<(), Box<dyn std::error::Error>> {
     {
         return side_by_side(output, samples.parse()?, threads.parse()?);
     }
-    let (output, samples, workers, concurrency) = match &args[..] {
-        [output, samples] => (output, samples, None, 64),
-        [output, samples, workers] => (output, samples, Some(workers.parse::<usize>()?), 64),
-        [output, samples, workers, concurrency] => (
-            output,
-            samples,
-            Some(workers.parse::<usize>()?),
-            concurrency.parse::<usize>()?,
-        ),
+    let (output, samples, workers, concurrency, shared) = match &args[..] {
+        [output, samples] => (output, samples, None, 64, false),
+        [output, samples, workers] => (output, samples, Some(workers.parse::<usize>()?), 64, false),
+        [output, samples, workers, concurrency, rest @ ..]
+            if rest.is_empty() || rest == ["shared"] =>
+        {
+            (
+                output,
+                samples,
+                Some(workers.parse::<usize>()?),
+                concurrency.parse::<usize>()?,
+                !rest.is_empty(),
+            )
+        }
         _ => return Err(USAGE.into()),
     };
     let samples: usize = samples.parse()?;
@@ -227,15 +234,15 @@ pub fn main() -> Result<(), Box<dyn std::error::Error>> {
         .progress(false)
         .handle_interrupts(false);
     let items = items(0..samples);
+    let grading = |item: std::sync::Arc<(usize, usize)>, _epoch| async move {
+        let (answer, reference, number) = sample(item.1);
+        grade(&answer, &reference, number)
+    };
+    let evaluation = evaluation.concurrency(concurrency);
     let report = match workers {
         None => runtime.block_on(in_place(evaluation, items))?,
-        Some(_) => runtime.block_on(evaluation.concurrency(concurrency).run(
-            items,
-            |item, _epoch| async move {
-                let (answer, reference, number) = sample(item.1);
-                grade(&answer, &reference, number)
-            },
-        ))?,
+        Some(_) if shared => runtime.block_on(evaluation.run_shared(items, grading))?,
+        Some(_) => runtime.block_on(evaluation.run(items, grading))?,
     };
     let seconds = started.elapsed().as_secs_f64();
     let switches = context_switches()

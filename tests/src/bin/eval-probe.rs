@@ -10,11 +10,13 @@
 //! the first `EVAL_PROBE_FAST` samples (0 by default) run `true` instead.
 //!
 //! Both run on a current-thread runtime, or with `EVAL_PROBE_WORKERS` set to a number above 0
-//! on a multi-threaded one with that many workers.
+//! on a multi-threaded one with that many workers; with `EVAL_PROBE_SHARED=1` through
+//! `Evaluation::run_shared` (the workers make the gradings), else through `Evaluation::run`.
 //!
 //! Prints the run's report and exits with its `exit_code()`: 130 when interrupted by Ctrl-C, 0
 //! otherwise.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use grader_core::eval::Evaluation;
@@ -96,27 +98,38 @@ fn main() -> Result<std::process::ExitCode, Box<dyn std::error::Error>> {
             .enable_all()
             .build()?,
     };
+    let shared = env_number("EVAL_PROBE_SHARED", 0) == 1;
+    // Runs the grading function through `run` or `run_shared`.
+    macro_rules! run {
+        ($grade:expr) => {
+            if shared {
+                runtime.block_on(evaluation.run_shared(ids, $grade))?
+            } else {
+                runtime.block_on(evaluation.run(ids, $grade))?
+            }
+        };
+    }
     let report = match mode.as_str() {
         "text" => {
             let delay = Duration::from_millis(env_number("EVAL_PROBE_DELAY_MS", 0));
-            runtime.block_on(evaluation.run(ids, |sample, _epoch| async move {
+            run!(move |sample: Arc<(String, usize)>, _epoch| async move {
                 tokio::time::sleep(delay).await;
                 let (answer, reference) = qa(sample.1);
                 grade_text(sample.1, &answer, &reference)
-            }))?
+            })
         }
         "sleep" => {
             let pids = std::env::var("EVAL_PROBE_PIDS")?;
             let seconds = env_number("EVAL_PROBE_SLEEP", 30);
             let fast = env_number("EVAL_PROBE_FAST", 0) as usize;
-            runtime.block_on(evaluation.run(ids, |sample, _epoch| {
+            run!(move |sample: Arc<(String, usize)>, _epoch| {
                 let command = if sample.1 < fast {
                     "true".to_owned()
                 } else {
                     format!("echo $$ >> '{pids}'; sleep {seconds}")
                 };
                 Gather::new().add(BashGrader::new(command).grade(1.0)).run()
-            }))?
+            })
         }
         other => return Err(format!("unknown mode {other}").into()),
     };
