@@ -1,6 +1,7 @@
 //! An evaluation: 300 question-answer samples, 3 epochs each, graded by four text graders into
 //! a JSONL file; the first run is cut short (as a crash or Ctrl-C would), the second resumes
-//! it, and the lines are summarized.
+//! it (through `run_shared`, the worker threads making the gradings), and the lines are
+//! summarized.
 //!
 //! ```sh
 //! cargo run -p grader-examples --example evaluate            # into a temporary folder
@@ -121,8 +122,12 @@ async fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
         Err(_) => println!("first run stopped after 100 ms"),
     }
 
-    // Second run, same file: it skips what is done and grades the rest.
-    let report = evaluation.run(samples(), grade).await?;
+    // Second run, same file: it skips what is done and grades the rest. It goes through
+    // `run_shared`, where the worker threads take the samples and call `grade` themselves
+    // (the samples, their iterator and `grade` can be shared among threads, as here), so the
+    // task awaiting the run only counts lines: the faster way over every core when gradings
+    // are cheap. `run` would do the same with samples or a grading function that cannot.
+    let report = evaluation.run_shared(samples(), grade).await?;
     println!(
         "second run: {} already done, {} graded now ({} errored){}",
         report.resumed,

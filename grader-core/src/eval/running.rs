@@ -14,6 +14,12 @@
 //! computing, whichever comes first. A lane writes its lines out as
 //! JSON as they end and, at the end of each poll, appends them to a local output file itself
 //! (see [`Appending`]).
+//!
+//! A run whose samples and grading function can be shared among threads
+//! (`Evaluation::run_shared`) gives them to the lanes as a [`Source`]: nothing is queued, and
+//! each lane takes samples and makes the gradings for the slots it claims, so the awaiting
+//! task makes none. Lines a lane appended to the file go to the awaiting task only to be
+//! counted, and wake it in bulk ([`UNTOLD_LINES`], [`UNTOLD_FOR`]) rather than every poll.
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -138,7 +144,7 @@ pub(super) trait Source: Send + Sync + 'static {
 struct Shared {
     queue: Mutex<Queue>,
     /// What lanes hand over for the awaiting task.
-    events: Mutex<Vec<Event>>,
+    events: Mutex<Outbox>,
     notify: tokio::sync::Notify,
     concurrency: usize,
     /// The most gradings a lane holds: its share of the concurrency, so that gradings spread
@@ -149,6 +155,23 @@ struct Shared {
     /// Where the lanes make gradings themselves, when they do (nothing is queued then).
     source: Option<Box<dyn Source>>,
 }
+
+/// What lanes hand over, until the awaiting task takes it.
+#[derive(Default)]
+struct Outbox {
+    events: Vec<Event>,
+    /// When the first of `events` came.
+    since: Option<Instant>,
+    /// The awaiting task was woken for `events`.
+    woken: bool,
+}
+
+/// Lines a lane may leave in the outbox without waking the awaiting task, when all it has to
+/// do with them is count them (see [`Shared::hand_over`]): up to this many...
+const UNTOLD_LINES: usize = 4096;
+
+/// ...for up to this long, so that the counts (and a progress bar) stay near the truth.
+const UNTOLD_FOR: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// The gradings made and not started, and the count of the run's slots in use.
 struct Queue {
@@ -209,19 +232,36 @@ impl Shared {
         std::mem::take(&mut queue.made)
     }
 
-    /// Hands `events` over (leaving it empty), waking the awaiting task if the outbox was
-    /// empty; otherwise it has been woken already and not yet taken them.
-    fn hand_over(&self, events: &mut Vec<Event>) {
+    /// Hands `events` over (leaving it empty), waking the awaiting task unless it has been
+    /// woken already and not yet taken what the outbox holds. When `untold`, the events are
+    /// lines the awaiting task only counts (appended to the file already, by lanes that make
+    /// their own gradings): they wake it only once the outbox holds [`UNTOLD_LINES`] or its
+    /// first line waited [`UNTOLD_FOR`], so that cheap gradings do not wake it (and take a
+    /// core from the workers) every poll of every lane.
+    fn hand_over(&self, events: &mut Vec<Event>, untold: bool) {
         if events.is_empty() {
             return;
         }
-        let was_empty = {
+        let wake = {
             let mut outbox = lock(&self.events);
-            let was_empty = outbox.is_empty();
-            outbox.append(events);
-            was_empty
+            if outbox.events.is_empty() {
+                outbox.woken = false;
+                outbox.since = None;
+            }
+            outbox.events.append(events);
+            let now = untold.then(Instant::now);
+            let since = *outbox.since.get_or_insert(now.unwrap_or_else(Instant::now));
+            let due = match now {
+                None => true,
+                Some(now) => {
+                    outbox.events.len() >= UNTOLD_LINES || now.duration_since(since) >= UNTOLD_FOR
+                }
+            };
+            let wake = due && !outbox.woken;
+            outbox.woken |= wake;
+            wake
         };
-        if was_empty {
+        if wake {
             self.notify.notify_one();
         }
     }
@@ -440,7 +480,7 @@ impl Running {
     /// Takes what the lanes handed over: lines into `ready`, and for a lane that ended early,
     /// a failed line for each grading it left (after a panic) or a count of them cancelled.
     fn take(&mut self) {
-        std::mem::swap(&mut *lock(&self.shared.events), &mut self.taken);
+        std::mem::swap(&mut lock(&self.shared.events).events, &mut self.taken);
         if self.shared.source.is_some() {
             // Counted after the events are taken: every grading whose line is among them was
             // counted before its lane handed the line over. (Read after the source ran out
@@ -780,7 +820,17 @@ impl Lane {
         // the lane sleeps; nothing that could panic comes between (a line appended and not
         // handed over would be redone as a panicked one).
         let buffer = appending.finish(&mut self.ended);
-        self.shared.hand_over(&mut self.ended);
+        // A lane that makes its own gradings need not tell the awaiting task of lines in the
+        // file at once, but must as it ends: the run may be over.
+        let untold = self.shared.source.is_some()
+            && !self.exited
+            && self.ended.iter().all(
+                |event| matches!(event, Event::Line { line, .. } if matches!(line.json, Json::InFile)),
+            );
+        if self.exited && self.ended.is_empty() && self.shared.source.is_some() {
+            self.shared.notify.notify_one();
+        }
+        self.shared.hand_over(&mut self.ended, untold);
         for slot in self.ending.drain(..) {
             self.slots[slot as usize] = None;
             self.free.push(slot);
@@ -835,7 +885,7 @@ impl Drop for Lane {
         }
         // The queued gradings are dropped before the awaiting task hears of them.
         drop(queued);
-        self.shared.hand_over(&mut events);
+        self.shared.hand_over(&mut events, false);
         if killed && self.shared.source.is_some() {
             // The awaiting task may be waiting on lanes to make more, which none will now.
             self.shared.notify.notify_one();
@@ -1054,6 +1104,49 @@ mod tests {
             "nothing more written while the file was busy"
         );
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Lines only to count wake the awaiting task once the outbox holds [`UNTOLD_LINES`] or
+    /// its first waited [`UNTOLD_FOR`]; anything else wakes it at once; and it is woken once
+    /// for what the outbox holds until it takes it.
+    #[test]
+    fn lines_only_to_count_wake_the_awaiting_task_in_bulk() {
+        let running = Running::new(4, Scope::current(), None);
+        let shared = &running.shared;
+        let woken = || shared.notify.notified().now_or_never().is_some();
+        let lines = |n: usize| -> Vec<Event> {
+            (0..n)
+                .map(|i| Event::Line {
+                    line: Finished {
+                        json: Json::InFile,
+                        ..failed(&i.to_string(), 1, "x")
+                    },
+                    spent: None,
+                })
+                .collect()
+        };
+        shared.hand_over(&mut lines(10), true);
+        assert!(!woken(), "ten lines to count wait");
+        shared.hand_over(&mut lines(UNTOLD_LINES - 20), true);
+        assert!(!woken(), "fewer than UNTOLD_LINES wait");
+        shared.hand_over(&mut lines(10), true);
+        assert!(woken(), "UNTOLD_LINES wake it");
+        shared.hand_over(&mut lines(10), false);
+        assert!(!woken(), "woken already, and not yet taken");
+        assert_eq!(lock(&shared.events).events.len(), UNTOLD_LINES + 10);
+
+        // Taken: the next lines wait again, until the first has waited long enough.
+        lock(&shared.events).events.clear();
+        shared.hand_over(&mut lines(1), true);
+        assert!(!woken());
+        std::thread::sleep(UNTOLD_FOR + std::time::Duration::from_millis(5));
+        shared.hand_over(&mut lines(1), true);
+        assert!(woken(), "the first line waited UNTOLD_FOR");
+
+        // What is not only to count wakes it at once.
+        lock(&shared.events).events.clear();
+        shared.hand_over(&mut lines(1), false);
+        assert!(woken());
     }
 
     /// A lane that panics outside its gradings gives each grading it left a panicked line,
