@@ -121,7 +121,7 @@ fn assert_clean_error(stderr: &str, url: &str) {
 
 #[test]
 fn a_run_killed_with_sigkill_resumes_from_its_chunks_and_reads_back_as_a_local_run() {
-    killed_and_resumed("sigkill", 0);
+    killed_and_resumed("sigkill", 0, false);
 }
 
 /// On two worker threads, where each lane hands the lines that ended in a poll over as one
@@ -129,10 +129,17 @@ fn a_run_killed_with_sigkill_resumes_from_its_chunks_and_reads_back_as_a_local_r
 #[test]
 fn a_multi_threaded_run_killed_with_sigkill_resumes_from_its_chunks_and_reads_back_as_a_local_run()
 {
-    killed_and_resumed("sigkill-threads", 2);
+    killed_and_resumed("sigkill-threads", 2, false);
 }
 
-fn killed_and_resumed(name: &str, workers: usize) {
+/// Through `run_shared`, where the lanes make the gradings and the awaiting task uploads the
+/// lines they hand over.
+#[test]
+fn a_shared_run_killed_with_sigkill_resumes_from_its_chunks_and_reads_back_as_a_local_run() {
+    killed_and_resumed("sigkill-shared", 2, true);
+}
+
+fn killed_and_resumed(name: &str, workers: usize, shared: bool) {
     let Some(server) = S3Server::start(TMP, false) else {
         return;
     };
@@ -144,16 +151,19 @@ fn killed_and_resumed(name: &str, workers: usize) {
 
     let url = "s3://evals/runs/killed";
     let workers = workers.to_string();
+    let shared = if shared { "1" } else { "0" };
     let call = |port, args: &[&str]| {
         finish(
             probe(port, args)
                 .env("STORE_PROBE_WORKERS", &workers)
+                .env("STORE_PROBE_SHARED", shared)
                 .spawn()
                 .expect("start the probe"),
         )
     };
     let mut child = probe(port, &["run", url, "80", "2", "8"])
         .env("STORE_PROBE_WORKERS", &workers)
+        .env("STORE_PROBE_SHARED", shared)
         .env("STORE_PROBE_DELAY_MS", "15")
         .env("STORE_PROBE_CHUNK", "10")
         .spawn()

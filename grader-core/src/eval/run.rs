@@ -563,16 +563,16 @@ impl Evaluation {
                     if let Err(source) = super::write::write_line(buffer, json) {
                         buffer.truncate(before);
                         return Err(EvalError::Serialize {
-                            id: line.id.to_string(),
+                            id: json.id.clone(),
                             source,
                         });
                     }
                     buffer.push(b'\n');
                 }
                 Json::Written(Ok(json)) => buffer.extend_from_slice(json),
-                Json::Written(Err(message)) => {
+                Json::Written(Err((id, message))) => {
                     return Err(EvalError::Serialize {
-                        id: line.id.to_string(),
+                        id: id.clone(),
                         source: serde_json::Error::io(std::io::Error::other(message.clone())),
                     });
                 }
@@ -731,9 +731,9 @@ impl Evaluation {
 }
 
 /// A grading's line as the awaiting task takes it (to write, or written already), and what
-/// the counts and progress need.
+/// the counts and progress need. A line written already holds nothing on the heap, so the
+/// awaiting task frees nothing a worker allocated when it counts one.
 pub(super) struct Finished {
-    pub(super) id: Arc<str>,
     pub(super) errored: bool,
     pub(super) reward: Option<f64>,
     pub(super) json: Json,
@@ -750,8 +750,8 @@ pub(super) enum Json {
     /// polled in place, on the awaiting task's thread anyway).
     Line(Box<Line>),
     /// Written out, with the newline (followed by the lines of [`Json::WithOthers`] that
-    /// ended in the same poll of its lane), or why it could not be.
-    Written(Result<Vec<u8>, String>),
+    /// ended in the same poll of its lane), or why it could not be (with the sample's id).
+    Written(Result<Vec<u8>, (String, String)>),
     /// Written out, in the bytes of a line handed over with it ([`Json::Written`]).
     WithOthers,
     /// Appended to the run's local file by its lane.
@@ -761,14 +761,12 @@ pub(super) enum Json {
 }
 
 impl Finished {
-    /// The line, to be written out (by its lane, or by the awaiting task); `id` is the
-    /// line's sample id, shared.
-    pub(super) fn new(line: Line, id: Arc<str>) -> Self {
+    /// The line, to be written out (by its lane, or by the awaiting task).
+    pub(super) fn new(line: Line) -> Self {
         Finished {
             errored: line.error.is_some(),
             reward: line.reward(),
             json: Json::Line(Box::new(line)),
-            id,
             last_poll: 0.0,
         }
     }
@@ -776,8 +774,7 @@ impl Finished {
 
 impl From<Line> for Finished {
     fn from(line: Line) -> Self {
-        let id = Arc::from(line.id.as_str());
-        Finished::new(line, id)
+        Finished::new(line)
     }
 }
 
@@ -863,7 +860,7 @@ where
         };
         Finished {
             last_poll,
-            ..Finished::new(line, id)
+            ..Finished::new(line)
         }
     }
 }

@@ -954,7 +954,7 @@ impl<'a> Appending<'a> {
             }
             Err(message) => {
                 self.bytes.truncate(before);
-                line.json = Json::Written(Err(message));
+                line.json = Json::Written(Err((json.id.clone(), message)));
             }
         }
     }
@@ -1255,7 +1255,7 @@ mod tests {
             assert_eq!(lock(&running.shared.queue).running, 1);
             let finished = running.cancel().await;
             assert_eq!(finished.len(), 1);
-            assert_eq!(&*finished[0].id, "fast");
+            assert_eq!(parsed(&finished)[0].id, "fast");
             assert!(finished[0].errored);
             // The slow one was running; the queued one never started.
             assert_eq!((running.cancelled, running.unstarted), (1, 1));

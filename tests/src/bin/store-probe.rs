@@ -8,7 +8,8 @@
 //!   `STORE_PROBE_CHUNK` lines (default 1000) or every `STORE_PROBE_INTERVAL_MS` (with the
 //!   chunk size set; default a minute), retries `STORE_PROBE_RETRIES` (default 10,
 //!   within 3 minutes; with it set, within 2 seconds). On a current-thread runtime, or with
-//!   `STORE_PROBE_WORKERS` set above 0 on a multi-threaded one with that many workers. Prints
+//!   `STORE_PROBE_WORKERS` set above 0 on a multi-threaded one with that many workers, through
+//!   `Evaluation::run_shared` with `STORE_PROBE_SHARED=1` (else `Evaluation::run`). Prints
 //!   the run's report.
 //! - `store-probe merge OUT INPUT...` merges the inputs into `OUT`, a local file or a URL.
 //! - `store-probe summary INPUT...` prints the summary of the inputs as JSON (without the
@@ -82,10 +83,15 @@ fn run(args: &[String]) -> Result<String, Box<dyn std::error::Error>> {
             .enable_all()
             .build()?,
     };
-    let report = runtime.block_on(evaluation.run(samples, |sample, epoch| async move {
+    let grading = move |sample: std::sync::Arc<(String, usize)>, epoch| async move {
         tokio::time::sleep(delay).await;
         grade(sample.1, epoch)
-    }))?;
+    };
+    let report = if env_number("STORE_PROBE_SHARED") == Some(1) {
+        runtime.block_on(evaluation.run_shared(samples, grading))?
+    } else {
+        runtime.block_on(evaluation.run(samples, grading))?
+    };
     Ok(format!("{report:?}"))
 }
 
