@@ -28,23 +28,7 @@ enum Through {
 const BOTH: [Through; 2] = [Through::Run, Through::Shared];
 
 /// [`Evaluation::run`] or [`Evaluation::run_shared`], as `through` says.
-trait RunThrough {
-    async fn run_through<I, S, F, Fut, E>(
-        &self,
-        through: Through,
-        samples: I,
-        grade: F,
-    ) -> Result<RunReport, EvalError>
-    where
-        I: IntoIterator<Item = S>,
-        I::IntoIter: Send + 'static,
-        S: Sample + Send + Sync + 'static,
-        F: Fn(Arc<S>, u32) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<EvaluationResult, E>> + Send + 'static,
-        E: Display + 'static;
-}
-
-impl RunThrough for Evaluation {
+trait RunThrough: std::borrow::Borrow<Evaluation> {
     async fn run_through<I, S, F, Fut, E>(
         &self,
         through: Through,
@@ -59,12 +43,15 @@ impl RunThrough for Evaluation {
         Fut: Future<Output = Result<EvaluationResult, E>> + Send + 'static,
         E: Display + 'static,
     {
+        let evaluation: &Evaluation = self.borrow();
         match through {
-            Through::Run => self.run(samples, grade).await,
-            Through::Shared => self.run_shared(samples, grade).await,
+            Through::Run => evaluation.run(samples, grade).await,
+            Through::Shared => evaluation.run_shared(samples, grade).await,
         }
     }
 }
+
+impl RunThrough for Evaluation {}
 
 fn scratch(name: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("eval-threads-{name}"));
