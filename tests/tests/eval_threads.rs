@@ -803,3 +803,148 @@ fn a_shared_run_with_nothing_to_grade_ends() {
         .expect("the run");
     assert_eq!((again.written, again.resumed), (0, 10));
 }
+
+/// A run cut short under it (its runtime shut down) once every sample was taken says no
+/// sample was left, through `run_shared` as through `run`, even when the lanes took exactly
+/// the last samples (as many as the concurrency).
+#[test]
+fn a_shared_run_cut_short_after_taking_every_sample_says_none_was_left() {
+    for (workers, concurrency, samples) in [(2, 16, 16), (1, 16, 16), (2, 8, 8), (2, 16, 12)] {
+        for through in BOTH {
+            let name = format!("none-left-{workers}-{concurrency}-{samples}-{through:?}");
+            let output = scratch(&name).join("results.jsonl");
+            let runtime = runtime(workers);
+            let handle = runtime.handle().clone();
+            let started = Arc::new(AtomicUsize::new(0));
+            let counted = Arc::clone(&started);
+            let path = output.clone();
+            let awaiting = std::thread::spawn(move || {
+                handle.block_on(
+                    Evaluation::new(&path)
+                        .concurrency(concurrency)
+                        .handle_interrupts(false)
+                        .progress(false)
+                        .run_through(through, (0..samples).map(|i| (i, i)), move |_, _| {
+                            let counted = Arc::clone(&counted);
+                            async move {
+                                counted.fetch_add(1, Ordering::SeqCst);
+                                tokio::time::sleep(Duration::from_secs(600)).await;
+                                result(1.0)
+                            }
+                        }),
+                )
+            });
+            while started.load(Ordering::SeqCst) < samples {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            runtime.shutdown_timeout(Duration::from_secs(5));
+            let error = awaiting.join().expect("the awaiting thread");
+            let error = error.expect_err("a run missing lines is an error");
+            assert!(
+                matches!(
+                    error,
+                    EvalError::Cancelled { cancelled, written: 0, samples_left: false, .. }
+                        if cancelled == samples
+                ),
+                "{name}: {error}"
+            );
+        }
+    }
+}
+
+/// Work the grading function does before it returns its future counts towards the time a
+/// lane holds its worker (through `run_shared` it runs on the lane): a task sleeping a
+/// millisecond at a time still gets turns while calls of 2 ms each are made, as it does
+/// through `run` (where they are made on the awaiting thread).
+#[test]
+fn work_in_the_grading_function_leaves_the_workers_other_tasks_turns() {
+    const SAMPLES: usize = 64;
+    for through in BOTH {
+        let output = scratch(&format!("call-work-{through:?}")).join("results.jsonl");
+        let called = Arc::new(AtomicUsize::new(0));
+        let seen = runtime(1).block_on(async {
+            let other = tokio::spawn({
+                let called = Arc::clone(&called);
+                async move {
+                    let mut seen = std::collections::BTreeSet::new();
+                    loop {
+                        let now = called.load(Ordering::SeqCst);
+                        if now == SAMPLES {
+                            return seen;
+                        }
+                        seen.insert(now);
+                        tokio::time::sleep(Duration::from_millis(1)).await;
+                    }
+                }
+            });
+            let counted = Arc::clone(&called);
+            let report = Evaluation::new(&output)
+                .concurrency(8)
+                .handle_interrupts(false)
+                .progress(false)
+                .run_through(through, (0..SAMPLES).map(|i| (i, ())), move |_, _| {
+                    let started = Instant::now();
+                    while started.elapsed() < Duration::from_millis(2) {
+                        std::hint::spin_loop();
+                    }
+                    counted.fetch_add(1, Ordering::SeqCst);
+                    async { result(1.0) }
+                })
+                .await
+                .expect("the run");
+            assert_eq!(report.written, SAMPLES);
+            other.await.expect("the other task")
+        });
+        // Through `run_shared` a lane makes the gradings of the slots it claims (four here)
+        // in one go before it can yield, so turns come every eight calls or so (without the
+        // calls counted, one came in all 64).
+        let between: Vec<usize> = seen.range(1..SAMPLES).copied().collect();
+        assert!(
+            between.len() >= 4,
+            "through {through:?} the sleeping task saw {between:?}"
+        );
+    }
+}
+
+/// A panic payload whose own destructor panics.
+struct PanicsWhenDropped;
+
+impl Drop for PanicsWhenDropped {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            panic!("the payload's destructor panicked");
+        }
+    }
+}
+
+/// A grading function's call that panics with a payload whose destructor panics (so the panic
+/// cannot become the line) ends the run with a panic, through `run_shared` as through `run`,
+/// rather than leaving it waiting for a grading that was never made.
+#[test]
+fn a_panic_that_cannot_become_a_line_ends_a_shared_run() {
+    for through in BOTH {
+        let output = scratch(&format!("bomb-{through:?}")).join("results.jsonl");
+        let runtime = runtime(2);
+        let ended = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            runtime.block_on(async {
+                let evaluation = Evaluation::new(&output)
+                    .concurrency(4)
+                    .handle_interrupts(false)
+                    .progress(false);
+                let run = evaluation.run_through(through, (0..20).map(|i| (i, i)), |sample, _| {
+                    if sample.1 == 5 {
+                        std::panic::panic_any(PanicsWhenDropped);
+                    }
+                    async { result(1.0) }
+                });
+                tokio::time::timeout(Duration::from_secs(20), run).await
+            })
+        }));
+        match ended {
+            // The payload is not dropped here: its destructor would panic again.
+            Err(panic) => std::mem::forget(panic),
+            Ok(Err(_)) => panic!("through {through:?} the run never ended"),
+            Ok(Ok(report)) => panic!("through {through:?} the run ended: {report:?}"),
+        }
+    }
+}

@@ -411,12 +411,20 @@ impl Evaluation {
     /// 1.8 times with this (`benches/eval/threads.py`). On a current-thread runtime the two are
     /// the same. Everything else `run` promises holds: bounded concurrency, streaming, resume,
     /// shards, Ctrl-C, the limiter (here `grade` itself runs inside its scope too, on the
-    /// lane), failures per line. Samples are taken in order, a few at a time by each lane, so
-    /// lines end about in the samples' order.
+    /// lane), failures per line. Samples are taken in order, a few at a time by each lane (the
+    /// iterator advanced under a lock, on a worker: it should not block, as reading a large
+    /// file line by line would not for long), so lines end about in the samples' order.
     ///
-    /// A panic of the samples' iterator (or of a sample's [`id`](Sample::id)) ends the run once
-    /// the gradings in flight have ended and their lines are written, and then resumes on the
-    /// awaiting task, as it would have started there with `run`.
+    /// On worker threads, a panic of the samples' iterator (or of a sample's
+    /// [`id`](Sample::id)) ends the run once the gradings in flight have ended and their lines
+    /// are written, and then resumes on the awaiting task, as it would have started there
+    /// with `run`; on a current-thread runtime it unwinds at once, as with `run`.
+    ///
+    /// What `grade` does before it returns its future runs on the lane, and counts towards
+    /// the half millisecond after which a lane gives its worker's other tasks a turn; but a
+    /// lane makes the gradings of the slots it claims (up to 16) in one go, so keep slow work
+    /// in the future. When the run's future is dropped, the iterator and `grade` are dropped
+    /// by the last of its lanes to end, on a worker, moments later.
     ///
     /// ```
     /// use std::sync::Arc;
@@ -466,7 +474,7 @@ impl Evaluation {
     {
         self.run_with(samples.into_iter(), grade, |samples, grade| {
             Ok(Box::new(SharedSamples {
-                samples: Mutex::new(samples),
+                samples: Mutex::new((samples, None)),
                 panic: Mutex::new(None),
                 grade,
             }))
@@ -972,7 +980,9 @@ where
 /// The samples and the grading function of [`Evaluation::run_shared`], for its lanes to make
 /// gradings from.
 struct SharedSamples<It, S, F> {
-    samples: Mutex<Samples<It, S>>,
+    /// The samples, and the next pair, taken ahead so that the lane taking the last pairs
+    /// knows they are the last.
+    samples: Mutex<(Samples<It, S>, Option<(Arc<S>, Arc<str>, u32)>)>,
     /// What the samples' iterator panicked with (it is not asked again).
     panic: Mutex<Option<Box<dyn std::any::Any + Send>>>,
     grade: F,
@@ -986,30 +996,51 @@ where
     Fut: Future<Output = Result<EvaluationResult, E>> + Send + 'static,
     E: Display + 'static,
 {
-    fn make(&self, n: usize, into: &mut Vec<Made>) -> usize {
+    fn make(&self, n: usize, into: &mut Vec<Made>) -> (usize, bool) {
         // The pairs are taken under the lock, and the gradings made outside it, so lanes make
         // theirs side by side.
         let mut pairs = Vec::with_capacity(n);
-        {
-            let mut samples = lock(&self.samples);
+        let ended = {
+            let mut guard = lock(&self.samples);
+            let (samples, next) = &mut *guard;
             let mut panic = lock(&self.panic);
             if panic.is_some() {
-                return 0;
+                return (0, true);
             }
             let taken = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                pairs.extend(samples.by_ref().take(n));
+                pairs.extend(next.take());
+                while pairs.len() < n
+                    && let Some(pair) = samples.next()
+                {
+                    pairs.push(pair);
+                }
+                *next = samples.next();
             }));
             if let Err(payload) = taken {
                 *panic = Some(payload);
             }
-        }
-        let made = pairs.len();
-        into.extend(pairs.into_iter().map(|(sample, id, epoch)| Made {
-            grading: Box::pin(grading(&self.grade, sample, Arc::clone(&id), epoch)),
-            id,
-            epoch,
+            panic.is_some() || next.is_none()
+        };
+        // The grading function's calls are caught one by one (a panic is that grading's line);
+        // what could still unwind here (a panic payload whose destructor panics) ends the
+        // samples as the iterator's panic would, and the run re-raises it.
+        let before = into.len();
+        let made = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            into.extend(pairs.into_iter().map(|(sample, id, epoch)| Made {
+                grading: Box::pin(grading(&self.grade, sample, Arc::clone(&id), epoch)),
+                id,
+                epoch,
+            }));
         }));
-        made
+        if let Err(payload) = made {
+            let mut panic = lock(&self.panic);
+            match panic.as_ref() {
+                None => *panic = Some(payload),
+                Some(_) => std::mem::forget(payload),
+            }
+            return (into.len() - before, true);
+        }
+        (into.len() - before, ended)
     }
 
     fn take_panic(&self) -> Option<Box<dyn std::any::Any + Send>> {
@@ -1017,7 +1048,7 @@ where
     }
 
     fn counts(&self) -> (usize, usize) {
-        let samples = lock(&self.samples);
+        let samples = &lock(&self.samples).0;
         (samples.resumed, samples.other_shards)
     }
 }

@@ -127,10 +127,10 @@ pub(super) struct Made {
 /// [`Running::with_source`]): shared among the lanes, each of which makes gradings for the
 /// slots it claims.
 pub(super) trait Source: Send + Sync + 'static {
-    /// Makes up to `n` gradings into `into`, and returns how many: fewer only once the samples
-    /// are exhausted (or their iterator panicked: see [`take_panic`](Self::take_panic)). Never
-    /// panics.
-    fn make(&self, n: usize, into: &mut Vec<Made>) -> usize;
+    /// Makes up to `n` gradings into `into`, and returns how many, and whether the samples
+    /// have run out (or their iterator panicked: see [`take_panic`](Self::take_panic)): fewer
+    /// than `n` only then. Never panics.
+    fn make(&self, n: usize, into: &mut Vec<Made>) -> (usize, bool);
 
     /// The panic of the samples' iterator (or of a sample's id), if one ended them.
     fn take_panic(&self) -> Option<Box<dyn std::any::Any + Send>>;
@@ -238,13 +238,19 @@ impl Shared {
     /// their own gradings): they wake it only once the outbox holds [`UNTOLD_LINES`] or its
     /// first line waited [`UNTOLD_FOR`], so that cheap gradings do not wake it (and take a
     /// core from the workers) every poll of every lane.
+    ///
+    /// With no events and not `untold`, it wakes the awaiting task for lines left untold
+    /// before, if any (only lanes that make their own gradings leave any).
     fn hand_over(&self, events: &mut Vec<Event>, untold: bool) {
-        if events.is_empty() {
+        if events.is_empty() && (untold || self.source.is_none()) {
             return;
         }
         let wake = {
             let mut outbox = lock(&self.events);
             if outbox.events.is_empty() {
+                if events.is_empty() {
+                    return;
+                }
                 outbox.woken = false;
                 outbox.since = None;
             }
@@ -454,6 +460,7 @@ impl Running {
             ending: Vec::new(),
             incoming: Vec::new(),
             released: 0,
+            making: 0.0,
             ended: Vec::new(),
             exited: false,
             panic: None,
@@ -666,6 +673,9 @@ struct Lane {
     incoming: Vec<Made>,
     /// Gradings ended whose slot of the run is not yet given back.
     released: usize,
+    /// How long (in seconds) the gradings this lane made from the [`Source`] since its poll
+    /// last counted took to make: the grading function's calls, counted towards [`SLICE`].
+    making: f64,
     /// The events of this poll.
     ended: Vec<Event>,
     /// Counted out of the queue's lanes, its work done.
@@ -729,8 +739,10 @@ impl Lane {
             self.shared.notify.notify_one();
         }
         if let Some(source) = self.shared.source.as_ref().filter(|_| claimed > 0) {
-            let made = source.make(claimed, &mut self.incoming);
-            if made < claimed {
+            let making = Instant::now();
+            let (made, ended) = source.make(claimed, &mut self.incoming);
+            self.making += making.elapsed().as_secs_f64();
+            if ended || made < claimed {
                 // The samples ran out: the slots claimed for more go back, and the awaiting
                 // task hears that no more will be made (it may be waiting on nothing else).
                 let mut queue = lock(&self.shared.queue);
@@ -775,16 +787,22 @@ impl Lane {
         let file = self.file.clone();
         let mut appending = Appending::new(file.as_deref());
         let mut ended_here = 0;
-        // The seconds the last polls of the gradings that ended in this poll took.
+        // The seconds the last polls of the gradings that ended in this poll took, and the
+        // grading function's calls made here.
         let mut computed = 0.0;
+        // The poll ends by yielding: the lane is polled again soon.
+        let mut yielded = false;
         loop {
             let took = self.refill(cx);
             if self.exited {
                 break;
             }
+            computed += std::mem::take(&mut self.making);
             let mut ended_now = 0;
-            let mut out_of_time = false;
-            while let Poll::Ready(Some((slot, line, spent))) = self.gradings.poll_next_unpin(cx) {
+            let mut out_of_time = computed >= SLICE.as_secs_f64();
+            while !out_of_time
+                && let Poll::Ready(Some((slot, line, spent))) = self.gradings.poll_next_unpin(cx)
+            {
                 // Its slot is held until the line is handed over, at the end of the poll.
                 self.ending.push(slot);
                 self.released += 1;
@@ -809,6 +827,7 @@ impl Lane {
                 let _ = self.refill(cx);
                 if !self.exited {
                     yield_to_io(cx);
+                    yielded = true;
                 }
                 break;
             }
@@ -820,10 +839,12 @@ impl Lane {
         // the lane sleeps; nothing that could panic comes between (a line appended and not
         // handed over would be redone as a panicked one).
         let buffer = appending.finish(&mut self.ended);
-        // A lane that makes its own gradings need not tell the awaiting task of lines in the
-        // file at once, but must as it ends: the run may be over.
+        // A lane that makes its own gradings need not tell the awaiting task at once of lines
+        // in the file when it yields (it is polled again soon, and tells it then if they have
+        // waited long enough); but must when it waits on its gradings, which may take minutes
+        // (of lines it left untold before too), and as it ends, when the run may be over.
         let untold = self.shared.source.is_some()
-            && !self.exited
+            && yielded
             && self.ended.iter().all(
                 |event| matches!(event, Event::Line { line, .. } if matches!(line.json, Json::InFile)),
             );
@@ -1147,6 +1168,76 @@ mod tests {
         lock(&shared.events).events.clear();
         shared.hand_over(&mut lines(1), false);
         assert!(woken());
+    }
+
+    /// Samples numbered from 0: the first ends at once, the rest never (a judge that does not
+    /// answer).
+    struct OneFast {
+        next: std::sync::atomic::AtomicUsize,
+    }
+
+    impl Source for OneFast {
+        fn make(&self, n: usize, into: &mut Vec<Made>) -> (usize, bool) {
+            for _ in 0..n {
+                let i = self.next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let id: Arc<str> = Arc::from(format!("s{i}"));
+                let line = failed(&id, 1, "x");
+                let grading: Grading = Box::pin(async move {
+                    if i > 0 {
+                        std::future::pending::<()>().await;
+                    }
+                    line
+                });
+                into.push(Made {
+                    id,
+                    epoch: 1,
+                    grading,
+                });
+            }
+            (n, false)
+        }
+
+        fn take_panic(&self) -> Option<Box<dyn std::any::Any + Send>> {
+            None
+        }
+
+        fn counts(&self) -> (usize, usize) {
+            (0, 0)
+        }
+    }
+
+    /// A line a lane appended to the file is told to the awaiting task when the lane goes on
+    /// to wait on its other gradings, however long they take: it is not left uncounted
+    /// until the lane's next poll.
+    #[test]
+    fn a_line_in_the_file_is_told_while_its_lane_waits_on_slow_gradings() {
+        let dir = std::env::temp_dir().join(format!("grader-untold-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a scratch folder");
+        let path = dir.join("results.jsonl");
+        let _ = std::fs::remove_file(&path);
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .expect("open");
+        let file = Arc::new(SharedFile::new(file));
+        runtime(1).block_on(async {
+            let mut running =
+                Running::new(2, Scope::current(), Some(file)).with_source(Box::new(OneFast {
+                    next: std::sync::atomic::AtomicUsize::new(0),
+                }));
+            running.start();
+            let first =
+                tokio::time::timeout(std::time::Duration::from_secs(5), running.next(false)).await;
+            assert!(
+                matches!(first, Ok(Some(ref line)) if matches!(line.json, Json::InFile)),
+                "the line of s0 was not counted"
+            );
+            let lines = std::fs::read_to_string(&path).expect("the file");
+            assert_eq!(lines.lines().count(), 1, "{lines}");
+            drop(running.cancel().await);
+        });
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// A lane that panics outside its gradings gives each grading it left a panicked line,
