@@ -905,6 +905,9 @@ where
     }
 }
 
+/// A sample to grade, with its id and the epoch.
+type Pair<S> = (Arc<S>, Arc<str>, u32);
+
 /// The (sample, id, epoch) pairs a run grades, in order: every epoch of each sample in the
 /// run's shard that the output does not hold yet.
 struct Samples<It, S> {
@@ -922,7 +925,7 @@ struct Samples<It, S> {
 }
 
 impl<It: Iterator<Item = S>, S: Sample> Iterator for Samples<It, S> {
-    type Item = (Arc<S>, Arc<str>, u32);
+    type Item = Pair<S>;
 
     fn next(&mut self) -> Option<Self::Item> {
         loop {
@@ -982,7 +985,7 @@ where
 struct SharedSamples<It, S, F> {
     /// The samples, and the next pair, taken ahead so that the lane taking the last pairs
     /// knows they are the last.
-    samples: Mutex<(Samples<It, S>, Option<(Arc<S>, Arc<str>, u32)>)>,
+    samples: Mutex<(Samples<It, S>, Option<Pair<S>>)>,
     /// What the samples' iterator panicked with (it is not asked again).
     panic: Mutex<Option<Box<dyn std::any::Any + Send>>>,
     grade: F,
