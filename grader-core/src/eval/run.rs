@@ -474,7 +474,10 @@ impl Evaluation {
     {
         self.run_with(samples.into_iter(), grade, |samples, grade| {
             Ok(Box::new(SharedSamples {
-                samples: Mutex::new((samples, None)),
+                samples: Mutex::new(Ahead {
+                    samples,
+                    next: None,
+                }),
                 panic: Mutex::new(None),
                 grade,
             }))
@@ -980,12 +983,17 @@ where
     }
 }
 
+/// The samples, and the next pair, taken ahead so that the lane taking the last pairs knows
+/// they are the last.
+struct Ahead<It, S> {
+    samples: Samples<It, S>,
+    next: Option<Pair<S>>,
+}
+
 /// The samples and the grading function of [`Evaluation::run_shared`], for its lanes to make
 /// gradings from.
 struct SharedSamples<It, S, F> {
-    /// The samples, and the next pair, taken ahead so that the lane taking the last pairs
-    /// knows they are the last.
-    samples: Mutex<(Samples<It, S>, Option<Pair<S>>)>,
+    samples: Mutex<Ahead<It, S>>,
     /// What the samples' iterator panicked with (it is not asked again).
     panic: Mutex<Option<Box<dyn std::any::Any + Send>>>,
     grade: F,
@@ -1005,7 +1013,7 @@ where
         let mut pairs = Vec::with_capacity(n);
         let ended = {
             let mut guard = lock(&self.samples);
-            let (samples, next) = &mut *guard;
+            let Ahead { samples, next } = &mut *guard;
             let mut panic = lock(&self.panic);
             if panic.is_some() {
                 return (0, true);
@@ -1051,7 +1059,7 @@ where
     }
 
     fn counts(&self) -> (usize, usize) {
-        let samples = &lock(&self.samples).0;
+        let samples = &lock(&self.samples).samples;
         (samples.resumed, samples.other_shards)
     }
 }
