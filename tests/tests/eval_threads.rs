@@ -564,25 +564,32 @@ fn pairs_written(path: &Path) -> usize {
 /// multi-threaded runtime and on a current-thread one alike: the runner yields after half a
 /// millisecond of computing. Returns what the sleeping task saw: how many gradings had ended at
 /// each of its wake-ups, strictly between none and all.
+/// A task of the current runtime that sleeps a millisecond at a time until `count` reaches
+/// `total`, and returns the counts it saw at its wake-ups.
+fn sleeper(
+    count: &Arc<AtomicUsize>,
+    total: usize,
+) -> tokio::task::JoinHandle<std::collections::BTreeSet<usize>> {
+    let count = Arc::clone(count);
+    tokio::spawn(async move {
+        let mut seen = std::collections::BTreeSet::new();
+        loop {
+            let now = count.load(Ordering::SeqCst);
+            if now == total {
+                return seen;
+            }
+            seen.insert(now);
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    })
+}
+
 fn other_tasks_turns_during(runtime: &tokio::runtime::Runtime, name: &str) -> Vec<usize> {
     const SAMPLES: usize = 32;
     let output = scratch(name).join("results.jsonl");
     let ended = Arc::new(AtomicUsize::new(0));
     runtime.block_on(async {
-        let other = tokio::spawn({
-            let ended = Arc::clone(&ended);
-            async move {
-                let mut seen = std::collections::BTreeSet::new();
-                loop {
-                    let now = ended.load(Ordering::SeqCst);
-                    if now == SAMPLES {
-                        return seen;
-                    }
-                    seen.insert(now);
-                    tokio::time::sleep(Duration::from_millis(1)).await;
-                }
-            }
-        });
+        let other = sleeper(&ended, SAMPLES);
         let samples = (0..SAMPLES).map(|i| (format!("s{i}"), ()));
         let report = Evaluation::new(&output)
             .concurrency(8)
@@ -863,20 +870,7 @@ fn work_in_the_grading_function_leaves_the_workers_other_tasks_turns() {
         let output = scratch(&format!("call-work-{through:?}")).join("results.jsonl");
         let called = Arc::new(AtomicUsize::new(0));
         let seen = runtime(1).block_on(async {
-            let other = tokio::spawn({
-                let called = Arc::clone(&called);
-                async move {
-                    let mut seen = std::collections::BTreeSet::new();
-                    loop {
-                        let now = called.load(Ordering::SeqCst);
-                        if now == SAMPLES {
-                            return seen;
-                        }
-                        seen.insert(now);
-                        tokio::time::sleep(Duration::from_millis(1)).await;
-                    }
-                }
-            });
+            let other = sleeper(&called, SAMPLES);
             let counted = Arc::clone(&called);
             let report = Evaluation::new(&output)
                 .concurrency(8)
@@ -906,17 +900,6 @@ fn work_in_the_grading_function_leaves_the_workers_other_tasks_turns() {
     }
 }
 
-/// A panic payload whose own destructor panics.
-struct PanicsWhenDropped;
-
-impl Drop for PanicsWhenDropped {
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            panic!("the payload's destructor panicked");
-        }
-    }
-}
-
 /// A grading function's call that panics with a payload whose destructor panics (so the panic
 /// cannot become the line) ends the run with a panic, through `run_shared` as through `run`,
 /// rather than leaving it waiting for a grading that was never made.
@@ -933,7 +916,7 @@ fn a_panic_that_cannot_become_a_line_ends_a_shared_run() {
                     .progress(false);
                 let run = evaluation.run_through(through, (0..20).map(|i| (i, i)), |sample, _| {
                     if sample.1 == 5 {
-                        std::panic::panic_any(PanicsWhenDropped);
+                        std::panic::panic_any(PanicsOnDrop);
                     }
                     async { result(1.0) }
                 });
