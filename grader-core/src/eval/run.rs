@@ -406,10 +406,11 @@ impl Evaluation {
     /// `into_iter()`, rather than one that borrows), where `run` asks none of that of them.
     ///
     /// With `run`, the awaiting task makes every grading (takes the sample, works out its id,
-    /// calls `grade`, boxes the future) and so bounds the run's pace when gradings are cheap:
-    /// two workers grade the text graders about 1.6 times as fast as one with `run`, and about
-    /// 1.8 times with this (`benches/eval/threads.py`). On a current-thread runtime the two are
-    /// the same. Everything else `run` promises holds: bounded concurrency, streaming, resume,
+    /// calls `grade`, boxes the future) and so bounds the run's pace when gradings are cheap.
+    /// On two cores, with the text graders, two workers came to 92–96% of the speed of two
+    /// current-thread runs side by side this way, against 85–94% with `run`, with a twentieth
+    /// of the context switches (`benches/eval/threads.py`; README). On a current-thread
+    /// runtime the two are the same. Everything else `run` promises holds: bounded concurrency, streaming, resume,
     /// shards, Ctrl-C, the limiter (here `grade` itself runs inside its scope too, on the
     /// lane), failures per line. Samples are taken in order, a few at a time by each lane (the
     /// iterator advanced under a lock, on a worker: it should not block, as reading a large
@@ -550,17 +551,17 @@ impl Evaluation {
         };
         // A local file is appended to by the lanes themselves, on the worker threads.
         let file = sink.shared_file();
-        let mut running = Running::new(self.concurrency, scope.clone(), file.clone());
         // The samples, and the grading function, unless the lanes make the gradings.
-        let mut making = Some((samples, grade));
-        if running.spawns()
-            && let Some((samples, grade)) = making.take()
-        {
+        let (mut making, source) = if super::running::lanes_here() {
             match to_lanes(samples, grade) {
-                Ok(source) => running = running.with_source(source),
-                Err(back) => making = Some(back),
+                Ok(source) => (None, Some(source)),
+                Err(back) => (Some(back), None),
             }
-        }
+        } else {
+            (Some((samples, grade)), None)
+        };
+        let mut running =
+            Running::with_source(self.concurrency, scope.clone(), file.clone(), source);
         let mut buffer = Vec::new();
         let mut written = 0;
         let mut errored = 0;
@@ -920,7 +921,7 @@ struct Samples<It, S> {
     shard: Shard,
     epochs: u32,
     /// The sample whose epochs are being taken, with its id and next epoch.
-    current: Option<(Arc<S>, Arc<str>, u32)>,
+    current: Option<Pair<S>>,
     /// Gradings skipped because the output holds their lines.
     resumed: usize,
     /// Samples skipped because another shard grades them.

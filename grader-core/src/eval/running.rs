@@ -160,7 +160,7 @@ struct Shared {
 #[derive(Default)]
 struct Outbox {
     events: Vec<Event>,
-    /// When the first of `events` came.
+    /// When the first of `events` left untold came.
     since: Option<Instant>,
     /// The awaiting task was woken for `events`.
     woken: bool,
@@ -255,13 +255,10 @@ impl Shared {
                 outbox.since = None;
             }
             outbox.events.append(events);
-            let now = untold.then(Instant::now);
-            let since = *outbox.since.get_or_insert(now.unwrap_or_else(Instant::now));
-            let due = match now {
-                None => true,
-                Some(now) => {
-                    outbox.events.len() >= UNTOLD_LINES || now.duration_since(since) >= UNTOLD_FOR
-                }
+            // (Only lines left untold read the clock.)
+            let due = !untold || outbox.events.len() >= UNTOLD_LINES || {
+                let now = Instant::now();
+                now.duration_since(*outbox.since.get_or_insert(now)) >= UNTOLD_FOR
             };
             let wake = due && !outbox.woken;
             outbox.woken |= wake;
@@ -274,18 +271,37 @@ impl Shared {
 }
 
 impl Running {
+    /// [`with_source`](Self::with_source) without a source: the awaiting task makes the
+    /// gradings.
+    #[cfg(test)]
+    fn new(concurrency: usize, scope: Scope, file: Option<Arc<SharedFile>>) -> Self {
+        Running::with_source(concurrency, scope, file, None)
+    }
+
     /// Gradings in flight, in lanes when the current runtime has worker threads, at most
-    /// `concurrency` of them running at once.
-    pub(super) fn new(concurrency: usize, scope: Scope, file: Option<Arc<SharedFile>>) -> Self {
-        let workers = tokio::runtime::Handle::try_current()
-            .ok()
-            .filter(|handle| {
-                handle.runtime_flavor() != tokio::runtime::RuntimeFlavor::CurrentThread
-            })
-            .map(|handle| handle.metrics().num_workers());
+    /// `concurrency` of them running at once. Given a `source`, the lanes make the gradings
+    /// themselves from it, each for the slots it claims, so the awaiting task makes none (and
+    /// only counts the lines); without one, the awaiting task makes them ([`spawn`]). Only
+    /// lanes make gradings so: give a source only when [`lanes_here`] says gradings run in
+    /// lanes.
+    ///
+    /// [`spawn`]: Self::spawn
+    pub(super) fn with_source(
+        concurrency: usize,
+        scope: Scope,
+        file: Option<Arc<SharedFile>>,
+        source: Option<Box<dyn Source>>,
+    ) -> Self {
+        let workers = worker_threads();
+        debug_assert!(
+            workers.is_some() || source.is_none(),
+            "a source for gradings polled in place"
+        );
+        let source = source.filter(|_| workers.is_some());
         // Two lanes per worker: while one is polled, another may be stolen by an idle worker;
         // no more than the slots.
         let lanes = (2 * workers.unwrap_or(1).max(1)).min(concurrency.max(1));
+        let has_source = source.is_some();
         Running {
             shared: Arc::new(Shared {
                 queue: Mutex::new(Queue {
@@ -302,7 +318,7 @@ impl Running {
                 concurrency,
                 share: concurrency.div_ceil(lanes).max(1),
                 take: concurrency.div_ceil(lanes).clamp(1, TAKE),
-                source: None,
+                source,
             }),
             tasks: JoinSet::new(),
             taken: Vec::new(),
@@ -319,21 +335,8 @@ impl Running {
             cancelled: 0,
             unstarted: 0,
             file: file.filter(|_| workers.is_some()),
-            sourcing: false,
+            sourcing: has_source,
         }
-    }
-
-    /// The lanes make the run's gradings themselves from `source`, each for the slots it
-    /// claims, so the awaiting task makes none (and only counts the lines); lanes start at
-    /// [`start`](Self::start). Only gradings that run in lanes are made so (see
-    /// [`spawns`](Self::spawns)): polled in place, the awaiting task makes them.
-    pub(super) fn with_source(mut self, source: Box<dyn Source>) -> Self {
-        debug_assert!(self.spawn, "a source for gradings polled in place");
-        if let Some(shared) = Arc::get_mut(&mut self.shared) {
-            shared.source = Some(source);
-            self.sourcing = true;
-        }
-        self
     }
 
     /// The counts of the run's [`Source`] (see [`Source::counts`]); zeros without one.
@@ -627,6 +630,21 @@ impl Running {
         self.outstanding = 0;
         self.ready.drain(..).collect()
     }
+}
+
+/// The worker threads of the runtime this is called on, when it has them (not a current-thread
+/// runtime, nor outside one).
+fn worker_threads() -> Option<usize> {
+    tokio::runtime::Handle::try_current()
+        .ok()
+        .filter(|handle| handle.runtime_flavor() != tokio::runtime::RuntimeFlavor::CurrentThread)
+        .map(|handle| handle.metrics().num_workers())
+}
+
+/// Whether gradings run in lanes on the runtime this is called on (see
+/// [`Running::spawns`]).
+pub(super) fn lanes_here() -> bool {
+    worker_threads().is_some()
 }
 
 /// Arranges for the task polled with `cx` to be polled again, as `tokio::task::yield_now` does
@@ -1222,10 +1240,14 @@ mod tests {
             .expect("open");
         let file = Arc::new(SharedFile::new(file));
         runtime(1).block_on(async {
-            let mut running =
-                Running::new(2, Scope::current(), Some(file)).with_source(Box::new(OneFast {
+            let mut running = Running::with_source(
+                2,
+                Scope::current(),
+                Some(file),
+                Some(Box::new(OneFast {
                     next: std::sync::atomic::AtomicUsize::new(0),
-                }));
+                })),
+            );
             running.start();
             let first =
                 tokio::time::timeout(std::time::Duration::from_secs(5), running.next(false)).await;
