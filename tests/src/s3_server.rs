@@ -9,7 +9,6 @@
 //! [`CutProxy`] stands between them to break the network in the middle of a run.
 
 use std::fs::File;
-use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -219,36 +218,23 @@ impl S3Server {
             .map(|(status, _, body)| (status, body))
     }
 
-    /// One HTTP/1.0 request; the status, head and body of the answer.
+    /// One HTTP/1.0 request, with a dummy signature; the status, head and body of the answer.
     fn exchange(
         &self,
         method: &str,
         target: &str,
         body: &[u8],
     ) -> std::io::Result<(u16, String, Vec<u8>)> {
-        let mut stream = TcpStream::connect(("127.0.0.1", self.port))?;
-        write!(
-            stream,
-            "{method} {target} HTTP/1.0\r\nHost: 127.0.0.1:{}\r\nContent-Length: {}\r\n\
-             Authorization: AWS4-HMAC-SHA256 Credential=AKIDUMMYTESTKEY/20240101/us-east-1/s3/\
-             aws4_request, SignedHeaders=host, Signature=00\r\n\r\n",
+        crate::local_server::exchange(
             self.port,
-            body.len()
-        )?;
-        stream.write_all(body)?;
-        let mut answer = Vec::new();
-        stream.read_to_end(&mut answer)?;
-        let text_end = answer
-            .windows(4)
-            .position(|w| w == b"\r\n\r\n")
-            .ok_or_else(|| std::io::Error::other("no end of headers"))?;
-        let head = String::from_utf8_lossy(&answer[..text_end]).into_owned();
-        let status = head
-            .split_whitespace()
-            .nth(1)
-            .and_then(|code| code.parse().ok())
-            .ok_or_else(|| std::io::Error::other(format!("no status in {head}")))?;
-        Ok((status, head, answer[text_end + 4..].to_vec()))
+            method,
+            target,
+            &[
+                "Authorization: AWS4-HMAC-SHA256 Credential=AKIDUMMYTESTKEY/20240101/us-east-1/s3/\
+               aws4_request, SignedHeaders=host, Signature=00",
+            ],
+            body,
+        )
     }
 }
 

@@ -8,7 +8,10 @@
 //! with the URL named, storing nothing where uploads are denied. A merge larger than a part is
 //! stored by a multipart upload and reads back byte for byte. Against a real Azure Blob server
 //! (Azurite) on 127.0.0.1, a sharded run under an `az://` prefix and its merge into one blob
-//! read back as the local run.
+//! read back as the local run. Against a real Google Cloud Storage emulator (fake-gcs-server)
+//! on 127.0.0.1, which reads but refuses `object_store`'s uploads, chunks under a `gs://`
+//! prefix read back as the local run, a run finds them and resumes after them, and a refused
+//! upload fails naming the URL.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -17,6 +20,7 @@ use std::time::Duration;
 
 use grader_core::eval::Line;
 use grader_tests::azurite::{ACCOUNT_KEY, Azurite};
+use grader_tests::gcs_server::{GcsServer, PRIVATE_KEY};
 use grader_tests::s3_server::{CutProxy, S3Server, SECRET_KEY};
 
 const PROBE: &str = env!("CARGO_BIN_EXE_store-probe");
@@ -583,4 +587,107 @@ fn a_merge_larger_than_a_part_is_stored_by_a_multipart_upload_and_reads_back_who
     let (code, _, stderr) = call(port, &["merge", back_arg, url]);
     assert_eq!(code, 0, "{stderr}");
     assert!(std::fs::read(&back).expect("read back") == expected);
+}
+
+#[test]
+fn chunks_in_google_cloud_storage_read_back_as_a_local_run_and_a_refused_upload_names_the_url() {
+    let Some(gcs) = GcsServer::start(TMP) else {
+        return;
+    };
+    let env = gcs.env();
+    gcs.create_bucket("evals");
+    let dir = scratch("gcs");
+    let (expected, expected_summary) = reference(&dir);
+
+    // Each shard run on its own, its lines stored as chunks of 25 lines, as a run on another
+    // machine uploads them (the emulator takes uploads only through its JSON API).
+    let mut shard_lines = Vec::new();
+    for index in 0..2 {
+        let local = dir.join(format!("shard-{index}.jsonl"));
+        let local_arg = local.to_str().expect("a UTF-8 path");
+        let shard = format!("{index}/2");
+        let (code, _, stderr) = call(0, &["run", local_arg, "80", "2", "4", &shard]);
+        assert_eq!(code, 0, "{stderr}");
+        let text = std::fs::read_to_string(&local).expect("read the shard");
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        for (number, chunk) in lines.chunks(25).enumerate() {
+            let name = format!("runs/gcs/part-{index}-of-2/chunk-{number:06}.jsonl");
+            gcs.put_object("evals", &name, chunk.concat().as_bytes());
+            // The first shard is also stored without its last chunk, as a run killed before
+            // that upload leaves it.
+            if index == 0 && (number + 1) * 25 < lines.len() {
+                let name = format!("runs/cut/part-0-of-2/chunk-{number:06}.jsonl");
+                gcs.put_object("evals", &name, chunk.concat().as_bytes());
+            }
+        }
+        shard_lines.push(lines.len());
+    }
+    assert_eq!(shard_lines.iter().sum::<usize>(), TOTAL);
+    let url = "gs://evals/runs/gcs";
+
+    // Merged and summarized from the URL, as the local run.
+    let merged = dir.join("merged.jsonl");
+    let merged_arg = merged.to_str().expect("a UTF-8 path");
+    let (code, report, stderr) = call_in(&env, &["merge", merged_arg, url]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(report.contains("duplicates: 0"), "{report}");
+    assert_eq!(
+        by_pair(&merged),
+        expected,
+        "every pair once, as the local run's"
+    );
+    let (code, summary, stderr) = call_in(&env, &["summary", url]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(summary, expected_summary);
+
+    // One object is read as a whole.
+    let local = std::fs::read(dir.join("local.jsonl")).expect("read the local run");
+    gcs.put_object("evals", "all.jsonl", &local);
+    let (code, summary, stderr) = call_in(&env, &["summary", "gs://evals/all.jsonl"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(summary, expected_summary);
+
+    // Running a shard again finds its chunks and uploads nothing.
+    let (code, report, stderr) = call_in(&env, &["run", url, "80", "2", "4", "1/2"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(report.contains("written: 0"), "{report}");
+    assert!(
+        report.contains(&format!("resumed: {}", shard_lines[1])),
+        "{report}"
+    );
+
+    // A shard cut short resumes after its last chunk: the lines it grades again go to the
+    // next chunk, which this emulator refuses, and the error names that chunk.
+    let chunks = shard_lines[0].div_ceil(25);
+    let cut = "gs://evals/runs/cut";
+    let (code, _, stderr) = call_in(&env, &["run", cut, "80", "2", "4", "0/2"]);
+    assert_eq!(code, 1, "{stderr}");
+    let next = format!("{cut}/part-0-of-2/chunk-{:06}.jsonl", chunks - 1);
+    assert!(
+        stderr.contains(&format!("{next}: cannot upload the chunk")),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+    assert!(!stderr.contains(PRIVATE_KEY), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(
+        gcs.names("evals", "runs/cut/").len(),
+        chunks - 1,
+        "the stored chunks are left as they were"
+    );
+
+    // A merge into one object is refused by this emulator, naming the URL.
+    let (code, _, stderr) = call_in(&env, &["merge", "gs://evals/merged.jsonl", url]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("gs://evals/merged.jsonl"), "{stderr}");
+    assert!(!stderr.contains(PRIVATE_KEY), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+
+    // Nothing under a prefix is said so, naming the URL.
+    let (code, _, stderr) = call_in(&env, &["summary", "gs://evals/runs/none"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("gs://evals/runs/none: no results there"),
+        "{stderr}"
+    );
 }

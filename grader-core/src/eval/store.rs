@@ -1153,7 +1153,8 @@ fn is_secret_variable(name: &str) -> bool {
 }
 
 /// A store error's message with its causes, credentials elided, led by what it most likely
-/// means, with an XML error document from the store shortened to its code and message.
+/// means, with an XML error document from the store shortened to its code and message, on
+/// one line.
 fn describe(error: &object_store::Error) -> String {
     let mut message = error.to_string();
     let mut source = std::error::Error::source(error);
@@ -1165,7 +1166,13 @@ fn describe(error: &object_store::Error) -> String {
         }
         source = cause.source();
     }
-    let message = shorten_xml(&elide(&message));
+    // An answer's body may span lines (or end with a line break): an error is one line.
+    let message = shorten_xml(&elide(&message))
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
     let meaning = if message.contains("NoSuchBucket") {
         Some("the bucket does not exist")
     } else if message.contains("ContainerNotFound") {
