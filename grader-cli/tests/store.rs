@@ -2,7 +2,8 @@
 //! (moto) on 127.0.0.1: the chunks an evaluation wrote under a prefix read as one file, one
 //! object read as a file, `merge` storing its output as one object that every command reads
 //! back, and a missing bucket or denied access failing with the URL named and the secret key
-//! not shown.
+//! not shown. Every command reads `gs://` URLs the same way, against a real Google Cloud
+//! Storage emulator (fake-gcs-server) on 127.0.0.1.
 
 #![allow(clippy::unwrap_used)]
 
@@ -10,6 +11,7 @@ mod support;
 
 use std::path::Path;
 
+use grader_tests::gcs_server::GcsServer;
 use grader_tests::s3_server::{S3Server, SECRET_KEY};
 use predicates::prelude::PredicateBooleanExt as _;
 use predicates::str::contains;
@@ -24,9 +26,46 @@ fn grader_at(port: u16) -> assert_cmd::Command {
     command
 }
 
+/// A real object store on 127.0.0.1 that every command reads from.
+trait Store {
+    const SCHEME: &'static str;
+    /// `grader` pointed at this store.
+    fn grader(&self) -> assert_cmd::Command;
+    fn create_bucket(&self, bucket: &str);
+    fn put_object(&self, bucket: &str, key: &str, bytes: &[u8]);
+}
+
+impl Store for S3Server {
+    const SCHEME: &'static str = "s3";
+    fn grader(&self) -> assert_cmd::Command {
+        grader_at(self.port())
+    }
+    fn create_bucket(&self, bucket: &str) {
+        S3Server::create_bucket(self, bucket);
+    }
+    fn put_object(&self, bucket: &str, key: &str, bytes: &[u8]) {
+        S3Server::put_object(self, bucket, key, bytes);
+    }
+}
+
+impl Store for GcsServer {
+    const SCHEME: &'static str = "gs";
+    fn grader(&self) -> assert_cmd::Command {
+        let mut command = grader();
+        command.envs(self.env());
+        command
+    }
+    fn create_bucket(&self, bucket: &str) {
+        GcsServer::create_bucket(self, bucket);
+    }
+    fn put_object(&self, bucket: &str, key: &str, bytes: &[u8]) {
+        GcsServer::put_object(self, bucket, key, bytes);
+    }
+}
+
 /// Uploads `path`'s lines as an evaluation's chunks of 7 lines under `bucket/prefix`, spread
 /// over 2 shards' folders as a sharded run leaves them (each line in its own shard).
-fn upload_as_chunks(server: &S3Server, bucket: &str, prefix: &str, path: &Path) -> usize {
+fn upload_as_chunks(store: &impl Store, bucket: &str, prefix: &str, path: &Path) -> usize {
     let text = std::fs::read_to_string(path).unwrap();
     let mut parts: [Vec<&str>; 2] = [Vec::new(), Vec::new()];
     for line in text.lines() {
@@ -41,7 +80,7 @@ fn upload_as_chunks(server: &S3Server, bucket: &str, prefix: &str, path: &Path) 
     for (index, lines) in parts.iter().enumerate() {
         for (number, chunk) in lines.chunks(7).enumerate() {
             let key = format!("{prefix}/part-{index}-of-2/chunk-{number:06}.jsonl");
-            server.put_object(bucket, &key, (chunk.join("\n") + "\n").as_bytes());
+            store.put_object(bucket, &key, (chunk.join("\n") + "\n").as_bytes());
             chunks += 1;
         }
     }
@@ -58,31 +97,42 @@ fn summary_json(command: &mut assert_cmd::Command) -> serde_json::Value {
 
 #[test]
 fn every_command_reads_an_evaluation_s_chunks_and_single_objects() {
-    let Some(server) = S3Server::start(TMP, false) else {
-        return;
-    };
-    let port = server.port();
-    server.create_bucket("evals");
+    if let Some(server) = S3Server::start(TMP, false) {
+        every_command_reads(&server);
+    }
+}
+
+#[test]
+fn every_command_reads_an_evaluation_s_chunks_and_single_objects_in_google_cloud_storage() {
+    if let Some(server) = GcsServer::start(TMP) {
+        every_command_reads(&server);
+    }
+}
+
+fn every_command_reads<S: Store>(store: &S) {
+    store.create_bucket("evals");
     let dir = temp_dir();
     let local = dir.path().join("local.jsonl");
     evaluation_file(&local, samples(30, |i| ((i % 3) as f64 / 2.0, 1.0)), 2);
-    let chunks = upload_as_chunks(&server, "evals", "runs/a", &local);
+    let chunks = upload_as_chunks(store, "evals", "runs/a", &local);
     assert!(chunks >= 4, "{chunks} chunks");
-    server.put_object("evals", "files/one.jsonl", &std::fs::read(&local).unwrap());
-    let url = "s3://evals/runs/a";
+    store.put_object("evals", "files/one.jsonl", &std::fs::read(&local).unwrap());
+    let url = &format!("{}://evals/runs/a", S::SCHEME);
+    let one = &format!("{}://evals/files/one.jsonl", S::SCHEME);
 
     let whole = summary_json(grader().args(["summary", "--json"]).arg(&local));
     assert_eq!(
-        summary_json(grader_at(port).args(["summary", "--json", url])),
+        summary_json(store.grader().args(["summary", "--json", url])),
         whole
     );
     assert_eq!(
-        summary_json(grader_at(port).args(["summary", "--json", "s3://evals/files/one.jsonl"])),
+        summary_json(store.grader().args(["summary", "--json", one])),
         whole
     );
 
     let merged = dir.path().join("merged.jsonl");
-    grader_at(port)
+    store
+        .grader()
         .args(["merge", url, "-o"])
         .arg(&merged)
         .assert()
@@ -103,12 +153,13 @@ fn every_command_reads_an_evaluation_s_chunks_and_single_objects() {
     };
     assert_eq!(sorted(&merged), sorted(&local));
 
-    grader_at(port).args(["validate", url]).assert().code(0);
-    let shown = grader_at(port).args(["show", url]).output().unwrap();
+    store.grader().args(["validate", url]).assert().code(0);
+    let shown = store.grader().args(["show", url]).output().unwrap();
     assert_eq!(shown.status.code(), Some(0), "{shown:?}");
     let shown = String::from_utf8(shown.stdout).unwrap();
     assert!(shown.contains("q17") && shown.contains("tests"), "{shown}");
-    let diff = grader_at(port)
+    let diff = store
+        .grader()
         .args(["diff", "--json"])
         .arg(&local)
         .arg(url)
@@ -116,7 +167,7 @@ fn every_command_reads_an_evaluation_s_chunks_and_single_objects() {
         .unwrap();
     assert_eq!(diff.status.code(), Some(0), "{diff:?}");
     let diff: serde_json::Value = serde_json::from_slice(&diff.stdout).unwrap();
-    assert_eq!(diff["new"]["file"], url);
+    assert_eq!(diff["new"]["file"], url.as_str());
     assert_eq!(diff["base"]["mean"], diff["new"]["mean"]);
     for list in [
         "reward_changes",
@@ -127,7 +178,8 @@ fn every_command_reads_an_evaluation_s_chunks_and_single_objects() {
         assert_eq!(diff[list], serde_json::json!([]), "{list}");
     }
     let page = dir.path().join("page.html");
-    grader_at(port)
+    store
+        .grader()
         .args(["report", url, "-o"])
         .arg(&page)
         .assert()
