@@ -17,7 +17,7 @@ use std::fs::{self, File};
 use std::io::Write as _;
 use std::net::TcpStream;
 
-use crate::local_server::{free_port, wait_until_ready};
+use crate::local_server::start_on_a_free_port;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
@@ -89,50 +89,42 @@ impl Azurite {
             return None;
         };
         let azurite = install(target_tmpdir, &npm);
-        let mut failures = Vec::new();
-        // The free port found may be taken by another test before Azurite binds it: try again.
-        for _ in 0..5 {
-            let port = free_port();
-            let workspace = Path::new(target_tmpdir).join(format!("azurite-data/{port}"));
-            fs::create_dir_all(&workspace).expect("make Azurite's workspace");
-            let log_path = workspace.join("azurite.log");
-            let log = File::create(&log_path).expect("create Azurite's log");
-            let child = Command::new(&node)
-                .arg(&azurite)
-                .args(["--blobHost", "127.0.0.1", "--blobPort"])
-                .arg(port.to_string())
-                .args([
-                    "--inMemoryPersistence",
-                    "--disableTelemetry",
-                    "--disableProductStyleUrl",
-                    "--skipApiVersionCheck",
-                    "--loose",
-                    "--silent",
-                ])
-                .current_dir(&workspace)
-                .stdin(Stdio::null())
-                .stdout(log.try_clone().expect("clone the log handle"))
-                .stderr(log)
-                .spawn()
-                .expect("start Azurite");
-            let mut server = Azurite {
-                child,
-                port,
-                node: node.clone(),
-                workspace,
-            };
-            match wait_until_ready(
-                &mut server,
-                |s| &mut s.child,
-                "Azurite",
-                &log_path,
-                |s| TcpStream::connect(("127.0.0.1", s.port)).is_ok(),
-            ) {
-                Ok(()) => return Some(server),
-                Err(failure) => failures.push(failure),
-            }
-        }
-        panic!("{}", failures.join("\n"));
+        Some(start_on_a_free_port(
+            "Azurite",
+            |port| {
+                let workspace = Path::new(target_tmpdir).join(format!("azurite-data/{port}"));
+                fs::create_dir_all(&workspace).expect("make Azurite's workspace");
+                let log_path = workspace.join("azurite.log");
+                let log = File::create(&log_path).expect("create Azurite's log");
+                let child = Command::new(&node)
+                    .arg(&azurite)
+                    .args(["--blobHost", "127.0.0.1", "--blobPort"])
+                    .arg(port.to_string())
+                    .args([
+                        "--inMemoryPersistence",
+                        "--disableTelemetry",
+                        "--disableProductStyleUrl",
+                        "--skipApiVersionCheck",
+                        "--loose",
+                        "--silent",
+                    ])
+                    .current_dir(&workspace)
+                    .stdin(Stdio::null())
+                    .stdout(log.try_clone().expect("clone the log handle"))
+                    .stderr(log)
+                    .spawn()
+                    .expect("start Azurite");
+                let server = Azurite {
+                    child,
+                    port,
+                    node: node.clone(),
+                    workspace,
+                };
+                (server, log_path)
+            },
+            |s| &mut s.child,
+            |s| TcpStream::connect(("127.0.0.1", s.port)).is_ok(),
+        ))
     }
 
     /// The port of the Blob service.

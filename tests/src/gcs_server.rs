@@ -18,7 +18,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-use crate::local_server::{exchange, free_port, wait_until_ready};
+use crate::local_server::{exchange, start_on_a_free_port};
 
 /// The private key in the service account key [`GcsServer::env`] gives: the emulator ignores
 /// it, and it must never appear in an error message.
@@ -50,46 +50,37 @@ impl GcsServer {
         let binary = PathBuf::from(binary.trim());
         let logs = Path::new(target_tmpdir).join("fake-gcs-logs");
         std::fs::create_dir_all(&logs).expect("make the emulator's log folder");
-        // The free port found may be taken by another test before the emulator binds it: try
-        // again.
-        let mut failures = Vec::new();
-        for _ in 0..5 {
-            let port = free_port();
-            let log_path = logs.join(format!("fake-gcs-{port}.log"));
-            let log = File::create(&log_path).expect("create the emulator's log");
-            let address = format!("127.0.0.1:{port}");
-            let child = Command::new(&binary)
-                .args(["-scheme", "http", "-host", "127.0.0.1", "-port"])
-                .arg(port.to_string())
-                .args(["-backend", "memory", "-log-level", "error", "-public-host"])
-                .arg(&address)
-                .arg("-external-url")
-                .arg(format!("http://{address}"))
-                .stdin(Stdio::null())
-                .stdout(log.try_clone().expect("clone the log handle"))
-                .stderr(log)
-                .spawn()
-                .expect("start fake-gcs-server");
-            let mut server = GcsServer {
-                child,
-                port,
-                log: log_path.clone(),
-            };
-            match wait_until_ready(
-                &mut server,
-                |s| &mut s.child,
-                "fake-gcs-server",
-                &log_path,
-                |s| {
-                    exchange(s.port, "GET", "/_internal/healthcheck", &[], &[])
-                        .is_ok_and(|(status, _, _)| status == 200)
-                },
-            ) {
-                Ok(()) => return Some(server),
-                Err(failure) => failures.push(failure),
-            }
-        }
-        panic!("{}", failures.join("\n"));
+        Some(start_on_a_free_port(
+            "fake-gcs-server",
+            |port| {
+                let log_path = logs.join(format!("fake-gcs-{port}.log"));
+                let log = File::create(&log_path).expect("create the emulator's log");
+                let address = format!("127.0.0.1:{port}");
+                let child = Command::new(&binary)
+                    .args(["-scheme", "http", "-host", "127.0.0.1", "-port"])
+                    .arg(port.to_string())
+                    .args(["-backend", "memory", "-log-level", "error", "-public-host"])
+                    .arg(&address)
+                    .arg("-external-url")
+                    .arg(format!("http://{address}"))
+                    .stdin(Stdio::null())
+                    .stdout(log.try_clone().expect("clone the log handle"))
+                    .stderr(log)
+                    .spawn()
+                    .expect("start fake-gcs-server");
+                let server = GcsServer {
+                    child,
+                    port,
+                    log: log_path.clone(),
+                };
+                (server, log_path)
+            },
+            |s| &mut s.child,
+            |s| {
+                exchange(s.port, "GET", "/_internal/healthcheck", &[], &[])
+                    .is_ok_and(|(status, _, _)| status == 200)
+            },
+        ))
     }
 
     /// The environment that points `object_store` at this server: a service account key with

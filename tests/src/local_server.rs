@@ -3,7 +3,7 @@
 
 use std::io::{Read as _, Write as _};
 use std::net::{TcpListener, TcpStream};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Child;
 use std::time::Duration;
 
@@ -47,6 +47,30 @@ pub fn wait_until_ready<S>(
         }
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// Starts a server on a free port with `start` (which returns it and the path of its log),
+/// and waits until `ready(server)` says it answers. The port found free may be taken by
+/// another process before the server binds it, so a server that exits first is started again
+/// on another port, up to five times.
+///
+/// # Panics
+/// When every attempt exited before it answered (the message holds each one's log).
+pub fn start_on_a_free_port<S>(
+    name: &str,
+    mut start: impl FnMut(u16) -> (S, PathBuf),
+    child: impl Fn(&mut S) -> &mut Child,
+    ready: impl Fn(&S) -> bool,
+) -> S {
+    let mut failures = Vec::new();
+    for _ in 0..5 {
+        let (mut server, log) = start(free_port());
+        match wait_until_ready(&mut server, &child, name, &log, &ready) {
+            Ok(()) => return server,
+            Err(failure) => failures.push(failure),
+        }
+    }
+    panic!("{}", failures.join("\n"));
 }
 
 /// One HTTP/1.0 request to 127.0.0.1:`port`, with `headers` (each `Name: value`) beside `Host`

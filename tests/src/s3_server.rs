@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use crate::local_server::{free_port, wait_until_ready};
+use crate::local_server::start_on_a_free_port;
 
 /// The dummy secret key the tests hand the code under test: it must never appear in an
 /// error message.
@@ -42,42 +42,34 @@ impl S3Server {
     #[must_use]
     pub fn start(target_tmpdir: &str, auth: bool) -> Option<S3Server> {
         let python = crate::python::moto_python(target_tmpdir)?;
-        // The free port found may be taken by another test before moto binds it: try again.
-        let mut failures = Vec::new();
-        for _ in 0..5 {
-            let port = free_port();
-            let logs = Path::new(target_tmpdir).join("moto-logs");
-            std::fs::create_dir_all(&logs).expect("make the moto log folder");
-            let log_path = logs.join(format!("moto-{port}.log"));
-            let log = File::create(&log_path).expect("create the moto log");
-            let mut command = Command::new(&python);
-            command
-                .args(["-m", "moto.server", "-H", "127.0.0.1", "-p"])
-                .arg(port.to_string())
-                .stdin(Stdio::null())
-                .stdout(log.try_clone().expect("clone the log handle"))
-                .stderr(log);
-            if auth {
-                command.env("INITIAL_NO_AUTH_ACTION_COUNT", "0");
-            }
-            let child = command.spawn().expect("start moto's server");
-            let mut server = S3Server {
-                child,
-                port,
-                log: log_path.clone(),
-            };
-            match wait_until_ready(
-                &mut server,
-                |s| &mut s.child,
-                "moto's server",
-                &log_path,
-                |s| s.request("GET", "/", &[]).is_ok(),
-            ) {
-                Ok(()) => return Some(server),
-                Err(failure) => failures.push(failure),
-            }
-        }
-        panic!("{}", failures.join("\n"));
+        let logs = Path::new(target_tmpdir).join("moto-logs");
+        std::fs::create_dir_all(&logs).expect("make the moto log folder");
+        Some(start_on_a_free_port(
+            "moto's server",
+            |port| {
+                let log_path = logs.join(format!("moto-{port}.log"));
+                let log = File::create(&log_path).expect("create the moto log");
+                let mut command = Command::new(&python);
+                command
+                    .args(["-m", "moto.server", "-H", "127.0.0.1", "-p"])
+                    .arg(port.to_string())
+                    .stdin(Stdio::null())
+                    .stdout(log.try_clone().expect("clone the log handle"))
+                    .stderr(log);
+                if auth {
+                    command.env("INITIAL_NO_AUTH_ACTION_COUNT", "0");
+                }
+                let child = command.spawn().expect("start moto's server");
+                let server = S3Server {
+                    child,
+                    port,
+                    log: log_path.clone(),
+                };
+                (server, log_path)
+            },
+            |s| &mut s.child,
+            |s| s.request("GET", "/", &[]).is_ok(),
+        ))
     }
 
     /// The server's port.

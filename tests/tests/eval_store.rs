@@ -102,14 +102,24 @@ fn reference(dir: &Path) -> (BTreeMap<(String, u32), String>, String) {
     (by_pair(Path::new(local)), summary)
 }
 
-/// `url` merged into a local file by the probe, as pairs, and its summary.
+/// `url` merged into a local file by the probe pointed at the S3 server (or proxy) on `port`,
+/// as pairs, and its summary.
 fn read_back(port: u16, dir: &Path, url: &str) -> (BTreeMap<(String, u32), String>, String) {
+    read_back_in(&S3Server::env(port), dir, url)
+}
+
+/// As [`read_back`], for the probe run with `env`.
+fn read_back_in(
+    env: &[(&'static str, String)],
+    dir: &Path,
+    url: &str,
+) -> (BTreeMap<(String, u32), String>, String) {
     let merged = dir.join("merged.jsonl");
     let merged_arg = merged.to_str().expect("a UTF-8 path");
-    let (code, report, stderr) = call(port, &["merge", merged_arg, url]);
+    let (code, report, stderr) = call_in(env, &["merge", merged_arg, url]);
     assert_eq!(code, 0, "{stderr}");
     assert!(report.contains("duplicates: 0"), "{report}");
-    let (code, summary, stderr) = call(port, &["summary", url]);
+    let (code, summary, stderr) = call_in(env, &["summary", url]);
     assert_eq!(code, 0, "{stderr}");
     (by_pair(&merged), summary)
 }
@@ -447,18 +457,8 @@ fn a_sharded_run_in_azure_blob_storage_and_its_merge_read_back_as_a_local_run() 
         assert!(chunks >= 3, "{part}: {blobs:?}");
     }
 
-    let merged = dir.join("merged.jsonl");
-    let merged_arg = merged.to_str().expect("a UTF-8 path");
-    let (code, report, stderr) = call_in(&env, &["merge", merged_arg, url]);
-    assert_eq!(code, 0, "{stderr}");
-    assert!(report.contains("duplicates: 0"), "{report}");
-    assert_eq!(
-        by_pair(&merged),
-        expected,
-        "every pair once, as the local run's"
-    );
-    let (code, summary, stderr) = call_in(&env, &["summary", url]);
-    assert_eq!(code, 0, "{stderr}");
+    let (pairs, summary) = read_back_in(&env, &dir, url);
+    assert_eq!(pairs, expected, "every pair once, as the local run's");
     assert_eq!(summary, expected_summary);
 
     // Merged into one blob, read back the same.
@@ -626,18 +626,8 @@ fn chunks_in_google_cloud_storage_read_back_as_a_local_run_and_a_refused_upload_
     let url = "gs://evals/runs/gcs";
 
     // Merged and summarized from the URL, as the local run.
-    let merged = dir.join("merged.jsonl");
-    let merged_arg = merged.to_str().expect("a UTF-8 path");
-    let (code, report, stderr) = call_in(&env, &["merge", merged_arg, url]);
-    assert_eq!(code, 0, "{stderr}");
-    assert!(report.contains("duplicates: 0"), "{report}");
-    assert_eq!(
-        by_pair(&merged),
-        expected,
-        "every pair once, as the local run's"
-    );
-    let (code, summary, stderr) = call_in(&env, &["summary", url]);
-    assert_eq!(code, 0, "{stderr}");
+    let (pairs, summary) = read_back_in(&env, &dir, url);
+    assert_eq!(pairs, expected, "every pair once, as the local run's");
     assert_eq!(summary, expected_summary);
 
     // One object is read as a whole.
