@@ -176,9 +176,12 @@ fn explicit_count(
     })
 }
 
-/// Slurm: `SLURM_ARRAY_TASK_ID` from `SLURM_ARRAY_TASK_MIN` to `MAX` in steps of
-/// `SLURM_ARRAY_TASK_STEP` (1 when unset); `SLURM_ARRAY_TASK_COUNT` must agree.
-fn slurm(lookup: &impl Fn(&str) -> Option<String>) -> Result<Option<Found>, ShardEnvError> {
+/// Slurm: `SLURM_ARRAY_TASK_ID` from `SLURM_ARRAY_TASK_MIN` (0 when unset) to `MAX` in steps
+/// of `SLURM_ARRAY_TASK_STEP` (1 when unset): the task's index and, where the variables say it
+/// (the bounds, or `SLURM_ARRAY_TASK_COUNT`, which must agree), the number of tasks.
+fn slurm(
+    lookup: &impl Fn(&str) -> Option<String>,
+) -> Result<Option<(u32, Option<u32>)>, ShardEnvError> {
     const ID: &str = "SLURM_ARRAY_TASK_ID";
     let Some(id) = number(lookup, ID)? else {
         return Ok(None);
@@ -187,13 +190,18 @@ fn slurm(lookup: &impl Fn(&str) -> Option<String>) -> Result<Option<Found>, Shar
     let max = number(lookup, "SLURM_ARRAY_TASK_MAX")?;
     let step = number(lookup, "SLURM_ARRAY_TASK_STEP")?.unwrap_or(1).max(1);
     let given = number(lookup, "SLURM_ARRAY_TASK_COUNT")?;
-    let (index, count) = match (min, max) {
+    let low = min.unwrap_or(0);
+    if id < low || max.is_some_and(|max| id > max) || (id - low) % step != 0 {
+        let range = match max {
+            Some(max) => format!("{low}-{max}:{step}"),
+            None => format!("the ids from {low} in steps of {step}"),
+        };
+        return Err(ShardEnvError::Inconsistent(format!(
+            "{ID}={id} is not one of {range}"
+        )));
+    }
+    let count = match (min, max) {
         (Some(min), Some(max)) => {
-            if id < min || id > max || (id - min) % step != 0 {
-                return Err(ShardEnvError::Inconsistent(format!(
-                    "{ID}={id} is not one of {min}-{max}:{step}"
-                )));
-            }
             let count =
                 u32::try_from(u64::from(max - min) / u64::from(step) + 1).map_err(|_| {
                     ShardEnvError::Inconsistent(format!(
@@ -209,51 +217,58 @@ fn slurm(lookup: &impl Fn(&str) -> Option<String>) -> Result<Option<Found>, Shar
                      --array={min}-{max} or GRADER_SHARD)"
                 )));
             }
-            ((id - min) / step, count)
+            Some(count)
         }
-        _ => match given {
-            // Without the bounds, ids are taken to run from 0.
-            Some(count) => (id, count),
-            None => {
-                return Err(ShardEnvError::Invalid {
-                    variable: ID,
-                    value: id.to_string(),
-                    why: "set without SLURM_ARRAY_TASK_MIN/MAX or COUNT, which Slurm sets for \
-                          every array job: set GRADER_SHARD=i/n to say the shard"
-                        .to_owned(),
-                });
-            }
-        },
+        _ => given,
     };
-    Ok(Some(Found {
-        variable: ID,
-        index,
-        count,
-    }))
+    Ok(Some(((id - low) / step, count)))
 }
 
-/// The index each scheduler's variables give, for those that are set and readable.
-fn scheduler_indexes(lookup: &impl Fn(&str) -> Option<String>) -> Vec<(&'static str, u32)> {
-    let read = |variable: &str| lookup(variable).and_then(|v| v.trim().parse::<u32>().ok());
-    let mut indexes = Vec::new();
+/// Checks that every scheduler's variables that are set agree with `shard`, the explicit
+/// `GRADER_SHARD=value`: the same index, and the same count where they say one. A value that
+/// is not a number is an error here too.
+fn check_against_schedulers(
+    lookup: &impl Fn(&str) -> Option<String>,
+    value: &str,
+    shard: Shard,
+) -> Result<(), ShardEnvError> {
+    let disagree = |variable: &str, what: &str, theirs: u32| {
+        ShardEnvError::Inconsistent(format!(
+            "{SHARD_VAR}={value} but {variable} makes this task's {what} {theirs}; leave \
+             {SHARD_VAR} unset in an array job, or set it per task"
+        ))
+    };
+    if let Some(count) = number(lookup, SHARD_COUNT_VAR)?
+        && count != shard.count()
+    {
+        return Err(disagree(SHARD_COUNT_VAR, "number of shards", count));
+    }
     for variable in ["JOB_COMPLETION_INDEX", "AWS_BATCH_JOB_ARRAY_INDEX"] {
-        if let Some(index) = read(variable) {
-            indexes.push((variable, index));
+        if let Some(index) = number(lookup, variable)?
+            && index != shard.index()
+        {
+            return Err(disagree(variable, "index", index));
         }
     }
-    if let Some(id) = read("SLURM_ARRAY_TASK_ID") {
-        let min = read("SLURM_ARRAY_TASK_MIN").unwrap_or(0);
-        let step = read("SLURM_ARRAY_TASK_STEP").unwrap_or(1).max(1);
-        indexes.push(("SLURM_ARRAY_TASK_ID", id.saturating_sub(min) / step));
+    if let Some((index, count)) = slurm(lookup)? {
+        if index != shard.index() {
+            return Err(disagree("SLURM_ARRAY_TASK_ID", "index", index));
+        }
+        if let Some(count) = count
+            && count != shard.count()
+        {
+            return Err(disagree("the Slurm array", "number of shards", count));
+        }
     }
-    indexes
+    Ok(())
 }
 
 impl Shard {
     /// The shard this process should do, read from the environment a scheduler sets:
     ///
-    /// 1. `GRADER_SHARD=i/n`, when set, wins over everything else (a scheduler's index, where
-    ///    one is set too, must agree with it: a fixed value in a job template is refused);
+    /// 1. `GRADER_SHARD=i/n`, when set, wins over everything else (a scheduler's index and
+    ///    count, and `GRADER_SHARD_COUNT`, where set too, must agree with it: a fixed value in
+    ///    a job template is refused);
     /// 2. Kubernetes Indexed Jobs: `JOB_COMPLETION_INDEX`, with the count from
     ///    `GRADER_SHARD_COUNT` (Kubernetes does not pass `completions` to the pod; set the
     ///    variable to it in the manifest);
@@ -297,15 +312,8 @@ impl Shard {
                 why: "not `i/n` with 0 <= i < n".to_owned(),
             })?;
             // A fixed GRADER_SHARD in a job template would make every task do the same part:
-            // a scheduler's index, where one is set, must agree with it.
-            for (variable, index) in scheduler_indexes(&lookup) {
-                if index != shard.index() {
-                    return Err(ShardEnvError::Inconsistent(format!(
-                        "{SHARD_VAR}={value} but {variable} makes this task index {index}; \
-                         leave {SHARD_VAR} unset in an array job, or set it per task"
-                    )));
-                }
-            }
+            // a scheduler's settings, where some are set, must agree with it.
+            check_against_schedulers(&lookup, &value, shard)?;
             return Ok(shard);
         }
         let mut found: Vec<Found> = Vec::new();
@@ -322,16 +330,27 @@ impl Shard {
                 count,
             });
         }
-        if let Some(slurm) = slurm(&lookup)? {
-            if let Some(count) = number(&lookup, SHARD_COUNT_VAR)?
-                && count != slurm.count
+        if let Some((index, count)) = slurm(&lookup)? {
+            let variable = "SLURM_ARRAY_TASK_ID";
+            let count = count.ok_or_else(|| ShardEnvError::Invalid {
+                variable,
+                value: lookup(variable).unwrap_or_default(),
+                why: "set without SLURM_ARRAY_TASK_MIN/MAX or COUNT, which Slurm sets for \
+                      every array job: set GRADER_SHARD=i/n to say the shard"
+                    .to_owned(),
+            })?;
+            if let Some(given) = number(&lookup, SHARD_COUNT_VAR)?
+                && given != count
             {
                 return Err(ShardEnvError::Inconsistent(format!(
-                    "{SHARD_COUNT_VAR}={count} but the Slurm array has {} tasks",
-                    slurm.count
+                    "{SHARD_COUNT_VAR}={given} but the Slurm array has {count} tasks"
                 )));
             }
-            found.push(slurm);
+            found.push(Found {
+                variable,
+                index,
+                count,
+            });
         }
         if let Some(index) = number(&lookup, "AWS_BATCH_JOB_ARRAY_INDEX")? {
             let count = explicit_count(
@@ -431,10 +450,68 @@ mod tests {
             ]),
             shard(2, 4)
         );
-        // ... and is refused where it does not (a fixed value in a job template).
+        assert_eq!(
+            read(&[("GRADER_SHARD", "0/2"), ("SLURM_ARRAY_TASK_ID", "0")]),
+            shard(0, 2)
+        );
+        // ... and is refused where it does not (a fixed value in a job template), in index
+        // or in count.
         assert!(matches!(
             read(&[("GRADER_SHARD", "0/4"), ("JOB_COMPLETION_INDEX", "3")]),
             Err(ShardEnvError::Inconsistent(why)) if why.contains("JOB_COMPLETION_INDEX")
+        ));
+        assert!(matches!(
+            read(&[("GRADER_SHARD", "1/2"), ("GRADER_SHARD_COUNT", "4")]),
+            Err(ShardEnvError::Inconsistent(why)) if why.contains("GRADER_SHARD_COUNT")
+        ));
+        assert!(matches!(
+            read(&[
+                ("GRADER_SHARD", "0/2"),
+                ("JOB_COMPLETION_INDEX", "0"),
+                ("GRADER_SHARD_COUNT", "4")
+            ]),
+            Err(ShardEnvError::Inconsistent(why)) if why.contains("GRADER_SHARD_COUNT")
+        ));
+        assert!(matches!(
+            read(&[
+                ("GRADER_SHARD", "0/2"),
+                ("SLURM_ARRAY_TASK_ID", "0"),
+                ("SLURM_ARRAY_TASK_MIN", "0"),
+                ("SLURM_ARRAY_TASK_MAX", "3")
+            ]),
+            Err(ShardEnvError::Inconsistent(why)) if why.contains("Slurm array")
+        ));
+        assert!(matches!(
+            read(&[("GRADER_SHARD", "0/2"), ("SLURM_ARRAY_TASK_ID", "1")]),
+            Err(ShardEnvError::Inconsistent(why)) if why.contains("SLURM_ARRAY_TASK_ID")
+        ));
+        assert!(matches!(
+            read(&[("GRADER_SHARD", "0/2"), ("JOB_COMPLETION_INDEX", "abc")]),
+            Err(ShardEnvError::Invalid {
+                variable: "JOB_COMPLETION_INDEX",
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn slurm_ids_count_from_the_minimum_whichever_bounds_are_set() {
+        let slurm = |id: &str, min: &str| {
+            read(&[
+                ("SLURM_ARRAY_TASK_ID", id),
+                ("SLURM_ARRAY_TASK_MIN", min),
+                ("SLURM_ARRAY_TASK_COUNT", "4"),
+            ])
+        };
+        assert_eq!(slurm("1", "1"), shard(0, 4));
+        assert_eq!(slurm("4", "1"), shard(3, 4));
+        assert!(matches!(
+            slurm("0", "1"),
+            Err(ShardEnvError::Inconsistent(why)) if why.contains("SLURM_ARRAY_TASK_ID=0")
+        ));
+        assert!(matches!(
+            slurm("5", "1"),
+            Err(ShardEnvError::Inconsistent(_))
         ));
     }
 
