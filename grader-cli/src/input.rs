@@ -34,7 +34,8 @@ impl Format {
 /// Opens `path` for reading (`-` is standard input). With the feature `object-store` (on by
 /// default), an `s3://`, `gs://` or `az://` URL is read from object storage: the one object it
 /// names, or every chunk of every shard an evaluation wrote under it (see grader-core's
-/// `eval::store`), with credentials from the environment.
+/// `eval::store`), with credentials from the environment. A sharded run with no chunks from
+/// some of its shards is read as far as it goes, with a note on standard error naming them.
 ///
 /// # Errors
 /// [`CliError::Read`] when it cannot be opened; [`CliError::Store`] when object storage
@@ -45,7 +46,13 @@ pub fn open(path: &Path) -> Result<Box<dyn Read>, CliError> {
     }
     #[cfg(feature = "object-store")]
     if let Some(url) = grader_core::eval::store::StoreUrl::of_path(path) {
-        let reader = grader_core::eval::store::open(&url?)?;
+        let url = url?;
+        let reader = grader_core::eval::store::open(&url)?;
+        if let Some(missing) = reader.missing_shards() {
+            // Not an error: a run still going is read as far as it got. But a summary of part
+            // of a run should not pass for the whole.
+            eprintln!("grader: note: {url}: {missing}");
+        }
         return Ok(Box::new(reader));
     }
     File::open(path)

@@ -12,6 +12,7 @@ mod support;
 use std::path::Path;
 
 use grader_tests::gcs_server::GcsServer;
+use grader_tests::local_server::inherited_store_variables;
 use grader_tests::s3_server::{S3Server, SECRET_KEY};
 use predicates::prelude::PredicateBooleanExt as _;
 use predicates::str::contains;
@@ -19,9 +20,18 @@ use support::{evaluation_file, grader, samples, temp_dir};
 
 const TMP: &str = env!("CARGO_TARGET_TMPDIR");
 
+/// `grader` without the object store settings inherited from whoever runs the tests.
+fn store_grader() -> assert_cmd::Command {
+    let mut command = grader();
+    for name in inherited_store_variables() {
+        command.env_remove(name);
+    }
+    command
+}
+
 /// `grader` pointed at the server on `port`.
 fn grader_at(port: u16) -> assert_cmd::Command {
-    let mut command = grader();
+    let mut command = store_grader();
     command.envs(S3Server::env(port));
     command
 }
@@ -51,7 +61,7 @@ impl Store for S3Server {
 impl Store for GcsServer {
     const SCHEME: &'static str = "gs";
     fn grader(&self) -> assert_cmd::Command {
-        let mut command = grader();
+        let mut command = store_grader();
         command.envs(self.env());
         command
     }
@@ -213,6 +223,14 @@ fn unreadable_urls_name_the_url_and_never_the_secret() {
         .assert()
         .code(2)
         .stderr(contains("s3://evals/nothing: no results there"));
+    // A bucket's root holds no run here: its listing is not read as lines.
+    for command in ["validate", "summary"] {
+        grader_at(port)
+            .args([command, "s3://evals"])
+            .assert()
+            .code(2)
+            .stderr(contains("s3://evals: no results there"));
+    }
     grader_at(port)
         .args(["summary", "s3://user:pass@evals/x"])
         .assert()
@@ -373,4 +391,41 @@ fn merge_into_a_url_refuses_a_missing_bucket_a_run_s_prefix_and_its_own_input() 
         .code(1)
         .stderr(contains("s3://evals/runs/a/: the output is also an input"));
     assert_eq!(server.keys("evals", ""), before, "nothing written");
+}
+
+#[test]
+fn a_run_missing_a_shard_is_read_with_a_note_naming_it() {
+    let Some(server) = S3Server::start(TMP, false) else {
+        return;
+    };
+    let port = server.port();
+    server.create_bucket("evals");
+    let dir = temp_dir();
+    let local = dir.path().join("local.jsonl");
+    evaluation_file(&local, samples(12, |_| (1.0, 1.0)), 1);
+    upload_as_chunks(&server, "evals", "runs/whole", &local);
+    let whole = grader_at(port)
+        .args(["summary", "s3://evals/runs/whole"])
+        .output()
+        .unwrap();
+    assert_eq!(whole.status.code(), Some(0), "{whole:?}");
+    assert!(whole.stderr.is_empty(), "{whole:?}");
+
+    // Only the first shard's chunks, as while the second has not uploaded yet.
+    let keys = server.keys("evals", "runs/whole/part-0-of-2/");
+    assert!(!keys.is_empty());
+    for key in keys {
+        let copy = key.replace("runs/whole/", "runs/half/");
+        server.put_object("evals", &copy, &server.get_object("evals", &key));
+    }
+    for command in ["summary", "validate"] {
+        grader_at(port)
+            .args([command, "s3://evals/runs/half"])
+            .assert()
+            .code(0)
+            .stderr(contains(
+                "grader: note: s3://evals/runs/half: no chunks from shard 1 of 2: not started \
+                 yet, stopped before the first upload, or given no samples",
+            ));
+    }
 }

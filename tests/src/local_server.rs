@@ -111,3 +111,22 @@ pub fn exchange(
         .ok_or_else(|| std::io::Error::other(format!("no status in {head}")))?;
     Ok((status, head, answer[text_end + 4..].to_vec()))
 }
+
+/// The variables inherited from whoever runs the tests that the object store client reads
+/// (credentials, endpoints, emulator settings). A test removes them from a command it points
+/// at its own server, so that nothing it starts reaches another address or another account.
+#[must_use]
+pub fn inherited_store_variables() -> Vec<std::ffi::OsString> {
+    std::env::vars_os()
+        .map(|(name, _)| name)
+        .filter(|name| {
+            name.to_str().is_some_and(|name| {
+                let name = name.to_ascii_uppercase();
+                ["AWS_", "GOOGLE_", "AZURE_", "AZURITE_", "OBJECT_STORE_"]
+                    .iter()
+                    .any(|prefix| name.starts_with(prefix))
+                    || name == "SERVICE_ACCOUNT"
+            })
+        })
+        .collect()
+}

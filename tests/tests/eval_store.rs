@@ -21,6 +21,7 @@ use std::time::Duration;
 use grader_core::eval::Line;
 use grader_tests::azurite::{ACCOUNT_KEY, Azurite};
 use grader_tests::gcs_server::{GcsServer, PRIVATE_KEY};
+use grader_tests::local_server::inherited_store_variables;
 use grader_tests::s3_server::{CutProxy, S3Server, SECRET_KEY};
 
 const PROBE: &str = env!("CARGO_BIN_EXE_store-probe");
@@ -38,6 +39,9 @@ fn scratch(name: &str) -> PathBuf {
 /// The probe, pointed at the S3 server (or proxy) on `port`.
 fn probe(port: u16, args: &[&str]) -> Command {
     let mut command = Command::new(PROBE);
+    for name in inherited_store_variables() {
+        command.env_remove(name);
+    }
     command
         .args(args)
         .envs(S3Server::env(port))
@@ -418,7 +422,11 @@ fn an_azure_sas_token_in_the_environment_never_shows_in_an_error() {
 
 /// Runs the probe with `env` to its end: exit code, stdout, stderr.
 fn call_in(env: &[(&'static str, String)], args: &[&str]) -> (i32, String, String) {
-    let child = Command::new(PROBE)
+    let mut command = Command::new(PROBE);
+    for name in inherited_store_variables() {
+        command.env_remove(name);
+    }
+    let child = command
         .args(args)
         .envs(env.iter().cloned())
         .env("RUST_BACKTRACE", "0")

@@ -300,8 +300,9 @@ impl StoreUrl {
     /// Parses `scheme://bucket/prefix` (the prefix may be empty; a trailing `/` is ignored).
     ///
     /// # Errors
-    /// [`StoreError::InvalidUrl`] for another scheme, a missing bucket, credentials or a query
-    /// string in the URL, or a prefix with empty, `.` or `..` segments.
+    /// [`StoreError::InvalidUrl`] for another scheme, a missing bucket or one with a character
+    /// other than letters, digits, `.`, `-` and `_`, credentials or a query string in the URL,
+    /// or a prefix with empty, `.` or `..` segments or a control character.
     pub fn parse(text: &str) -> Result<StoreUrl, StoreError> {
         let invalid = |why: &str| StoreError::InvalidUrl {
             url: redact_url(text),
@@ -326,6 +327,20 @@ impl StoreUrl {
         let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
         if bucket.is_empty() {
             return Err(invalid("the bucket is missing"));
+        }
+        // The store's client reads the bucket as a URL's host, which drops a port and strips
+        // tabs and line breaks: a bucket it would read differently is refused here.
+        if let Some(bad) = bucket
+            .chars()
+            .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_')))
+        {
+            return Err(invalid(&format!(
+                "the bucket may hold only letters, digits, `.`, `-` and `_`, not {:?}",
+                bad
+            )));
+        }
+        if prefix.chars().any(char::is_control) {
+            return Err(invalid("the prefix holds a control character"));
         }
         let prefix = prefix.trim_end_matches('/');
         let prefix = ObjectPath::parse(prefix).map_err(|error| invalid(&error.to_string()))?;
@@ -689,7 +704,9 @@ fn parse_chunk(prefix: &ObjectPath, location: &ObjectPath) -> Option<Chunk> {
         .strip_prefix("chunk-")?
         .strip_suffix(".jsonl")?;
     let digits = |text: &str| !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit());
-    if !(digits(index) && digits(count) && digits(number)) {
+    // At most 18 digits, so that the chunk after it is still numbered (a writer makes one
+    // chunk at a time from 0: no run reaches 10^18).
+    if !(digits(index) && digits(count) && digits(number)) || number.len() > 18 {
         return None;
     }
     let chunk = Chunk {
@@ -965,28 +982,33 @@ pub fn open(url: &StoreUrl) -> Result<StoreReader, StoreError> {
 /// # Errors
 /// As [`open`].
 pub fn open_with(url: &StoreUrl, options: StoreOptions) -> Result<StoreReader, StoreError> {
-    let (ready_tx, ready_rx) = sync_channel::<Result<(), StoreError>>(1);
+    let (ready_tx, ready_rx) = sync_channel::<Result<Option<MissingShards>, StoreError>>(1);
     let (data_tx, data_rx) = sync_channel::<Result<Bytes, StoreError>>(4);
+    let shown = url.to_string();
     let url = url.clone();
     let fetcher = std::thread::Builder::new()
         .name("grader-store-read".to_owned())
         .spawn(move || fetch(&url, options, &ready_tx, &data_tx))
         .map_err(|error| StoreError::Config {
-            url: String::new(),
+            url: shown.clone(),
             message: format!("cannot start the reading thread: {error}"),
         })?;
     let mut reader = StoreReader {
         data: Some(data_rx),
         current: Bytes::new(),
         fetcher: Some(fetcher),
+        missing: None,
     };
     match ready_rx.recv() {
-        Ok(Ok(())) => Ok(reader),
+        Ok(Ok(missing)) => {
+            reader.missing = missing;
+            Ok(reader)
+        }
         Ok(Err(error)) => Err(error),
         Err(_) => {
             reader.stop();
             Err(StoreError::Config {
-                url: String::new(),
+                url: shown,
                 message: "the reading thread stopped".to_owned(),
             })
         }
@@ -997,7 +1019,7 @@ pub fn open_with(url: &StoreUrl, options: StoreOptions) -> Result<StoreReader, S
 fn fetch(
     url: &StoreUrl,
     options: StoreOptions,
-    ready: &SyncSender<Result<(), StoreError>>,
+    ready: &SyncSender<Result<Option<MissingShards>, StoreError>>,
     data: &SyncSender<Result<Bytes, StoreError>>,
 ) {
     let runtime = match tokio::runtime::Builder::new_current_thread()
@@ -1025,6 +1047,13 @@ fn fetch(
                     counts,
                 });
             }
+            if chunks.is_empty() && url.prefix.as_ref().is_empty() {
+                // A bucket is not an object (a store answers a read of its root with the
+                // bucket's listing).
+                return Err(StoreError::Empty {
+                    url: url.to_string(),
+                });
+            }
             if chunks.is_empty() {
                 // No chunks: the URL may name one object.
                 let read = url.request(&url.prefix, "read the object");
@@ -1043,7 +1072,11 @@ fn fetch(
         .await;
         let (store, chunks) = match listed {
             Ok(found) => {
-                let _ = ready.send(Ok(()));
+                let missing = MissingShards::of(&found.1);
+                if let Some(missing) = &missing {
+                    tracing::warn!(url = %url, "{missing}");
+                }
+                let _ = ready.send(Ok(missing));
                 found
             }
             Err(error) => {
@@ -1088,17 +1121,82 @@ pub struct StoreReader {
     data: Option<Receiver<Result<Bytes, StoreError>>>,
     current: Bytes,
     fetcher: Option<JoinHandle<()>>,
+    missing: Option<MissingShards>,
 }
 
-impl fmt::Debug for StoreReader {
+/// The shards of a sharded run that have no chunk at its URL: not started yet, stopped
+/// before their first upload, or given no samples (a shard uploads nothing until it has a
+/// line). What is read is then only part of the run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct MissingShards {
+    /// The first missing shards' indexes, in order (up to [`MissingShards::LISTED`]).
+    pub first: Vec<u32>,
+    /// How many shards are missing.
+    pub missing: u32,
+    /// How many shards the run has.
+    pub count: u32,
+}
+
+impl MissingShards {
+    /// How many of the missing shards' indexes are listed.
+    pub const LISTED: usize = 10;
+
+    /// The shards missing from `chunks` (sorted by count, then shard; of one count), if any.
+    fn of(chunks: &[Chunk]) -> Option<MissingShards> {
+        let count = chunks.first()?.count;
+        let mut present: Vec<u32> = chunks.iter().map(|chunk| chunk.index).collect();
+        present.dedup();
+        let missing = count - u32::try_from(present.len()).unwrap_or(count);
+        if missing == 0 {
+            return None;
+        }
+        // At most `present.len() + LISTED` indexes are looked at, however many shards.
+        let mut first = Vec::new();
+        let mut seen = present.iter().peekable();
+        let mut index = 0;
+        while first.len() < Self::LISTED && index < count {
+            if seen.next_if_eq(&&index).is_none() {
+                first.push(index);
+            }
+            index += 1;
+        }
+        Some(MissingShards {
+            first,
+            missing,
+            count,
+        })
+    }
+}
+
+impl fmt::Display for MissingShards {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("StoreReader")
-            .field("buffered", &self.current.len())
-            .finish_non_exhaustive()
+        let listed: Vec<String> = self.first.iter().map(u32::to_string).collect();
+        let more = self.missing as usize - self.first.len().min(self.missing as usize);
+        write!(
+            f,
+            "no chunks from shard{} {}{} of {}: not started yet, stopped before the first \
+             upload, or given no samples; what is read is part of the run",
+            if self.missing == 1 { "" } else { "s" },
+            listed.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            },
+            self.count
+        )
     }
 }
 
 impl StoreReader {
+    /// The shards of the run at the URL that have no chunk there (none for one object, or for
+    /// a run with chunks from every shard). Also logged as a warning (`tracing`) when opened.
+    #[must_use]
+    pub fn missing_shards(&self) -> Option<&MissingShards> {
+        self.missing.as_ref()
+    }
+
     fn stop(&mut self) {
         // Closing the channel makes the fetching thread stop at its next piece.
         self.data = None;
@@ -1168,7 +1266,7 @@ fn describe(error: &object_store::Error) -> String {
     }
     // An answer's body may span lines (or end with a line break): an error is one line.
     let message = shorten_xml(&elide(&message))
-        .lines()
+        .split(['\n', '\r'])
         .map(str::trim)
         .filter(|line| !line.is_empty())
         .collect::<Vec<_>>()
@@ -1230,12 +1328,22 @@ fn shorten_xml(text: &str) -> String {
 /// `text` with the values of secret environment variables replaced by `***`, and the query
 /// strings and user info of the HTTP addresses in it elided.
 pub fn elide(text: &str) -> String {
+    elide_with(text, std::env::vars_os())
+}
+
+/// [`elide`] with the environment's variables given.
+fn elide_with(
+    text: &str,
+    variables: impl IntoIterator<Item = (std::ffi::OsString, std::ffi::OsString)>,
+) -> String {
     let mut text = text.to_owned();
-    for (name, value) in std::env::vars_os() {
+    for (name, value) in variables {
         let (Some(name), Some(value)) = (name.to_str(), value.to_str()) else {
             continue;
         };
-        if value.len() >= 4 && is_secret_variable(name) && text.contains(value) {
+        // Shorter values are no secret worth the name, and replacing them would mangle
+        // the message around them (a secret `test` inside `test-results`).
+        if value.len() >= 8 && is_secret_variable(name) && text.contains(value) {
             text = text.replace(value, "***");
         }
     }
@@ -1276,6 +1384,19 @@ fn redact_url(url: &str) -> String {
     };
     if had_query {
         shown.push_str("?***");
+    }
+    if shown.chars().any(char::is_control) {
+        // A line break or tab in a URL would split or blur the message that shows it.
+        shown = shown
+            .chars()
+            .map(|c| {
+                if c.is_control() {
+                    c.escape_default().to_string()
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect();
     }
     shown
 }
@@ -1329,6 +1450,114 @@ mod tests {
     }
 
     #[test]
+    fn urls_the_client_would_read_as_another_bucket_are_refused_on_one_line() {
+        for bad in [
+            "s3://evals:9999/one.jsonl",
+            "s3://ev\nals/one.jsonl",
+            "gs://ev\tals/x",
+            "s3://ev als/x",
+            "az://c/a\nb",
+            "s3://b/a\r",
+        ] {
+            let error = StoreUrl::parse(bad).expect_err(bad).to_string();
+            assert!(
+                !error.contains(['\n', '\r', '\t']),
+                "{bad:?} gave {error:?}"
+            );
+            assert!(error.contains("not a usable object store URL"), "{error}");
+        }
+        assert_eq!(
+            StoreUrl::parse("s3://my-bucket.v2_x/a")
+                .expect("a URL")
+                .to_string(),
+            "s3://my-bucket.v2_x/a"
+        );
+    }
+
+    #[test]
+    fn only_secrets_long_enough_to_be_keys_are_elided() {
+        let vars = |pairs: &[(&str, &str)]| {
+            pairs
+                .iter()
+                .map(|(name, value)| (name.into(), value.into()))
+                .collect::<Vec<(std::ffi::OsString, std::ffi::OsString)>>()
+        };
+        let text = "s3://test-results/x: refused with wJalrXUtnFEMI/K7MDENG, encryption true";
+        assert_eq!(
+            elide_with(
+                text,
+                vars(&[
+                    ("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG"),
+                    ("AWS_ACCESS_KEY_ID", "test"),
+                    ("AWS_SSE_BUCKET_KEY_ENABLED", "true"),
+                    ("HOME_SECRET_OF_ANOTHER_TOOL", "encryption"),
+                ])
+            ),
+            "s3://test-results/x: refused with ***, encryption true"
+        );
+    }
+
+    #[test]
+    fn shards_without_chunks_are_named() {
+        let chunks = |pairs: &[(u32, u64)]| -> Vec<Chunk> {
+            pairs
+                .iter()
+                .map(|&(index, number)| Chunk {
+                    index,
+                    count: 5,
+                    number,
+                    location: ObjectPath::from("x"),
+                })
+                .collect()
+        };
+        assert_eq!(MissingShards::of(&[]), None);
+        assert_eq!(
+            MissingShards::of(&chunks(&[(0, 0), (1, 0), (2, 0), (3, 0), (4, 0)])),
+            None
+        );
+        let missing = MissingShards::of(&chunks(&[(1, 0), (1, 1), (3, 0)])).expect("missing");
+        assert_eq!(
+            (missing.first.as_slice(), missing.missing),
+            (&[0, 2, 4][..], 3)
+        );
+        assert_eq!(
+            missing.to_string(),
+            "no chunks from shards 0, 2, 4 of 5: not started yet, stopped before the first \
+             upload, or given no samples; what is read is part of the run"
+        );
+        // A run of very many shards is not walked through: the first few are listed.
+        let huge = [Chunk {
+            index: 3,
+            count: u32::MAX,
+            number: 0,
+            location: ObjectPath::from("x"),
+        }];
+        let missing = MissingShards::of(&huge).expect("missing");
+        assert_eq!(missing.first, [0, 1, 2, 4, 5, 6, 7, 8, 9, 10]);
+        assert_eq!(missing.missing, u32::MAX - 1);
+        assert!(
+            missing.to_string().starts_with(&format!(
+                "no chunks from shards 0, 1, 2, 4, 5, 6, 7, 8, 9, 10 and {} more of {}",
+                u32::MAX - 11,
+                u32::MAX
+            )),
+            "{missing}"
+        );
+    }
+
+    #[test]
+    fn a_store_error_whose_answer_spans_lines_is_described_on_one_line() {
+        let error = object_store::Error::Generic {
+            store: "GCS",
+            source: "PUT failed - 400 Bad Request:\r\n{\"error\": \"invalid\"}\n\n  more\r".into(),
+        };
+        assert_eq!(
+            describe(&error),
+            "Generic GCS error: PUT failed - 400 Bad Request: {\"error\": \"invalid\"} more"
+        );
+    }
+
+    #[test]
     fn error_documents_are_shortened_to_code_and_message() {
         let text = "GET http://h/b?*** - 404 Not Found: <?xml version=\"1.0\"?>\n<Error><Code>\
                     NoSuchBucket</Code><Message>The bucket does not exist</Message><RequestId>x\
@@ -1354,6 +1583,10 @@ mod tests {
         let chunk = parse("runs/7/part-1-of-3/chunk-000017.jsonl").expect("a chunk");
         assert_eq!((chunk.index, chunk.count, chunk.number), (1, 3, 17));
         assert!(parse("runs/7/part-1-of-3/chunk-1234567.jsonl").is_some());
+        let largest = parse("runs/7/part-1-of-3/chunk-999999999999999999.jsonl").expect("a chunk");
+        assert_eq!(largest.number + 1, 10u64.pow(18));
+        // A number whose next chunk could not be numbered is not one of ours.
+        assert!(parse("runs/7/part-1-of-3/chunk-18446744073709551615.jsonl").is_none());
         for other in [
             "runs/7/part-3-of-3/chunk-000001.jsonl",
             "runs/7/part-1-of-3/x/chunk-000001.jsonl",
