@@ -678,6 +678,7 @@ fn chunks_in_google_cloud_storage_read_back_as_a_local_run_and_a_refused_upload_
     let (code, _, stderr) = call_in(&env, &["merge", "gs://evals/merged.jsonl", url]);
     assert_eq!(code, 1, "{stderr}");
     assert!(stderr.contains("gs://evals/merged.jsonl"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
     assert!(!stderr.contains(PRIVATE_KEY), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
 
