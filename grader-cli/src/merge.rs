@@ -40,6 +40,14 @@ pub fn run(args: &MergeArgs, err: &mut dyn Write) -> Result<u8, CliError> {
             args.output.display()
         )));
     }
+    #[cfg(feature = "object-store")]
+    for input in &args.files {
+        if let Some(url) = grader_core::eval::store::StoreUrl::of_path(input)
+            && let Some(missing) = grader_core::eval::store::missing_shards(&url?)?
+        {
+            writeln!(err, "grader: note: {}: {missing}", input.display())?;
+        }
+    }
     let report =
         grader_core::eval::merge(&args.files, &args.output).map_err(|error| match error {
             EvalError::Io { path, source } if args.files.contains(&path) => {

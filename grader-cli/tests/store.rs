@@ -147,7 +147,8 @@ fn every_command_reads<S: Store>(store: &S) {
         .arg(&merged)
         .assert()
         .code(0)
-        .stderr(contains("60 lines from 1 files (0 duplicates left out)"));
+        .stderr(contains("60 lines from 1 files (0 duplicates left out)"))
+        .stderr(contains("note").not());
     let sorted = |path: &Path| {
         let mut lines: Vec<String> = std::fs::read_to_string(path)
             .unwrap()
@@ -418,6 +419,15 @@ fn a_run_missing_a_shard_is_read_with_a_note_naming_it() {
         let copy = key.replace("runs/whole/", "runs/half/");
         server.put_object("evals", &copy, &server.get_object("evals", &key));
     }
+    let merged = dir.path().join("merged.jsonl");
+    grader_at(port)
+        .args(["merge", "s3://evals/runs/half", "-o"])
+        .arg(&merged)
+        .assert()
+        .code(0)
+        .stderr(contains(
+            "grader: note: s3://evals/runs/half: no chunks from shard 1 of 2",
+        ));
     for command in ["summary", "validate"] {
         grader_at(port)
             .args([command, "s3://evals/runs/half"])

@@ -977,6 +977,32 @@ pub fn open(url: &StoreUrl) -> Result<StoreReader, StoreError> {
     open_with(url, StoreOptions::default())
 }
 
+/// The shards of the sharded run at `url` that have no chunk there, as [`open`] would find
+/// them ([`StoreReader::missing_shards`]), listing the URL and reading nothing: for a caller
+/// that reads the URL some other way (as [`merge`](super::merge) does) and wants to say so.
+///
+/// # Errors
+/// [`StoreError`] when the URL is not usable or the store cannot be listed.
+pub fn missing_shards(url: &StoreUrl) -> Result<Option<MissingShards>, StoreError> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|error| StoreError::Config {
+            url: url.to_string(),
+            message: format!("cannot start a runtime: {error}"),
+        })?;
+    runtime.block_on(async {
+        let store = url.connect(&StoreOptions::default())?;
+        let chunks = list_chunks(&*store, url).await?;
+        // Chunks of several shard counts are refused when read; none is "missing" here.
+        Ok(chunks
+            .iter()
+            .all(|chunk| chunk.count == chunks[0].count)
+            .then(|| MissingShards::of(&chunks))
+            .flatten())
+    })
+}
+
 /// As [`open`], with the retries of `options`.
 ///
 /// # Errors
