@@ -982,7 +982,8 @@ pub fn open(url: &StoreUrl) -> Result<StoreReader, StoreError> {
 /// that reads the URL some other way (as [`merge`](super::merge) does) and wants to say so.
 ///
 /// # Errors
-/// [`StoreError`] when the URL is not usable or the store cannot be listed.
+/// [`StoreError`] when the URL is not usable, the store cannot be listed, or it holds the
+/// parts of runs with different shard counts (as [`open`]).
 pub fn missing_shards(url: &StoreUrl) -> Result<Option<MissingShards>, StoreError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -993,14 +994,23 @@ pub fn missing_shards(url: &StoreUrl) -> Result<Option<MissingShards>, StoreErro
         })?;
     runtime.block_on(async {
         let store = url.connect(&StoreOptions::default())?;
-        let chunks = list_chunks(&*store, url).await?;
-        // Chunks of several shard counts are refused when read; none is "missing" here.
-        Ok(chunks
-            .iter()
-            .all(|chunk| chunk.count == chunks[0].count)
-            .then(|| MissingShards::of(&chunks))
-            .flatten())
+        Ok(MissingShards::of(&list_run(&*store, url).await?))
     })
+}
+
+/// The chunks at `url` as a reader reads them: [`list_chunks`], refusing chunks of runs with
+/// different shard counts.
+async fn list_run(store: &dyn ObjectStore, url: &StoreUrl) -> Result<Vec<Chunk>, StoreError> {
+    let chunks = list_chunks(store, url).await?;
+    let mut counts: Vec<u32> = chunks.iter().map(|chunk| chunk.count).collect();
+    counts.dedup();
+    if counts.len() > 1 {
+        return Err(StoreError::MixedShards {
+            url: url.to_string(),
+            counts,
+        });
+    }
+    Ok(chunks)
 }
 
 /// As [`open`], with the retries of `options`.
@@ -1064,15 +1074,7 @@ fn fetch(
     runtime.block_on(async {
         let listed = async {
             let store = url.connect(&options)?;
-            let chunks = list_chunks(&*store, url).await?;
-            let mut counts: Vec<u32> = chunks.iter().map(|chunk| chunk.count).collect();
-            counts.dedup();
-            if counts.len() > 1 {
-                return Err(StoreError::MixedShards {
-                    url: url.to_string(),
-                    counts,
-                });
-            }
+            let chunks = list_run(&*store, url).await?;
             if chunks.is_empty() && url.prefix.as_ref().is_empty() {
                 // A bucket is not an object (a store answers a read of its root with the
                 // bucket's listing).
@@ -1212,6 +1214,15 @@ impl fmt::Display for MissingShards {
             },
             self.count
         )
+    }
+}
+
+impl fmt::Debug for StoreReader {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StoreReader")
+            .field("buffered", &self.current.len())
+            .field("missing", &self.missing)
+            .finish_non_exhaustive()
     }
 }
 
