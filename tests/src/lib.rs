@@ -30,6 +30,36 @@ pub fn names(result: &EvaluationResult) -> Vec<&str> {
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
 
+/// The code of `docs/grading-trees.md` compiles: the page is a doctest of this crate.
+#[doc = include_str!("../../docs/grading-trees.md")]
+#[cfg(doctest)]
+pub struct GradingTreesDoctests;
+
+/// The code of `docs/evaluations.md` compiles: the page is a doctest of this crate.
+#[doc = include_str!("../../docs/evaluations.md")]
+#[cfg(doctest)]
+pub struct EvaluationsDoctests;
+
+/// The code of `docs/cli.md` compiles: the page is a doctest of this crate.
+#[doc = include_str!("../../docs/cli.md")]
+#[cfg(doctest)]
+pub struct CliDoctests;
+
+/// The code of `docs/environments.md` compiles: the page is a doctest of this crate.
+#[doc = include_str!("../../docs/environments.md")]
+#[cfg(doctest)]
+pub struct EnvironmentsDoctests;
+
+/// The code of `docs/judge.md` compiles: the page is a doctest of this crate.
+#[doc = include_str!("../../docs/judge.md")]
+#[cfg(doctest)]
+pub struct JudgeDoctests;
+
+/// The code of `docs/differences.md` compiles: the page is a doctest of this crate.
+#[doc = include_str!("../../docs/differences.md")]
+#[cfg(doctest)]
+pub struct DifferencesDoctests;
+
 /// Keeps the panics a test provokes on purpose (whose message contains one of `expected`) off
 /// stderr; every other panic, such as a failing assertion, is reported as usual.
 pub fn quiet_expected_panics(expected: &'static [&'static str]) {
