@@ -26,7 +26,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use grader_core::eval::{Evaluation, Sample, Summary, SummaryOptions};
+use grader_eval::{Evaluation, Sample, Summary, SummaryOptions};
 use grader_core::text::{ContainsAny, ExactMatch, F1Score, NumericMatch};
 use grader_core::{EvaluationResult, Gather, GatherError};
 

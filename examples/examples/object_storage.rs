@@ -21,8 +21,8 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use grader_core::eval::store::StoreOptions;
-use grader_core::eval::{Evaluation, Shard, SummaryOptions, merge};
+use grader_eval::store::StoreOptions;
+use grader_eval::{Evaluation, Shard, SummaryOptions, merge};
 use grader_core::text::{ExactMatch, F1Score};
 use grader_core::{EvaluationResult, Gather, GatherError};
 

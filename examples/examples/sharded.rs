@@ -19,7 +19,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use grader_core::eval::{Evaluation, Shard};
+use grader_eval::{Evaluation, Shard};
 use grader_core::text::{ExactMatch, F1Score};
 use grader_core::{EvaluationResult, Gather, GatherError};
 

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use grader_core::eval::Line;
+use grader_eval::Line;
 use grader_core::{Grade, Info, SubScore};
 use serde_json::json;
 

@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use grader_core::eval::{SummaryBuilder, metrics};
+use grader_eval::{SummaryBuilder, metrics};
 use serde::Serialize;
 
 use crate::records::{self, Record};

@@ -17,7 +17,7 @@
 //! - the results: for each score, `mean` and `stderr` over the samples, each sample's scored
 //!   epochs first reduced to their mean, as Inspect AI computes them for a scorer with
 //!   `metrics=[mean(), stderr()]` and `epochs_reducer=["mean"]` (grader-core's
-//!   [`grader_core::eval::metrics`], which match Inspect AI's); the header names those
+//!   [`grader_eval::metrics`], which match Inspect AI's); the header names those
 //!   metrics and that reducer, so Inspect AI's `recompute_metrics` gives the same numbers; and
 //!   the per-sample reductions.
 //!
@@ -39,7 +39,7 @@ use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
 use grader_core::SubScore;
-use grader_core::eval::metrics;
+use grader_eval::metrics;
 use serde_json::{Map, Value, json};
 use sha2::Digest as _;
 

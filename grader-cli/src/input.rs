@@ -34,7 +34,7 @@ impl Format {
 /// Opens `path` for reading (`-` is standard input). With the feature `object-store` (on by
 /// default), an `s3://`, `gs://` or `az://` URL is read from object storage: the one object it
 /// names, or every chunk of every shard an evaluation wrote under it (see grader-core's
-/// `eval::store`), with credentials from the environment. A sharded run with no chunks from
+/// `grader_eval::store`), with credentials from the environment. A sharded run with no chunks from
 /// some of its shards is read as far as it goes, with a note on standard error naming them.
 ///
 /// # Errors
@@ -45,9 +45,9 @@ pub fn open(path: &Path) -> Result<Box<dyn Read>, CliError> {
         return Ok(Box::new(io::stdin()));
     }
     #[cfg(feature = "object-store")]
-    if let Some(url) = grader_core::eval::store::StoreUrl::of_path(path) {
+    if let Some(url) = grader_eval::store::StoreUrl::of_path(path) {
         let url = url?;
-        let reader = grader_core::eval::store::open(&url)?;
+        let reader = grader_eval::store::open(&url)?;
         if let Some(missing) = reader.missing_shards() {
             // Not an error: a run still going is read as far as it got. But a summary of part
             // of a run should not pass for the whole.
@@ -195,7 +195,7 @@ pub(crate) fn read_error(path: &Path) -> impl FnOnce(io::Error) -> CliError + '_
     move |source| {
         // Object storage's errors name their URL themselves.
         #[cfg(feature = "object-store")]
-        let source = match source.downcast::<grader_core::eval::store::StoreError>() {
+        let source = match source.downcast::<grader_eval::store::StoreError>() {
             Ok(error) => return CliError::Store(error),
             Err(source) => source,
         };

@@ -148,11 +148,11 @@ pub enum CliError {
     /// network failure): the message names the URL, never a credential.
     #[cfg(feature = "object-store")]
     #[error(transparent)]
-    Store(#[from] grader_core::eval::store::StoreError),
+    Store(#[from] grader_eval::store::StoreError),
     /// The summary could not write or read its temporary files (`summary`, `diff`, `report`
     /// on more lines than its memory budget holds): the message names the directory.
     #[error(transparent)]
-    Spill(#[from] grader_core::eval::summary::SpillError),
+    Spill(#[from] grader_eval::summary::SpillError),
     /// Writing the output failed (a closed pipe, a full disk).
     #[error("cannot write the output: {0}")]
     Output(#[from] std::io::Error),

@@ -1,5 +1,5 @@
 //! `grader merge`: joins the results files of several shards (or runs) into one, with
-//! grader-core's [`merge`](grader_core::eval::merge): every (sample, epoch) once, the first
+//! grader-core's [`merge`](grader_eval::merge): every (sample, epoch) once, the first
 //! seen wins, a torn last line of an input left out and reported. Inputs and the output may
 //! be object store URLs (feature `object-store`): the merged lines are then stored as the one
 //! object the output URL names, whole once the merge succeeds.
@@ -7,8 +7,8 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use grader_core::eval::EvalError;
-use grader_core::eval::line::LinesError;
+use grader_eval::EvalError;
+use grader_eval::line::LinesError;
 
 use crate::{CliError, EXIT_OK};
 
@@ -42,14 +42,14 @@ pub fn run(args: &MergeArgs, err: &mut dyn Write) -> Result<u8, CliError> {
     }
     #[cfg(feature = "object-store")]
     for input in &args.files {
-        if let Some(url) = grader_core::eval::store::StoreUrl::of_path(input)
-            && let Some(missing) = grader_core::eval::store::missing_shards(&url?)?
+        if let Some(url) = grader_eval::store::StoreUrl::of_path(input)
+            && let Some(missing) = grader_eval::store::missing_shards(&url?)?
         {
             writeln!(err, "grader: note: {}: {missing}", input.display())?;
         }
     }
     let report =
-        grader_core::eval::merge(&args.files, &args.output).map_err(|error| match error {
+        grader_eval::merge(&args.files, &args.output).map_err(|error| match error {
             EvalError::Io { path, source } if args.files.contains(&path) => {
                 CliError::Read { path, source }
             }

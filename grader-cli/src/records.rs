@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use grader_core::EvaluationResult;
-use grader_core::eval::{ErrorKind, Line};
+use grader_eval::{ErrorKind, Line};
 use serde_json::Value;
 
 use crate::CliError;

@@ -23,7 +23,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use base64::Engine as _;
-use grader_core::eval::{Summary, SummaryBuilder};
+use grader_eval::{Summary, SummaryBuilder};
 use grader_core::{EvaluationResult, SubScore};
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 use serde_json::Value;

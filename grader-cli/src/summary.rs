@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use grader_core::eval::{Reducer, Summary, SummaryBuilder, SummaryOptions};
+use grader_eval::{Reducer, Summary, SummaryBuilder, SummaryOptions};
 
 use crate::input::parse_size;
 use crate::records;

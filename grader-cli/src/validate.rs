@@ -8,7 +8,7 @@
 //! allowed. JSON has no NaN or infinity, so a file holding `NaN`, `Infinity` or a number too
 //! large for a double is reported as such.
 //!
-//! A line whose first key is `"v"` is an evaluation line (grader-core's `eval::Line`): its
+//! A line whose first key is `"v"` is an evaluation line (grader-eval's `Line`): its
 //! version, `id`, `epoch`, `duration_secs` and `error` are checked, and its `result` as above.
 //!
 //! Every problem is reported with its line and JSON path. Lines are read one at a time (a line
@@ -282,7 +282,7 @@ fn check(bytes: &[u8], line: Option<u64>) -> Checked {
     let evaluation = records::is_evaluation_line(bytes);
     // Fast path: what the type accepts is valid.
     let typed_error = if evaluation {
-        match serde_json::from_slice::<grader_core::eval::Line>(bytes) {
+        match serde_json::from_slice::<grader_eval::Line>(bytes) {
             Ok(line) => {
                 let grading_error =
                     line.error.is_some() || line.result.as_ref().is_some_and(|r| r.is_error());
@@ -333,7 +333,7 @@ fn check(bytes: &[u8], line: Option<u64>) -> Checked {
     if found.is_empty() {
         // The walk found nothing the type rejects: say what the type said, where it said it.
         let typed = if evaluation {
-            serde_path_to_error::deserialize::<_, grader_core::eval::Line>(&value).map(drop)
+            serde_path_to_error::deserialize::<_, grader_eval::Line>(&value).map(drop)
         } else {
             serde_path_to_error::deserialize::<_, EvaluationResult>(&value).map(drop)
         };
@@ -421,7 +421,7 @@ fn json_path(path: &serde_path_to_error::Path) -> String {
 
 type Found = Vec<(String, String)>;
 
-/// The checks of an evaluation line (grader-core's `eval::Line`), its result included.
+/// The checks of an evaluation line (grader-eval's `Line`), its result included.
 fn check_line(value: &Value, found: &mut Found) {
     let path = "$";
     let Value::Object(fields) = value else {
@@ -439,7 +439,7 @@ fn check_line(value: &Value, found: &mut Found) {
             found.push((path.to_owned(), format!("missing field `{key}`")));
         }
     }
-    let version = grader_core::eval::LINE_VERSION;
+    let version = grader_eval::LINE_VERSION;
     if let Some(v) = fields.get("v")
         && v.as_u64() != Some(u64::from(version))
     {

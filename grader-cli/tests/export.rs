@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
 
-use grader_core::eval::{ErrorKind, Line};
+use grader_eval::{ErrorKind, Line};
 use grader_core::{EvaluationResult, Grade};
 use predicates::str::contains;
 use serde_json::{Value, json};

@@ -207,7 +207,7 @@ fn the_page_renders_in_a_headless_browser() {
 /// tests that fires once, and 42 judge time-outs whose messages differ in their numbers.
 fn coding_results(dir: &std::path::Path) -> std::path::PathBuf {
     use grader_core::Grade;
-    use grader_core::eval::{ErrorKind, Line};
+    use grader_eval::{ErrorKind, Line};
     use serde_json::json;
     use support::{info, sub};
 

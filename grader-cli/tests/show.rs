@@ -272,7 +272,7 @@ fn a_reader_that_stops_early_is_not_an_error() {
 fn a_json_file_may_hold_one_evaluation_line() {
     let dir = temp_dir();
     let path = dir.path().join("line.json");
-    let line = grader_core::eval::Line::graded("q7", 2, project_result(1.0), 0.5);
+    let line = grader_eval::Line::graded("q7", 2, project_result(1.0), 0.5);
     std::fs::write(&path, serde_json::to_string_pretty(&line).unwrap()).unwrap();
     grader()
         .arg("show")

@@ -83,7 +83,7 @@ fn upload_as_chunks(store: &impl Store, bucket: &str, prefix: &str, path: &Path)
             .as_str()
             .unwrap()
             .to_owned();
-        let shard = grader_core::eval::Shard::new(1, 2).unwrap();
+        let shard = grader_eval::Shard::new(1, 2).unwrap();
         parts[usize::from(shard.contains(&id))].push(line);
     }
     let mut chunks = 0;

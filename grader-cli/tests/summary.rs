@@ -5,7 +5,7 @@
 
 mod support;
 
-use grader_core::eval::{Evaluation, SummaryOptions};
+use grader_eval::{Evaluation, SummaryOptions};
 use predicates::str::contains;
 use serde_json::Value;
 use support::{Outcome, evaluation_file, grader, python, python_writes, samples, temp_dir};

@@ -181,7 +181,7 @@ pub(crate) fn dedupe_names(subscores: &mut [SubScore]) {
 
 /// Compensated (Neumaier) summation starting at +0.0, so the result does not depend on the
 /// order of the terms beyond rounding (as CPython 3.12's `sum` of floats).
-pub(crate) fn neumaier_sum(values: impl IntoIterator<Item = f64>) -> f64 {
+pub fn neumaier_sum(values: impl IntoIterator<Item = f64>) -> f64 {
     let mut sum = Neumaier::default();
     for value in values {
         sum.add(value);
@@ -192,14 +192,14 @@ pub(crate) fn neumaier_sum(values: impl IntoIterator<Item = f64>) -> f64 {
 /// A compensated (Neumaier) sum kept up to date one term at a time: [`neumaier_sum`] of the
 /// terms added so far, bit for bit.
 #[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct Neumaier {
+pub struct Neumaier {
     sum: f64,
     compensation: f64,
 }
 
 impl Neumaier {
     /// Adds a term.
-    pub(crate) fn add(&mut self, value: f64) {
+    pub fn add(&mut self, value: f64) {
         let total = self.sum + value;
         if self.sum.abs() >= value.abs() {
             self.compensation += (self.sum - total) + value;
@@ -210,7 +210,7 @@ impl Neumaier {
     }
 
     /// The sum of the terms added so far.
-    pub(crate) fn total(&self) -> f64 {
+    pub fn total(&self) -> f64 {
         if !self.sum.is_finite() {
             // Overflow: the compensation holds an infinity of the other sign (or NaN); the
             // plain sum is the meaningful answer, as for Python's `sum`.

@@ -20,8 +20,10 @@
 //! - `LlmJudge` (feature `judge`, off by default) is the reference's `LLMJudgeGrader`: an
 //!   answer judged against weighted criteria by a model over an OpenAI-compatible API.
 //! - [`text`] compares an answer with a reference answer as the reference's helpers do.
-//! - [`eval`] grades many samples into a JSONL file (resumable, shardable, stopped cleanly by
-//!   Ctrl-C) and summarizes the lines with Inspect AI's metrics and reducers.
+//!
+//! Evaluations over many samples (a resumable, shardable runner streaming JSONL, object
+//! storage, the summary with Inspect AI's metrics) are the `grader-eval` crate, built on this
+//! one; serving graders as a HUD environment is `grader-env`.
 //!
 //! ```
 //! use grader_core::{Grade, SubScore};
@@ -42,8 +44,6 @@
 //! |---|---|---|
 //! | `macros` | on | the `#[grader]` and `#[derive(Grader)]` re-exports |
 //! | `bash` | on | `BashGrader` (tokio's process and I/O support) |
-//! | `eval` | on | the evaluation runner `eval::Evaluation` (tokio's signal support for Ctrl-C); the line type, the summary and the metrics need no feature |
-//! | `progress` | off | a progress bar for `eval::Evaluation` on a terminal (indicatif); implies `eval` |
 //! | `schema` | off | `schemars::JsonSchema` for [`SubScore`] and [`EvaluationResult`] |
 //! | `judge` | off | `LlmJudge`, with an HTTP client (reqwest with rustls), sha2 and schemars |
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -53,7 +53,6 @@ pub mod bash;
 pub mod combinators;
 mod derive;
 pub mod error;
-pub mod eval;
 pub mod gather;
 pub mod grade;
 pub mod grader;

@@ -170,8 +170,12 @@ pub async fn acquire(resource: Resource) -> Permit {
 
 /// What the gradings of one task run under: the shared limiter, the classes already held by
 /// an enclosing grading, the failure policy and whether timings are recorded.
+///
+/// Opaque outside this crate: a runner that polls gradings on other tasks or threads (the
+/// evaluation runner's lanes) takes the scope in force with [`Scope::current`] and polls them
+/// inside it with [`Scope::enter`], so that they share the caller's limiter and options.
 #[derive(Clone, Default)]
-pub(crate) struct Scope {
+pub struct Scope {
     limiter: Option<Limiter>,
     /// The classes whose slot an enclosing grading holds, each with the one turn in it that
     /// the gradings nested inside share.
@@ -198,7 +202,8 @@ thread_local! {
 
 impl Scope {
     /// The scope in force on this thread's current poll, or the empty one.
-    pub(crate) fn current() -> Scope {
+    #[must_use]
+    pub fn current() -> Scope {
         let mut scope = CURRENT
             .with(|current| current.borrow().as_deref().cloned())
             .unwrap_or_default();
@@ -210,7 +215,8 @@ impl Scope {
 
     /// This scope with `limiter` in force. Slots held of another limiter are not slots of
     /// this one, so they no longer count as held.
-    pub(crate) fn with_limiter(mut self, limiter: Limiter) -> Scope {
+    #[must_use]
+    pub fn with_limiter(mut self, limiter: Limiter) -> Scope {
         let same = self
             .limiter
             .as_ref()
@@ -293,6 +299,21 @@ impl<F> fmt::Debug for Scoped<F> {
         f.debug_struct("Scoped")
             .field("limiter", &self.scope.limiter)
             .finish_non_exhaustive()
+    }
+}
+
+impl fmt::Debug for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Scope")
+            .field("limiter", &self.limiter)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Scope {
+    /// `future`, polled with this scope in force (its limiter, options and held classes).
+    pub fn enter<F: Future>(self, future: F) -> Scoped<F> {
+        Scoped::new(self, future)
     }
 }
 

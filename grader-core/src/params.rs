@@ -207,7 +207,7 @@ fn write_str(out: &mut Vec<u8>, text: &str) {
 /// A float, as `serde_json` writes it (`null` when it is not finite). A whole number below
 /// 10¹⁵ in magnitude (a score of 0 or 1, a count) is written as its digits and `.0`, as
 /// `serde_json` writes it, without the general shortest-representation algorithm.
-pub(crate) fn write_f64(out: &mut Vec<u8>, v: f64) {
+pub fn write_f64(out: &mut Vec<u8>, v: f64) {
     const LIMIT: f64 = 1e15;
     if !v.is_finite() {
         out.extend_from_slice(b"null");
@@ -229,7 +229,7 @@ pub(crate) fn write_f64(out: &mut Vec<u8>, v: f64) {
 
 /// Whether any byte is one serde_json escapes: a control character below 0x20, `"` or `\`.
 /// (serde_json writes everything else, DEL and non-ASCII included, as it is.)
-pub(crate) fn needs_escaping(bytes: &[u8]) -> bool {
+pub fn needs_escaping(bytes: &[u8]) -> bool {
     const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
     const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
     /// A byte of `x` is zero: the classic test, exact when used only to say whether any is.

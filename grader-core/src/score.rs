@@ -402,7 +402,11 @@ impl SubScore {
 
     /// The info without `_parameters` when they are kept as text, and that text (the JSON of
     /// an object, to be written as the info's last key); otherwise the whole info and `None`.
-    pub(crate) fn info_parts(&self) -> (Option<&Info>, Option<&[u8]>) {
+    ///
+    /// For writers that stream a subscore's JSON without building a `Value` of its info (the
+    /// evaluation runner's line writer): [`SubScore::info`] gives the merged info instead.
+    #[must_use]
+    pub fn info_parts(&self) -> (Option<&Info>, Option<&[u8]>) {
         (self.info.as_ref(), self.parameters.as_deref())
     }
 

@@ -1,11 +1,11 @@
-//! Every metric and reducer of `grader_core::eval::metrics` against Inspect AI itself, installed
+//! Every metric and reducer of `grader_eval::metrics` against Inspect AI itself, installed
 //! from PyPI into a virtual environment under the target directory, on seeded random score
 //! sets: binary, continuous, with penalties below 0, of sizes 1, 2 and 1 000.
 //!
 //! Deterministic formulas must agree within 1e-12. The bootstrap resamples with numpy's global
 //! random state there and seeded ChaCha8 here, so it is compared statistically.
 
-use grader_core::eval::metrics;
+use grader_eval::metrics;
 use grader_tests::python::{inspect_python, run_script};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -406,7 +406,7 @@ fn epoch_cases() -> Vec<Vec<Option<f64>>> {
 
 #[test]
 fn value_to_float_clusters_collect_and_nan_match_inspect_ai() {
-    use grader_core::eval::value::ValueToFloat;
+    use grader_eval::value::ValueToFloat;
 
     let Some(python) = inspect_python(env!("CARGO_TARGET_TMPDIR")) else {
         return;

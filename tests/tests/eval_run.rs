@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use grader_core::eval::line::{Entry, read_lines};
-use grader_core::eval::{
+use grader_eval::line::{Entry, read_lines};
+use grader_eval::{
     ErrorKind, EvalError, Evaluation, Line, Shard, Summary, SummaryOptions, merge, summarize_files,
 };
 use grader_core::limit::{Limiter, Resource};
@@ -312,7 +312,7 @@ fn qa_result(i: usize) -> Result<EvaluationResult, String> {
     Grade::from_subscores([exact, partial]).map_err(|e| e.to_string())
 }
 
-async fn run_qa(output: &Path, shard: Shard) -> Result<grader_core::eval::RunReport, EvalError> {
+async fn run_qa(output: &Path, shard: Shard) -> Result<grader_eval::RunReport, EvalError> {
     let samples = (0..200).map(|i| (format!("s{i}"), i));
     Evaluation::new(output)
         .epochs(3)

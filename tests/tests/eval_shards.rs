@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use grader_core::eval::{Line, SummaryOptions, merge, summarize_files};
+use grader_eval::{Line, SummaryOptions, merge, summarize_files};
 
 const PROBE: &str = env!("CARGO_BIN_EXE_shard-probe");
 

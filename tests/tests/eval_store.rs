@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use grader_core::eval::Line;
+use grader_eval::Line;
 use grader_tests::azurite::{ACCOUNT_KEY, Azurite};
 use grader_tests::gcs_server::{GcsServer, PRIVATE_KEY};
 use grader_tests::local_server::inherited_store_variables;

@@ -13,7 +13,7 @@ use std::fmt::Display;
 use std::future::Future;
 
 use grader_core::EvaluationResult;
-use grader_core::eval::{EvalError, Evaluation, Line, RunReport, Sample};
+use grader_eval::{EvalError, Evaluation, Line, RunReport, Sample};
 use grader_core::limit::{Limiter, Resource, acquire};
 use grader_core::{Grade, SubScore};
 
@@ -682,7 +682,7 @@ fn run_shared_writes_the_lines_and_counts_of_run() {
             let evaluation = Evaluation::new(&output)
                 .epochs(3)
                 .concurrency(7)
-                .shard(grader_core::eval::Shard::new(1, 2).expect("a shard"))
+                .shard(grader_eval::Shard::new(1, 2).expect("a shard"))
                 .handle_interrupts(false)
                 .progress(false);
             // A first run over the first 40 samples, then the whole run resumes it.

@@ -130,7 +130,7 @@ pub fn evaluation_file(path: &Path, samples: Vec<(String, Outcome)>, epochs: u32
         .unwrap();
     let report = runtime
         .block_on(
-            grader_core::eval::Evaluation::new(path)
+            grader_eval::Evaluation::new(path)
                 .epochs(epochs)
                 .handle_interrupts(false)
                 .progress(false)

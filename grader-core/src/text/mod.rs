@@ -59,7 +59,7 @@ use foldhash::fast::RandomState;
 
 #[cfg(feature = "macros")]
 pub mod graders;
-pub(crate) mod pychar;
+pub mod pychar;
 #[rustfmt::skip]
 mod tables;
 

@@ -29,7 +29,7 @@ fn in_ranges(table: &[(u32, u32)], c: char) -> bool {
 
 /// `\w` of a `str` pattern: `c.isalnum() or c == "_"`.
 #[inline]
-pub(crate) fn is_word(c: char) -> bool {
+pub fn is_word(c: char) -> bool {
     if c.is_ascii() {
         c.is_ascii_alphanumeric() || c == '_'
     } else {
@@ -39,7 +39,7 @@ pub(crate) fn is_word(c: char) -> bool {
 
 /// `\s` of a `str` pattern, and what `str.split()`/`str.strip()` remove: `c.isspace()`.
 #[inline]
-pub(crate) fn is_space(c: char) -> bool {
+pub fn is_space(c: char) -> bool {
     if c.is_ascii() {
         matches!(c, '\t'..='\r' | '\x1c'..='\x1f' | ' ')
     } else {
@@ -49,7 +49,7 @@ pub(crate) fn is_space(c: char) -> bool {
 
 /// The value of a `\d` (`str.isdecimal()`) character, as `float()` reads it.
 #[inline]
-pub(crate) fn decimal_value(c: char) -> Option<u8> {
+pub fn decimal_value(c: char) -> Option<u8> {
     if c.is_ascii() {
         return c.to_digit(10).and_then(|d| u8::try_from(d).ok());
     }
@@ -74,7 +74,7 @@ pub(crate) fn decimal_value(c: char) -> Option<u8> {
 /// digits, any Unicode decimal digit read as its ASCII digit, then the ASCII grammar that
 /// Python and Rust share (`[+-]` then digits with an optional `.` and exponent, or `inf`,
 /// `infinity`, `nan` in any case). `None` where Python raises `ValueError`.
-pub(crate) fn parse_float(s: &str) -> Option<f64> {
+pub fn parse_float(s: &str) -> Option<f64> {
     // `float()` strips ASCII whitespace as C's `isspace` has it (not U+001C to U+001F, which
     // `str.isspace()` counts) and non-ASCII whitespace as `str.isspace()`.
     let s = s.trim_matches(|c: char| {
@@ -104,7 +104,7 @@ pub(crate) fn parse_float(s: &str) -> Option<f64> {
 }
 
 /// `str.strip()` with no argument.
-pub(crate) fn strip(s: &str) -> &str {
+pub fn strip(s: &str) -> &str {
     s.trim_matches(is_space)
 }
 
@@ -175,7 +175,7 @@ fn lower_each(s: &str, from: usize, mut emit: impl FnMut(char)) {
 
 /// `str.lower()`: the full lowercase mapping (U+0130 becomes two characters) with the final
 /// sigma rule. Borrows when nothing changes.
-pub(crate) fn lower(s: &str) -> Cow<'_, str> {
+pub fn lower(s: &str) -> Cow<'_, str> {
     let Some(first) = s
         .char_indices()
         .find(|&(_, c)| lower_changes(c))

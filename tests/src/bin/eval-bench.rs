@@ -20,7 +20,7 @@
 
 use std::time::Instant;
 
-use grader_core::eval::Evaluation;
+use grader_eval::Evaluation;
 use grader_core::text::{ContainsAny, ExactMatch, F1Score, NumericMatch};
 use grader_core::{EvaluationResult, Grade};
 
@@ -119,7 +119,7 @@ fn items(range: std::ops::Range<usize>) -> impl Iterator<Item = (usize, usize)> 
 async fn in_place(
     evaluation: Evaluation,
     items: impl Iterator<Item = (usize, usize)>,
-) -> Result<grader_core::eval::RunReport, grader_core::eval::EvalError> {
+) -> Result<grader_eval::RunReport, grader_eval::EvalError> {
     evaluation
         .run(items, |item, _epoch| {
             let (answer, reference, number) = sample(item.1);

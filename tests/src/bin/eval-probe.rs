@@ -19,7 +19,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use grader_core::eval::Evaluation;
+use grader_eval::Evaluation;
 use grader_core::text::{ContainsAny, ExactMatch, F1Score, NumericMatch};
 use grader_core::{BashGrader, EvaluationResult, Gather, Grade};
 

@@ -6,7 +6,7 @@
 
 use std::process::ExitCode;
 
-use grader_core::eval::{Evaluation, Shard};
+use grader_eval::{Evaluation, Shard};
 use grader_core::{Grade, SubScore};
 
 #[tokio::main(flavor = "current_thread")]

@@ -21,8 +21,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use grader_core::eval::store::StoreOptions;
-use grader_core::eval::{Evaluation, Shard, SummaryOptions, merge, summarize_files};
+use grader_eval::store::StoreOptions;
+use grader_eval::{Evaluation, Shard, SummaryOptions, merge, summarize_files};
 use grader_core::text::{exact_match, f1_score};
 use grader_core::{Grade, SubScore};
 

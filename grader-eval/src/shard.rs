@@ -13,14 +13,14 @@ use super::run::EvalError;
 /// all. Parsed from `"i/n"`, or read from a scheduler's variables with [`Shard::from_env`].
 ///
 /// ```
-/// use grader_core::eval::Shard;
+/// use grader_eval::Shard;
 ///
 /// let shard: Shard = "1/3".parse()?;
 /// assert_eq!(shard, Shard::new(1, 3)?);
 /// let owners: Vec<u32> = (0..3).map(|i| Shard::new(i, 3).unwrap())
 ///     .filter(|s| s.contains("q17")).map(|s| s.index()).collect();
 /// assert_eq!(owners.len(), 1);
-/// # Ok::<(), grader_core::eval::EvalError>(())
+/// # Ok::<(), grader_eval::EvalError>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shard {
@@ -284,7 +284,7 @@ impl Shard {
     /// [`Shard::ALL`] yourself where a run outside any scheduler is meant.
     ///
     /// ```
-    /// use grader_core::eval::Shard;
+    /// use grader_eval::Shard;
     ///
     /// // In a Kubernetes Indexed Job with `completions: 8` and GRADER_SHARD_COUNT=8:
     /// let vars = [("JOB_COMPLETION_INDEX", "5"), ("GRADER_SHARD_COUNT", "8")];

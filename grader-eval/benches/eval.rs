@@ -19,7 +19,7 @@ use std::hint::black_box;
 use std::io::Write as _;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use grader_core::eval::{Evaluation, Line};
+use grader_eval::{Evaluation, Line};
 use grader_core::text::{ContainsAny, ExactMatch, F1Score, NumericMatch};
 use grader_core::{CombineError, EvaluationResult, Grade, SubScore};
 

@@ -65,8 +65,8 @@
 //! own shard.
 //!
 //! ```no_run
-//! use grader_core::eval::store::{StoreOptions, StoreUrl};
-//! use grader_core::eval::{Evaluation, SummaryOptions};
+//! use grader_eval::store::{StoreOptions, StoreUrl};
+//! use grader_eval::{Evaluation, SummaryOptions};
 //! use grader_core::text::exact_match;
 //! use grader_core::{Grade, SubScore};
 //! use std::time::Duration;
@@ -109,7 +109,7 @@ pub const SCHEMES: [&str; 3] = ["s3", "gs", "az"];
 /// How a run writes to object storage, and how hard requests are retried.
 ///
 /// ```
-/// use grader_core::eval::store::StoreOptions;
+/// use grader_eval::store::StoreOptions;
 /// use std::time::Duration;
 ///
 /// let options = StoreOptions::default()
@@ -262,7 +262,7 @@ pub enum StoreError {
 /// is the URL.
 ///
 /// ```
-/// use grader_core::eval::store::StoreUrl;
+/// use grader_eval::store::StoreUrl;
 ///
 /// let url = StoreUrl::parse("gs://bucket/evals/run-1/")?;
 /// assert_eq!(url.to_string(), "gs://bucket/evals/run-1");
@@ -270,7 +270,7 @@ pub enum StoreError {
 /// assert!(!StoreUrl::is_url("results/x.jsonl"));
 /// let refused = StoreUrl::parse("s3://AKIA:hunter2@bucket/x").unwrap_err();
 /// assert!(!refused.to_string().contains("hunter2"));
-/// # Ok::<(), grader_core::eval::store::StoreError>(())
+/// # Ok::<(), grader_eval::store::StoreError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoreUrl {

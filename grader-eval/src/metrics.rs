@@ -13,20 +13,20 @@
 //! tests hold them to that); they never differ by more.
 //!
 //! ```
-//! use grader_core::eval::metrics;
+//! use grader_eval::metrics;
 //!
 //! let rewards = [1.0, 0.0, 1.0, 1.0];
 //! assert_eq!(metrics::mean(&rewards), 0.75);
 //! assert!((metrics::stderr(&rewards) - 0.25).abs() < 1e-15);
 //! assert_eq!(metrics::pass_at_k(5, 1, 1), Some(0.2));
-//! # Ok::<(), grader_core::eval::metrics::MetricError>(())
+//! # Ok::<(), grader_eval::metrics::MetricError>(())
 //! ```
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use crate::grade::{Neumaier, neumaier_sum};
+use grader_core::grade::{Neumaier, neumaier_sum};
 
 /// A metric was asked for something it cannot compute.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -115,7 +115,7 @@ pub fn stderr(values: &[f64]) -> f64 {
 /// here every value comes with its key.
 ///
 /// ```
-/// use grader_core::eval::metrics;
+/// use grader_eval::metrics;
 ///
 /// // Two documents with two questions each.
 /// let scores = [("doc-a", 1.0), ("doc-a", 1.0), ("doc-b", 0.0), ("doc-b", 0.0)];
@@ -444,7 +444,7 @@ pub fn mode(values: &[f64]) -> Option<f64> {
 /// [`Reducer::Majority`](super::Reducer::Majority)).
 ///
 /// ```
-/// use grader_core::eval::metrics;
+/// use grader_eval::metrics;
 ///
 /// assert_eq!(metrics::majority(&[1.0, 1.0, 0.0]), Some(1.0));
 /// assert_eq!(metrics::majority(&[1.0, 1.0, f64::NAN, f64::NAN]), None);
@@ -500,7 +500,7 @@ pub fn pass_at(values: &[f64], k: usize, threshold: f64) -> Option<f64> {
 /// when nothing is left).
 ///
 /// ```
-/// use grader_core::eval::metrics;
+/// use grader_eval::metrics;
 ///
 /// assert_eq!(metrics::collect(&[1.0, f64::NAN, 0.5]), Some(vec![1.0, 0.5]));
 /// assert_eq!(metrics::collect(&[f64::NAN]), None);

@@ -17,15 +17,15 @@ use super::line::{Entry, ErrorKind, Line, LinesError, read_lines};
 use super::output::SinkError;
 use super::running::{Made, Running, Source, lock};
 use super::shard::Shard;
-use crate::limit::{Limiter, Scope, Scoped};
-use crate::score::EvaluationResult;
+use grader_core::limit::{Limiter, Scope};
+use grader_core::score::EvaluationResult;
 
 /// Something an evaluation grades: anything with an id, unique within the evaluation.
 ///
 /// The id is what a resumed run recognizes a sample by, and what decides its shard.
 ///
 /// ```
-/// use grader_core::eval::Sample;
+/// use grader_eval::Sample;
 ///
 /// struct Question { id: u32, text: String, answer: String }
 ///
@@ -144,7 +144,7 @@ impl RunReport {
     /// record a failed grading do not change it: they are results, counted by the summary.
     ///
     /// ```
-    /// use grader_core::eval::{Evaluation, INTERRUPTED_EXIT_STATUS};
+    /// use grader_eval::{Evaluation, INTERRUPTED_EXIT_STATUS};
     /// use grader_core::EvaluationResult;
     ///
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
@@ -176,7 +176,7 @@ impl RunReport {
     ///
     /// ```no_run
     /// use std::process::ExitCode;
-    /// use grader_core::eval::Evaluation;
+    /// use grader_eval::Evaluation;
     /// use grader_core::EvaluationResult;
     ///
     /// #[tokio::main]
@@ -241,7 +241,7 @@ impl RunReport {
 ///   (their lanes are aborted, and what waits in the queue is dropped unstarted).
 ///
 /// ```
-/// use grader_core::eval::{Evaluation, Summary, SummaryOptions};
+/// use grader_eval::{Evaluation, Summary, SummaryOptions};
 /// use grader_core::text::exact_match;
 /// use grader_core::{Grade, SubScore};
 ///
@@ -317,7 +317,7 @@ impl Evaluation {
     /// outside.) Without one, a run inherits whatever limiter is in force where it is awaited.
     ///
     /// ```
-    /// use grader_core::eval::Evaluation;
+    /// use grader_eval::Evaluation;
     /// use grader_core::limit::{Limiter, Resource};
     ///
     /// // 64 samples in flight, but at most 8 commands and 16 judge calls at once among them.
@@ -375,7 +375,7 @@ impl Evaluation {
 
     /// Grades `samples` (skipping what the file already holds and other shards' samples) with
     /// `grade`, which is called with the sample and the epoch (from 1) and returns a future of
-    /// the result. A [`Gather`](crate::Gather) is such a future. The future runs as a task of
+    /// the result. A [`Gather`](grader_core::Gather) is such a future. The future runs as a task of
     /// the runtime, so it is `Send + 'static`: it owns what it uses (the `Arc` of the sample,
     /// clones), as a spawned task does. Work done in `grade` itself, before it returns the
     /// future, runs in the awaiting task: put the grading inside the future (`|s, _| async move
@@ -430,7 +430,7 @@ impl Evaluation {
     /// ```
     /// use std::sync::Arc;
     ///
-    /// use grader_core::eval::Evaluation;
+    /// use grader_eval::Evaluation;
     /// use grader_core::text::exact_match;
     /// use grader_core::{Grade, SubScore};
     ///
@@ -626,7 +626,7 @@ impl Evaluation {
                     // task's scope.
                     running.spawn(id, epoch, line);
                 } else {
-                    running.spawn(id, epoch, Scoped::new(scope.clone(), line));
+                    running.spawn(id, epoch, scope.clone().enter(line));
                 }
             }
             running.start();
@@ -1182,7 +1182,7 @@ struct Progress {
     #[cfg(feature = "progress")]
     bar: Option<indicatif::ProgressBar>,
     #[cfg(feature = "progress")]
-    stats: (u64, u64, crate::eval::metrics::RunningMean),
+    stats: (u64, u64, crate::metrics::RunningMean),
 }
 
 impl Progress {
@@ -1205,7 +1205,7 @@ impl Progress {
             });
             Progress {
                 bar,
-                stats: (0, 0, crate::eval::metrics::RunningMean::default()),
+                stats: (0, 0, crate::metrics::RunningMean::default()),
             }
         }
         #[cfg(not(feature = "progress"))]
@@ -1259,8 +1259,8 @@ mod tests {
         let graded = Graded::new(
             async {
                 tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-                let check = crate::SubScore::new("check", 1.0).map_err(|e| e.to_string())?;
-                crate::Grade::from_subscores([check]).map_err(|e| e.to_string())
+                let check = grader_core::SubScore::new("check", 1.0).map_err(|e| e.to_string())?;
+                grader_core::Grade::from_subscores([check]).map_err(|e| e.to_string())
             },
             Arc::from("s"),
             1,
@@ -1279,7 +1279,7 @@ mod tests {
         );
         // One that ends at its first poll: its last poll is all of it.
         let at_once = runtime.block_on(Graded::new(
-            async { Err::<crate::EvaluationResult, _>("no") },
+            async { Err::<grader_core::EvaluationResult, _>("no") },
             Arc::from("t"),
             1,
         ));

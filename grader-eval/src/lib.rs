@@ -1,5 +1,5 @@
-//! Evaluations: grading many samples, streaming one JSONL line per (sample, epoch), and
-//! summarizing the lines honestly.
+//! Evaluations: grading many samples with `grader-core`'s graders, streaming one JSONL line
+//! per (sample, epoch), and summarizing the lines honestly.
 //!
 //! - [`Line`] is one line of an evaluation's file (versioned, stable); [`line::read_lines`]
 //!   reads a file back, detecting a last line torn by a crash.
@@ -10,22 +10,31 @@
 //! - [`metrics`] holds the formulas, as pure functions over slices, following Inspect AI;
 //!   [`value`] reads letter grades and other non-numeric score values as numbers, as Inspect
 //!   AI's `value_to_float` does.
-//! - [`Evaluation`] (feature `eval`) runs a grading function over samples with bounded
+//! - [`Evaluation`] (feature `run`, on by default) runs a grading function over samples with bounded
 //!   concurrency, resumes an interrupted run, shards a run across machines, and stops cleanly
 //!   on Ctrl-C; [`merge`] joins the shards' files.
 //! - `store` (feature `object-store`) puts an evaluation's output, and the inputs of
 //!   [`merge`] and the summary, in object storage: `s3://`, `gs://` and `az://` URLs, written
 //!   as numbered chunks per shard.
+//!
+//! Features:
+//!
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `run` | on | the runner [`Evaluation`], [`merge`] and [`Shard`] (tokio's signal support for Ctrl-C); the line type, the summary and the metrics need no feature |
+//! | `progress` | off | a progress bar for [`Evaluation`] on a terminal (indicatif); implies `run` |
+//! | `object-store` | off | `s3://`, `gs://` and `az://` outputs and inputs (the `object_store` crate, with its HTTP and TLS stack); implies `run` |
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod line;
 pub mod metrics;
-#[cfg(feature = "eval")]
+#[cfg(feature = "run")]
 mod output;
-#[cfg(feature = "eval")]
+#[cfg(feature = "run")]
 mod run;
-#[cfg(feature = "eval")]
+#[cfg(feature = "run")]
 mod running;
-#[cfg(feature = "eval")]
+#[cfg(feature = "run")]
 pub mod shard;
 #[cfg(feature = "object-store")]
 pub mod store;
@@ -34,10 +43,10 @@ pub mod value;
 mod write;
 
 pub use line::{ErrorKind, LINE_VERSION, Line, LineError};
-#[cfg(feature = "eval")]
+#[cfg(feature = "run")]
 pub use run::{
     EvalError, Evaluation, INTERRUPTED_EXIT_STATUS, MergeReport, RunReport, Sample, merge,
 };
-#[cfg(feature = "eval")]
+#[cfg(feature = "run")]
 pub use shard::{Shard, ShardEnvError};
 pub use summary::{Reducer, Summary, SummaryBuilder, SummaryOptions, summarize_files};

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::score::EvaluationResult;
+use grader_core::score::EvaluationResult;
 
 /// The version written in every [`Line`]'s `v` field. A reader refuses lines of a version it
 /// does not know.
@@ -27,7 +27,7 @@ pub const LINE_VERSION: u32 = 1;
 ///
 /// ```
 /// use grader_core::EvaluationResult;
-/// use grader_core::eval::Line;
+/// use grader_eval::Line;
 ///
 /// let line = Line::graded("q17", 1, EvaluationResult::from_reward(0.5)?, 0.25);
 /// let text = serde_json::to_string(&line)?;
@@ -217,14 +217,14 @@ pub enum Entry {
 /// names (see the `store` module).
 ///
 /// ```no_run
-/// use grader_core::eval::line::{Entry, read_lines};
+/// use grader_eval::line::{Entry, read_lines};
 ///
 /// for entry in read_lines("results.jsonl".as_ref())? {
 ///     if let Entry::Line(line) = entry? {
 ///         println!("{} epoch {}: {:?}", line.id, line.epoch, line.reward());
 ///     }
 /// }
-/// # Ok::<(), grader_core::eval::line::LinesError>(())
+/// # Ok::<(), grader_eval::line::LinesError>(())
 /// ```
 ///
 /// # Errors

@@ -3,7 +3,7 @@
 //! string-valued scores.
 //!
 //! ```
-//! use grader_core::eval::value::{value_to_float, ValueToFloat};
+//! use grader_eval::value::{value_to_float, ValueToFloat};
 //! use serde_json::json;
 //!
 //! assert_eq!(value_to_float(&json!("C"))?, 1.0);
@@ -17,12 +17,12 @@
 //! let letters = ValueToFloat::new().correct("A").incorrect("F");
 //! assert_eq!(letters.convert(&json!("A"))?, 1.0);
 //! assert_eq!(letters.convert(&json!("F"))?, 0.0);
-//! # Ok::<(), grader_core::eval::value::NotAScore>(())
+//! # Ok::<(), grader_eval::value::NotAScore>(())
 //! ```
 
 use serde_json::{Number, Value};
 
-use crate::text::pychar;
+use grader_core::text::pychar;
 
 /// A value [`ValueToFloat`] cannot read as a number.
 ///

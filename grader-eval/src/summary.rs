@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::line::{ErrorKind, Line};
 use super::metrics::{self, Interval, RunningMean};
-use crate::grade::Neumaier;
+use grader_core::grade::Neumaier;
 
 mod spill;
 
@@ -22,13 +22,13 @@ pub use spill::SpillError;
 /// (`K` a count; the threshold is the summary's).
 ///
 /// ```
-/// use grader_core::eval::Reducer;
+/// use grader_eval::Reducer;
 ///
 /// let reducer: Reducer = "pass_at_2".parse()?;
 /// assert_eq!(reducer, Reducer::PassAt(2));
 /// assert_eq!(reducer.to_string(), "pass_at_2");
 /// assert_eq!(reducer.reduce(&[1.0, 0.0, 0.0], 1.0), Some(2.0 / 3.0));
-/// # Ok::<(), grader_core::eval::summary::UnknownReducer>(())
+/// # Ok::<(), grader_eval::summary::UnknownReducer>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(into = "String", try_from = "String")]
@@ -200,7 +200,7 @@ impl SummaryOptions {
     ///
     /// ```
     /// use grader_core::EvaluationResult;
-    /// use grader_core::eval::{Line, Summary, SummaryOptions};
+    /// use grader_eval::{Line, Summary, SummaryOptions};
     ///
     /// let line = |id: &str, epoch| Line::graded(id, epoch, EvaluationResult::default(), 0.1);
     /// let lines = [line("a", 1), line("a", 2), line("b", 1)];
@@ -322,7 +322,7 @@ impl Summary {
     ///
     /// ```
     /// use grader_core::EvaluationResult;
-    /// use grader_core::eval::{ErrorKind, Line, Summary, SummaryOptions};
+    /// use grader_eval::{ErrorKind, Line, Summary, SummaryOptions};
     ///
     /// let lines = [
     ///     Line::graded("a", 1, EvaluationResult::from_reward(1.0)?, 0.1),
@@ -350,11 +350,11 @@ impl Summary {
 /// A torn last line of a file is left out.
 ///
 /// ```no_run
-/// use grader_core::eval::{SummaryOptions, summarize_files};
+/// use grader_eval::{SummaryOptions, summarize_files};
 ///
 /// let summary = summarize_files(&["part-0.jsonl", "part-1.jsonl"], SummaryOptions::default())?;
 /// println!("{summary}");
-/// # Ok::<(), grader_core::eval::line::LinesError>(())
+/// # Ok::<(), grader_eval::line::LinesError>(())
 /// ```
 ///
 /// # Errors
@@ -411,7 +411,7 @@ struct Kept {
 ///
 /// ```
 /// use grader_core::EvaluationResult;
-/// use grader_core::eval::{Line, SummaryBuilder, SummaryOptions};
+/// use grader_eval::{Line, SummaryBuilder, SummaryOptions};
 ///
 /// let mut builder = SummaryBuilder::new(SummaryOptions::default());
 /// for (id, epoch, reward) in [("b", 1, 1.0), ("a", 1, 0.0), ("a", 1, 1.0)] {
@@ -1303,7 +1303,7 @@ impl fmt::Display for Summary {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::EvaluationResult;
+    use grader_core::EvaluationResult;
 
     fn graded(id: &str, epoch: u32, reward: f64) -> Line {
         let result = EvaluationResult::from_reward(reward).expect("a finite reward");
@@ -1341,7 +1341,7 @@ mod tests {
                         names[..rng.random_range(0..=names.len())]
                             .iter()
                             .map(|name| {
-                                crate::SubScore::new(*name, rng.random::<f64>()).expect("valid")
+                                grader_core::SubScore::new(*name, rng.random::<f64>()).expect("valid")
                             })
                             .collect(),
                     );
@@ -1430,7 +1430,7 @@ mod tests {
             );
             assert_eq!(
                 summary.grading_secs,
-                crate::grade::neumaier_sum(durations.iter().copied()),
+                grader_core::grade::neumaier_sum(durations.iter().copied()),
                 "round {round}: the grading times added in the order of the lines"
             );
             let subscore_means: BTreeMap<String, f64> = subscores
@@ -1670,7 +1670,7 @@ mod tests {
     #[test]
     fn every_row_is_explained_once_and_the_headline_reducer_is_not_repeated() {
         let mut result = EvaluationResult::from_reward(1.0).expect("finite");
-        result.subscores = Some(vec![crate::SubScore::new("tests", 1.0).expect("valid")]);
+        result.subscores = Some(vec![grader_core::SubScore::new("tests", 1.0).expect("valid")]);
         let summary = Summary::from_lines(
             [
                 Line::graded("a", 1, result, 0.0),

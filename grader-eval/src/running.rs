@@ -36,7 +36,7 @@ use tokio::task::JoinSet;
 use super::line::{ErrorKind, Line};
 use super::output::SharedFile;
 use super::run::{Finished, Json, panic_message};
-use crate::limit::{Scope, Scoped};
+use grader_core::limit::Scope;
 
 /// A grading, boxed: the future of its line.
 pub(super) type Grading = Pin<Box<dyn Future<Output = Finished> + Send>>;
@@ -470,7 +470,7 @@ impl Running {
         };
         let scope = self.scope.clone();
         self.tasks.spawn(async move {
-            let body = Scoped::new(scope, std::future::poll_fn(|cx| lane.poll(cx)));
+            let body = scope.enter(std::future::poll_fn(|cx| lane.poll(cx)));
             if let Err(panic) = AssertUnwindSafe(body).catch_unwind().await {
                 lane.failed(panic_message(&panic));
             }
