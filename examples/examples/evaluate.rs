@@ -26,9 +26,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use grader_eval::{Evaluation, Sample, Summary, SummaryOptions};
 use grader_core::text::{ContainsAny, ExactMatch, F1Score, NumericMatch};
 use grader_core::{EvaluationResult, Gather, GatherError};
+use grader_eval::{Evaluation, Sample, Summary, SummaryOptions};
 
 /// One question: the agent's answer in each of three attempts, and the reference answer.
 struct Qa {

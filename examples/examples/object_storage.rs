@@ -21,10 +21,10 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use grader_eval::store::StoreOptions;
-use grader_eval::{Evaluation, Shard, SummaryOptions, merge};
 use grader_core::text::{ExactMatch, F1Score};
 use grader_core::{EvaluationResult, Gather, GatherError};
+use grader_eval::store::StoreOptions;
+use grader_eval::{Evaluation, Shard, SummaryOptions, merge};
 
 /// The data set: question ids with an answer and a reference.
 fn samples() -> impl Iterator<Item = (String, (String, String))> {

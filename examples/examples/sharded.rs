@@ -19,9 +19,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use grader_eval::{Evaluation, Shard};
 use grader_core::text::{ExactMatch, F1Score};
 use grader_core::{EvaluationResult, Gather, GatherError};
+use grader_eval::{Evaluation, Shard};
 
 /// The data set: the same on every machine (each grades its own part of it).
 fn samples() -> impl Iterator<Item = (String, (String, String))> {

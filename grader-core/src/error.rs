@@ -5,13 +5,18 @@
 //! - [`Failure`]: why a grader's own computation failed (returned by
 //!   [`Grader::score`](crate::Grader::score)).
 //! - [`GraderError`]: a failed grade: the grader's name and weight with its [`Failure`].
-//! - [`GatherError`](crate::GatherError) lives in [`gather`](crate::gather).
-//! - [`Error`]: any of them, for code that uses `?` on several (`fn main() -> Result<(),
-//!   grader_core::Error>`).
+//! - [`OnError`]: what a gather or a tree does when a grader fails.
+//! - [`GatherError`](crate::GatherError) lives in [`gather`](crate::gather), and the judge's
+//!   errors in [`judge`](crate::judge), above this module.
+//! - [`Error`](crate::Error), at the crate root where everything it wraps is visible: any of
+//!   them, for code that uses `?` on several (`fn main() -> Result<(), grader_core::Error>`).
+//!
+//! This module sits at the bottom of the crate: every other module may import it, and it
+//! imports none of them.
 
 use std::path::PathBuf;
 
-use crate::score::Info;
+use serde_json::{Map, Value};
 
 /// A [`SubScore`](crate::SubScore) (or a JSON document describing one) that would be invalid.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -113,7 +118,7 @@ pub enum Failure {
         /// The time limit.
         limit: std::time::Duration,
     },
-    /// Children of a tree node failed under [`OnError::Fail`](crate::OnError::Fail); each
+    /// Children of a tree node failed under [`OnError::Fail`]; each
     /// error is kept, and so are the children that succeeded.
     #[error("{} of {} children failed: {}", .failed.len(), .total, list_errors(.failed))]
     Children {
@@ -189,38 +194,35 @@ pub struct GraderError {
     /// The weight the subscore would have had.
     pub weight: f64,
     /// The grader's arguments, as they would have been recorded under `_parameters` (they are
-    /// recorded before the grader runs). Boxed to keep the error small.
-    pub parameters: Box<Info>,
+    /// recorded before the grader runs): an [`Info`](crate::Info). Boxed to keep the error
+    /// small.
+    pub parameters: Box<Map<String, Value>>,
     /// What went wrong.
     #[source]
     pub failure: Failure,
 }
 
-/// Any error of this crate, so that `?` works across all of them in one function.
+/// What a [`Gather`](crate::Gather) or a tree does when a grader fails. A failure is never silently a 0.0 and
+/// never helps the agent: the two lenient policies put the error in the failed subscore's
+/// `info.error`, set the result's `isError`, and count a failed penalty as fired (value 1.0 at
+/// its weight) under both.
 ///
-/// ```
-/// use grader_core::{Error, Gather, Grade, SubScore};
-///
-/// fn combine() -> Result<f64, Error> {
-///     let tests = SubScore::new("tests", 1.0)?; // ScoreError
-///     let result = Grade::from_subscores([tests])?; // CombineError
-///     Ok(result.reward())
-/// }
-/// assert_eq!(combine().unwrap(), 1.0);
-/// ```
-#[derive(Debug, thiserror::Error)]
+/// Trees nested in a gather follow the gather's policy unless given their own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
-pub enum Error {
-    /// A subscore would be invalid.
-    #[error(transparent)]
-    Score(#[from] ScoreError),
-    /// Subscores could not be combined.
-    #[error(transparent)]
-    Combine(#[from] CombineError),
-    /// A grading failed.
-    #[error(transparent)]
-    Grader(#[from] GraderError),
-    /// A gathering failed.
-    #[error(transparent)]
-    Gather(#[from] crate::gather::GatherError),
+pub enum OnError {
+    /// The gather fails with a [`GatherError::Graders`](crate::GatherError::Graders) that still holds every sibling's
+    /// finished subscore (the default, as the reference raises).
+    #[default]
+    Fail,
+    /// A failed grader scores 0.0 at its weight (a failed penalty: fired).
+    Zero,
+    /// A failed grader is kept in the breakdown with weight 0, so it does not count (a failed
+    /// penalty still counts, as fired).
+    ///
+    /// For failures of the grading infrastructure (a judge that is down), not of the agent's
+    /// work: leaving a positive grader out renormalizes the others, so the reward can be higher
+    /// than if it had scored 0.0. When the agent can make a check fail (by deleting the file it
+    /// reads, say), use [`Zero`](OnError::Zero).
+    Exclude,
 }

@@ -9,6 +9,8 @@ use std::task::{Context, Poll};
 
 use serde_json::Value;
 
+pub use crate::error::OnError;
+
 use crate::error::{CombineError, GraderError};
 use crate::grade::Grade;
 use crate::limit::{Limiter, Scope, Scoped};
@@ -16,31 +18,6 @@ use crate::node::{Finished, IntoNode, Node, run_all, settle};
 use crate::score::{EvaluationResult, SubScore};
 
 type Outcome = Result<SubScore, GraderError>;
-
-/// What a [`Gather`] or a tree does when a grader fails. A failure is never silently a 0.0 and
-/// never helps the agent: the two lenient policies put the error in the failed subscore's
-/// `info.error`, set the result's `isError`, and count a failed penalty as fired (value 1.0 at
-/// its weight) under both.
-///
-/// Trees nested in a gather follow the gather's policy unless given their own.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum OnError {
-    /// The gather fails with a [`GatherError::Graders`] that still holds every sibling's
-    /// finished subscore (the default, as the reference raises).
-    #[default]
-    Fail,
-    /// A failed grader scores 0.0 at its weight (a failed penalty: fired).
-    Zero,
-    /// A failed grader is kept in the breakdown with weight 0, so it does not count (a failed
-    /// penalty still counts, as fired).
-    ///
-    /// For failures of the grading infrastructure (a judge that is down), not of the agent's
-    /// work: leaving a positive grader out renormalizes the others, so the reward can be higher
-    /// than if it had scored 0.0. When the agent can make a check fail (by deleting the file it
-    /// reads, say), use [`Zero`](OnError::Zero).
-    Exclude,
-}
 
 /// A gathering failed.
 #[derive(Debug, thiserror::Error)]

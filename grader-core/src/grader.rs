@@ -13,8 +13,7 @@ use crate::limit::Resource;
 use crate::params::ParametersWriter;
 use crate::score::{Info, Score, SubScore, is_valid_value, parse_parameters};
 
-/// The key under which a grade records its grader's arguments in the subscore's info.
-pub const PARAMETERS_KEY: &str = "_parameters";
+pub use crate::params::PARAMETERS_KEY;
 
 /// A reusable check that produces a score: the reference's `Grader` class.
 ///

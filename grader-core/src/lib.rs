@@ -61,6 +61,7 @@ pub mod grading;
 pub mod judge;
 pub mod limit;
 pub mod node;
+mod outcome;
 pub mod params;
 pub mod pyjson;
 pub mod report;
@@ -70,8 +71,8 @@ pub mod text;
 #[cfg(all(unix, feature = "bash"))]
 pub use bash::BashGrader;
 pub use combinators::{Children, Tree, all, any, cascade};
-pub use error::{CombineError, Error, Failure, GraderError, ScoreError};
-pub use gather::{Gather, GatherError, OnError};
+pub use error::{CombineError, Failure, GraderError, OnError, ScoreError};
+pub use gather::{Gather, GatherError};
 pub use grade::Grade;
 pub use grader::{BoxGrader, Grader, IntoScore, PARAMETERS_KEY, SyncGrader};
 pub use grading::Grading;
@@ -83,6 +84,35 @@ pub use score::{
     EvaluationResult, Extra, Info, InfoError, RewardError, Score, SubScore, UNCLAMPED_REWARD_KEY,
     info_from_value,
 };
+
+/// Any error of this crate, so that `?` works across all of them in one function.
+///
+/// ```
+/// use grader_core::{Error, Gather, Grade, SubScore};
+///
+/// fn combine() -> Result<f64, Error> {
+///     let tests = SubScore::new("tests", 1.0)?; // ScoreError
+///     let result = Grade::from_subscores([tests])?; // CombineError
+///     Ok(result.reward())
+/// }
+/// assert_eq!(combine().unwrap(), 1.0);
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A subscore would be invalid.
+    #[error(transparent)]
+    Score(#[from] error::ScoreError),
+    /// Subscores could not be combined.
+    #[error(transparent)]
+    Combine(#[from] error::CombineError),
+    /// A grading failed.
+    #[error(transparent)]
+    Grader(#[from] error::GraderError),
+    /// A gathering failed.
+    #[error(transparent)]
+    Gather(#[from] gather::GatherError),
+}
 
 /// Turns a scoring function into a [`Grader`] type. See the `grader-macros` crate.
 #[cfg(feature = "macros")]

@@ -56,7 +56,7 @@ use std::task::{Context, Poll};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::gather::OnError;
+use crate::error::OnError;
 
 /// A class of resource that a [`Limiter`] counts separately.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

@@ -48,6 +48,9 @@ use serde::ser::{self, Impossible};
 use serde_json::Value;
 use serde_json::ser::{CompactFormatter, Formatter as _};
 
+/// The key under which a grade records its grader's arguments in the subscore's info.
+pub const PARAMETERS_KEY: &str = "_parameters";
+
 /// The JSON form of `value`, or the placeholder for `type_name` if serializing it fails.
 pub fn json_safe<T: Serialize + ?Sized>(value: &T, type_name: &str) -> Value {
     serde_json::to_value(value).unwrap_or_else(|_| placeholder(type_name))

@@ -42,8 +42,8 @@ use std::fmt::{self, Display, Formatter, Write as _};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::grader::PARAMETERS_KEY;
 use crate::node::SKIPPED_KEY;
+use crate::params::PARAMETERS_KEY;
 use crate::score::{EvaluationResult, Info, SubScore};
 
 /// The longest reason shown on a line, in characters; longer ones are cut with `…`.

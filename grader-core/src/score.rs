@@ -169,7 +169,7 @@ impl Serialize for SubScore {
 fn merge_parameters(info: Option<&Info>, parameters: &[u8]) -> Info {
     let mut merged = info.cloned().unwrap_or_else(|| Info::with_capacity(1));
     merged.insert(
-        crate::grader::PARAMETERS_KEY.to_owned(),
+        crate::params::PARAMETERS_KEY.to_owned(),
         Value::Object(parse_parameters(parameters)),
     );
     merged
@@ -443,7 +443,7 @@ impl SubScore {
     ) -> Self {
         debug_assert!(
             info.as_ref()
-                .is_none_or(|info| !info.contains_key(crate::grader::PARAMETERS_KEY))
+                .is_none_or(|info| !info.contains_key(crate::params::PARAMETERS_KEY))
         );
         SubScore {
             parameters: Some(parameters),

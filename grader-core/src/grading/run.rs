@@ -1,41 +1,8 @@
-//! [`Grading`]: one grader at one weight, with the options of that grading, not yet run.
-//!
-//! Every grader's [`grade`](crate::Grader::grade) returns one. It runs when awaited (any
-//! grader), when run with [`now`](Grading::now) (a [`SyncGrader`]), or when the gather or tree it
-//! was added to runs. Running it:
-//!
-//! 1. records the grader's parameters (before the check, so a failure still says what the
-//!    grader was given), with any [`redact`](Grading::redact)ed ones replaced;
-//! 2. takes a slot of the grader's [`Resource`] class from the shared [`Limiter`](crate::limit::Limiter)
-//!    in force, if any;
-//! 3. runs the check, at most [`time_limit`](Grading::time_limit) long, again on failure up to
-//!    [`retries`](Grading::retries) times; a panic in the check or in its parameters is caught
-//!    and becomes [`Failure::Panicked`];
-//! 4. packages the score as a [`SubScore`] with the grading's name and weight, or fails with a
-//!    [`GraderError`] naming the grader.
-//!
-//! ```
-//! use std::time::Duration;
-//! use grader_core::{Grader, grader};
-//!
-//! #[grader]
-//! fn long_enough(answer: &str, words: usize) -> bool {
-//!     answer.split_whitespace().count() >= words
-//! }
-//!
-//! let sub = LongEnough { answer: "a short answer", words: 2 }
-//!     .grade(0.5)
-//!     .named("length")
-//!     .redact("answer")
-//!     .time_limit(Duration::from_secs(1))
-//!     .now()?;
-//! assert_eq!((sub.name(), sub.value()), ("length", 1.0));
-//! assert_eq!(sub.info().unwrap()["_parameters"]["answer"], "<redacted>");
-//! # Ok::<(), grader_core::GraderError>(())
-//! ```
+//! Running a [`Grading`](super::Grading): its parameters recorded, a slot of its resource
+//! taken, the check run within its time limit and retried, panics caught, and the outcome
+//! packaged as a subscore.
 
 use std::any::Any;
-use std::fmt;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
@@ -47,237 +14,12 @@ use serde_json::Value;
 
 use crate::error::{Failure, GraderError};
 use crate::grader::{Grader, PARAMETERS_KEY, SyncGrader, package_bare, package_recorded};
-use crate::limit::{Resource, Scope, Scoped, with_against};
-use crate::node::{Earlier, skipped_subscore};
+use crate::limit::{Scope, Scoped, with_against};
+use crate::outcome::{Earlier, skipped_subscore};
 use crate::params::ParametersWriter;
 use crate::score::{Info, SubScore, parse_parameters};
 
-/// What a grading produces.
-pub(crate) type Outcome = Result<SubScore, GraderError>;
-
-/// A condition on the results of the graders added before this one to the same gather or tree.
-pub(crate) type Condition<'a> = Box<dyn FnOnce(&Earlier<'_>) -> bool + Send + 'a>;
-
-/// What replaces a redacted parameter.
-pub const REDACTED: &str = "<redacted>";
-
-/// One grader at one weight, with this grading's options; nothing runs until it is awaited, run
-/// with [`now`](Self::now), or run by the gather or tree it was added to. Made by
-/// [`Grader::grade`]. See [the module docs](self).
-///
-/// It is a `Future` (`Send`, and `'static` when the grader is), so any executor API takes it:
-/// `.await`, `block_on`, `tokio::spawn`, `join!`, `join_all`.
-#[must_use = "a grading does nothing until it is awaited, run with `.now()`, or added to a gather or a tree"]
-pub struct Grading<'a, G> {
-    /// What to run; taken when it starts.
-    spec: Option<Spec<'a, G>>,
-    /// The run, once polled.
-    running: Option<Run<'a>>,
-}
-
-type Run<'a> = Pin<Box<dyn Future<Output = Outcome> + Send + 'a>>;
-
-// The grader is never pinned in place: polling moves it into a boxed future.
-impl<G> Unpin for Grading<'_, G> {}
-
-/// A grading's grader and options.
-pub(crate) struct Spec<'a, G> {
-    pub(crate) grader: G,
-    pub(crate) weight: f64,
-    pub(crate) name: Option<String>,
-    time_limit: Option<Duration>,
-    retries: u32,
-    clone: Option<fn(&G) -> G>,
-    resource: Option<Option<Resource>>,
-    timed: bool,
-    redact: Vec<String>,
-    pub(crate) required: Option<f64>,
-    pub(crate) condition: Option<Condition<'a>>,
-}
-
-impl<G> fmt::Debug for Grading<'_, G> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.spec {
-            Some(spec) => spec.fmt(f),
-            None => f.write_str("Grading { running }"),
-        }
-    }
-}
-
-impl<G> fmt::Debug for Spec<'_, G> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Grading")
-            .field("grader", &std::any::type_name::<G>())
-            .field("weight", &self.weight)
-            .field("name", &self.name)
-            .field("time_limit", &self.time_limit)
-            .field("retries", &self.retries)
-            .field("resource", &self.resource)
-            .field("timed", &self.timed)
-            .field("redact", &self.redact)
-            .field("required", &self.required)
-            .field("conditional", &self.condition.is_some())
-            .finish()
-    }
-}
-
-impl<'a, G: Grader> Grading<'a, G> {
-    /// The grading of `grader` at `weight`; the same as `grader.grade(weight)`.
-    pub fn new(grader: G, weight: f64) -> Self {
-        let spec = Spec {
-            grader,
-            weight,
-            name: None,
-            time_limit: None,
-            retries: 0,
-            clone: None,
-            resource: None,
-            timed: false,
-            redact: Vec::new(),
-            required: None,
-            condition: None,
-        };
-        Grading {
-            spec: Some(spec),
-            running: None,
-        }
-    }
-
-    /// Changes the options; nothing once the grading has started.
-    fn with(mut self, change: impl FnOnce(&mut Spec<'a, G>)) -> Self {
-        if let Some(spec) = &mut self.spec {
-            change(spec);
-        }
-        self
-    }
-
-    /// The grader and options, unless it has started.
-    pub(crate) fn into_spec(self) -> Option<Spec<'a, G>> {
-        self.spec
-    }
-
-    /// The subscore's name, instead of the grader's own (the reference's `name=`). An empty
-    /// name keeps the grader's own, as the reference does.
-    pub fn named(self, name: impl Into<String>) -> Self {
-        let name = name.into();
-        self.with(|spec| spec.name = (!name.is_empty()).then_some(name))
-    }
-
-    /// Fails with [`Failure::TimedOut`] when the check takes longer than `limit` (a typed
-    /// failure, not a 0.0). The clock starts when the check starts, after any wait for a shared
-    /// slot. An async check is stopped at the limit (its future is dropped, which for
-    /// `BashGrader` stops its commands); a synchronous one cannot be interrupted, so it fails
-    /// when it returns after the limit.
-    ///
-    /// Awaiting a grading with a time limit needs a tokio runtime with its timer enabled.
-    pub fn time_limit(self, limit: Duration) -> Self {
-        self.with(|spec| spec.time_limit = Some(limit))
-    }
-
-    /// Runs the check again, up to `retries` more times, when it fails (an `Err`, an invalid
-    /// score or a time-out; not a panic). The grader is cloned for each attempt. When it took
-    /// more than one attempt, the subscore's info records `attempts`.
-    pub fn retries(self, retries: u32) -> Self
-    where
-        G: Clone,
-    {
-        self.with(|spec| {
-            spec.retries = retries;
-            spec.clone = Some(G::clone);
-        })
-    }
-
-    /// Takes a slot of `resource` from the shared limiter while the check runs, whatever class
-    /// the grader declares ([`Grader::resource`]).
-    pub fn resource(self, resource: Resource) -> Self {
-        self.with(|spec| spec.resource = Some(Some(resource)))
-    }
-
-    /// Records how long the check took, in seconds, as `elapsed_seconds` in the subscore's info.
-    /// Off by default, so that results stay the same from run to run.
-    pub fn timed(self) -> Self {
-        self.with(|spec| spec.timed = true)
-    }
-
-    /// Records the parameter `name` as `"<redacted>"` instead of its value: for an answer or a
-    /// secret that must not be written out. Naming a parameter the grader does not have fails
-    /// the grading with [`Failure::UnknownParameter`], so a misspelt name cannot leak the value.
-    pub fn redact(self, name: impl Into<String>) -> Self {
-        let name = name.into();
-        self.with(|spec| spec.redact.push(name))
-    }
-
-    /// A grading with a negative weight cannot be required: it fails with
-    /// [`Failure::RequiredPenalty`] (a penalty that fires is the agent's mistake, not a
-    /// criterion it missed).
-    ///
-    /// In a gather or a tree: when this grading's value is below 1.0 (or it failed, or was
-    /// skipped), its parent scores 0: a gather's reward becomes that of its penalties alone
-    /// (so they still count), and a tree's value 0.0 (1.0, fired, for a tree graded as a
-    /// penalty, where 0.0 would help the agent). The parent's info names it under
-    /// `zeroed_by`. Awaited on its own it changes nothing.
-    pub fn required(self) -> Self {
-        self.required_at(1.0)
-    }
-
-    /// As [`required`](Self::required), with the value it must reach.
-    pub fn required_at(self, threshold: f64) -> Self {
-        self.with(|spec| spec.required = Some(threshold))
-    }
-
-    /// In a gather or a tree: runs this grading only after every item added before it has
-    /// finished, and only if `condition` holds for their results; otherwise it is recorded as
-    /// skipped (see [`Earlier`]). Awaited on its own, the condition sees no earlier results.
-    ///
-    /// ```
-    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-    /// use grader_core::{Gather, Grader, SubScore, grader};
-    ///
-    /// #[grader]
-    /// async fn expensive_review() -> f64 {
-    ///     0.9
-    /// }
-    ///
-    /// let result = Gather::new()
-    ///     .add(SubScore::new("tests", 0.0)?.with_weight(0.7)?)
-    ///     .add(ExpensiveReview {}.grade(0.3).when(|earlier| earlier.passed("tests")))
-    ///     .await?;
-    /// let review = result.subscore("expensive_review").unwrap();
-    /// assert_eq!(review.info().unwrap()["skipped"], "its condition on earlier results did not hold");
-    /// assert_eq!(result.reward(), 0.0);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// # }).unwrap();
-    /// ```
-    pub fn when(self, condition: impl FnOnce(&Earlier<'_>) -> bool + Send + 'a) -> Self {
-        self.with(|spec| spec.condition = Some(Box::new(condition)))
-    }
-
-    /// Runs the grading synchronously: the way to grade a [`SyncGrader`] without a runtime.
-    /// A condition set with [`when`](Self::when) sees no earlier results.
-    ///
-    /// # Errors
-    /// A [`GraderError`] naming the grader when the check fails, returns an invalid value,
-    /// panics, overruns its time limit, or `weight` is not finite.
-    pub fn now(self) -> Result<SubScore, GraderError>
-    where
-        G: SyncGrader,
-    {
-        match self.spec {
-            Some(spec) => spec.now(),
-            None => Err(used_up()),
-        }
-    }
-}
-
-/// The error for a grading run twice.
-pub(crate) fn used_up() -> GraderError {
-    GraderError {
-        grader: String::new(),
-        weight: 0.0,
-        parameters: Box::default(),
-        failure: Failure::Runtime("the grading was polled after it finished".to_owned()),
-    }
-}
+use super::{Grading, Outcome, REDACTED, Spec, used_up};
 
 impl<'a, G: Grader> Spec<'a, G> {
     /// The name the subscore will have.
@@ -396,7 +138,7 @@ impl<'a, G: Grader> Spec<'a, G> {
     }
 
     /// As [`Grading::now`].
-    fn now(mut self) -> Result<SubScore, GraderError>
+    pub(super) fn now(mut self) -> Result<SubScore, GraderError>
     where
         G: SyncGrader,
     {
