@@ -8,6 +8,9 @@ use tokio::process::Child;
 
 use super::sweep::{self, Window, leader};
 
+/// Used as `env --default-signal /bin/bash …` when this process ignores signals.
+pub(super) const ENV: &str = "/usr/bin/env";
+
 /// How long [`CommandGuard`]'s `Drop` waits for bash to die after SIGKILL before leaving it to
 /// tokio's reaper.
 const DROP_REAP_WAIT: Duration = Duration::from_millis(200);
@@ -113,7 +116,7 @@ pub(super) fn inherits_ignored_signals() -> bool {
 pub(super) fn env_resets_signals() -> bool {
     static ANSWER: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ANSWER.get_or_init(|| {
-        std::process::Command::new(super::ENV)
+        std::process::Command::new(ENV)
             .args(["--default-signal", "true"])
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())

@@ -28,13 +28,11 @@ use crate::limit::Resource;
 use crate::score::{Info, Score, SubScore};
 
 use capture::Capture;
-use group::CommandGuard;
+use group::{CommandGuard, ENV};
 use sweep::Tag;
 
 /// The shell every command runs in, as `/bin/bash -lc COMMAND`.
 const BASH: &str = "/bin/bash";
-/// Used as `env --default-signal /bin/bash …` when this process ignores signals.
-const ENV: &str = "/usr/bin/env";
 /// How long output is still read after the command's group is stopped, for a process that
 /// left the group and keeps the pipes open.
 const DRAIN_WAIT: Duration = Duration::from_millis(100);
