@@ -26,6 +26,7 @@
 //! | `object-store` | off | `s3://`, `gs://` and `az://` outputs and inputs (the `object_store` crate, with its HTTP and TLS stack); implies `run` |
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod error;
 pub mod line;
 pub mod metrics;
 #[cfg(feature = "run")]
@@ -40,13 +41,12 @@ pub mod shard;
 pub mod store;
 pub mod summary;
 pub mod value;
-mod write;
 
+#[cfg(feature = "run")]
+pub use error::EvalError;
 pub use line::{ErrorKind, LINE_VERSION, Line, LineError};
 #[cfg(feature = "run")]
-pub use run::{
-    EvalError, Evaluation, INTERRUPTED_EXIT_STATUS, MergeReport, RunReport, Sample, merge,
-};
+pub use run::{Evaluation, INTERRUPTED_EXIT_STATUS, MergeReport, RunReport, Sample, merge};
 #[cfg(feature = "run")]
 pub use shard::{Shard, ShardEnvError};
 pub use summary::{Reducer, Summary, SummaryBuilder, SummaryOptions, summarize_files};

@@ -8,8 +8,9 @@ use std::io::{BufWriter, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use super::run::{EvalError, resume};
+use super::line::{Entry, Line, read_lines};
 use super::shard::Shard;
+use crate::error::EvalError;
 
 /// Opens a run's output: resumes from what it holds (a local file, or the chunks of this
 /// run's shard at an object store URL) and returns the epochs done of each sample id, whether
@@ -34,6 +35,37 @@ pub(super) async fn open(
             source,
         })?;
     Ok((done, torn_line, Sink::File(Arc::new(SharedFile::new(file)))))
+}
+
+/// Reads what an existing results file already holds, cutting off a torn last line. Returns
+/// the epochs done of each sample id and whether a torn line was removed.
+pub(super) fn resume(path: &Path) -> Result<(HashMap<String, Vec<u32>>, bool), EvalError> {
+    let mut done: HashMap<String, Vec<u32>> = HashMap::new();
+    // Only a regular file holds lines to resume from: a device or a pipe (`/dev/full`, a FIFO)
+    // may never end, and reading it would not either.
+    if !std::fs::metadata(path).is_ok_and(|meta| meta.is_file()) {
+        return Ok((done, false));
+    }
+    let mut torn = None;
+    for entry in read_lines(path)? {
+        match entry? {
+            Entry::Line(line) => {
+                let Line { id, epoch, .. } = *line;
+                done.entry(id).or_default().push(epoch);
+            }
+            Entry::Torn { offset } => torn = Some(offset),
+        }
+    }
+    if let Some(offset) = torn {
+        let io = |source| EvalError::Io {
+            path: path.to_owned(),
+            source,
+        };
+        let file = OpenOptions::new().write(true).open(path).map_err(io)?;
+        file.set_len(offset).map_err(io)?;
+        file.sync_all().map_err(io)?;
+    }
+    Ok((done, torn.is_some()))
 }
 
 /// A run's local output file, shared by the awaiting task and the lanes on the worker

@@ -2,7 +2,6 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fmt::Display;
-use std::fs::OpenOptions;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
@@ -13,10 +12,11 @@ use std::time::{Duration, Instant};
 use futures_util::FutureExt as _;
 use futures_util::future::Either;
 
-use super::line::{Entry, ErrorKind, Line, LinesError, read_lines};
+use super::line::{Entry, ErrorKind, Line, read_lines};
 use super::output::SinkError;
-use super::running::{Made, Running, Source, lock};
+use super::running::{Finished, Json, Made, Running, Source, lock, panic_message};
 use super::shard::Shard;
+use crate::error::EvalError;
 use grader_core::limit::{Limiter, Scope};
 use grader_core::score::EvaluationResult;
 
@@ -47,68 +47,6 @@ impl<K: Display, T> Sample for (K, T) {
     fn id(&self) -> String {
         self.0.to_string()
     }
-}
-
-/// An evaluation could not run (or merge) at all. A sample's failure is not one of these: it
-/// is written on the sample's line and the run goes on.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum EvalError {
-    /// Reading or writing a results file failed.
-    #[error("{path}: {source}")]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// A results file holds a line that is not an evaluation line (other than a torn last
-    /// line, which is redone).
-    #[error(transparent)]
-    Lines(#[from] LinesError),
-    /// A shard that is not `i/n` with `i < n`.
-    #[error("shard `{shard}` is not `i/n` with 0 <= i < n")]
-    InvalidShard {
-        /// The rejected shard.
-        shard: String,
-    },
-    /// The shard could not be read from the environment ([`Shard::from_env`]).
-    #[error(transparent)]
-    ShardEnv(#[from] super::shard::ShardEnvError),
-    /// Object storage failed (feature `object-store`): the message names the URL, never a
-    /// credential.
-    #[cfg(feature = "object-store")]
-    #[error(transparent)]
-    Store(#[from] super::store::StoreError),
-    /// A line could not be written as JSON.
-    #[error("sample `{id}`: cannot write its line: {source}")]
-    Serialize {
-        /// The sample.
-        id: String,
-        /// Why.
-        source: serde_json::Error,
-    },
-    /// Gradings were cancelled under the run, not by it (the runtime they ran on shut down
-    /// while the run was awaited elsewhere): their (sample, epoch) pairs have no line. What
-    /// was written stays; running again resumes.
-    #[error(
-        "{path}: {cancelled} gradings were cancelled under the run (their runtime shut down){left}; \
-         {written} lines were written. Run the same evaluation again to resume.",
-        left = if *.samples_left { ", and samples not yet taken were left ungraded" } else { "" }
-    )]
-    Cancelled {
-        /// The output.
-        path: PathBuf,
-        /// Gradings cancelled, without a line.
-        cancelled: usize,
-        /// Lines this run wrote.
-        written: usize,
-        /// Samples were left that no grading had been made for, so not counted in
-        /// `cancelled` (most likely with [`Evaluation::run_shared`], whose workers take the
-        /// samples as they go; [`Evaluation::run`] makes gradings up to 256 ahead, and counts
-        /// those it made).
-        samples_left: bool,
-    },
 }
 
 /// What a run did.
@@ -572,7 +510,7 @@ impl Evaluation {
             match &line.json {
                 Json::Line(json) => {
                     let before = buffer.len();
-                    if let Err(source) = super::write::write_line(buffer, json) {
+                    if let Err(source) = super::line::write_line(buffer, json) {
                         buffer.truncate(before);
                         return Err(EvalError::Serialize {
                             id: json.id.clone(),
@@ -739,54 +677,6 @@ impl Evaluation {
             interrupted,
             elapsed: started.elapsed(),
         })
-    }
-}
-
-/// A grading's line as the awaiting task takes it (to write, or written already), and what
-/// the counts and progress need. A line written already holds nothing on the heap, so the
-/// awaiting task frees nothing a worker allocated when it counts one.
-pub(super) struct Finished {
-    pub(super) errored: bool,
-    pub(super) reward: Option<f64>,
-    pub(super) json: Json,
-    /// How long, in seconds, the grading's last poll took: how long it held its thread as it
-    /// ended (its whole duration when it ended at its first poll; none of its waits).
-    pub(super) last_poll: f64,
-}
-
-/// A finished line, for the awaiting task to write, or written already.
-// The line is boxed: a `Finished` is moved several times on its way (into the outbox, out to
-// the awaiting task), and a line inline would make each move a copy of some 300 bytes.
-pub(super) enum Json {
-    /// Not written out yet: the awaiting task writes it straight into its buffer (a grading
-    /// polled in place, on the awaiting task's thread anyway).
-    Line(Box<Line>),
-    /// Written out, with the newline (followed by the lines of [`Json::WithOthers`] that
-    /// ended in the same poll of its lane), or why it could not be (with the sample's id).
-    Written(Result<Vec<u8>, (String, String)>),
-    /// Written out, in the bytes of a line handed over with it ([`Json::Written`]).
-    WithOthers,
-    /// Appended to the run's local file by its lane.
-    InFile,
-    /// Not appended to the run's local file: a write failed (see [`SharedFile::error`]).
-    Unwritten,
-}
-
-impl Finished {
-    /// The line, to be written out (by its lane, or by the awaiting task).
-    pub(super) fn new(line: Line) -> Self {
-        Finished {
-            errored: line.error.is_some(),
-            reward: line.reward(),
-            json: Json::Line(Box::new(line)),
-            last_poll: 0.0,
-        }
-    }
-}
-
-impl From<Line> for Finished {
-    fn from(line: Line) -> Self {
-        Finished::new(line)
     }
 }
 
@@ -1065,47 +955,6 @@ where
     }
 }
 
-pub(super) fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
-    if let Some(text) = panic.downcast_ref::<&str>() {
-        (*text).to_owned()
-    } else if let Some(text) = panic.downcast_ref::<String>() {
-        text.clone()
-    } else {
-        "a panic with a non-string payload".to_owned()
-    }
-}
-
-/// Reads what an existing results file already holds, cutting off a torn last line. Returns
-/// the epochs done of each sample id and whether a torn line was removed.
-pub(super) fn resume(path: &Path) -> Result<(HashMap<String, Vec<u32>>, bool), EvalError> {
-    let mut done: HashMap<String, Vec<u32>> = HashMap::new();
-    // Only a regular file holds lines to resume from: a device or a pipe (`/dev/full`, a FIFO)
-    // may never end, and reading it would not either.
-    if !std::fs::metadata(path).is_ok_and(|meta| meta.is_file()) {
-        return Ok((done, false));
-    }
-    let mut torn = None;
-    for entry in read_lines(path)? {
-        match entry? {
-            Entry::Line(line) => {
-                let Line { id, epoch, .. } = *line;
-                done.entry(id).or_default().push(epoch);
-            }
-            Entry::Torn { offset } => torn = Some(offset),
-        }
-    }
-    if let Some(offset) = torn {
-        let io = |source| EvalError::Io {
-            path: path.to_owned(),
-            source,
-        };
-        let file = OpenOptions::new().write(true).open(path).map_err(io)?;
-        file.set_len(offset).map_err(io)?;
-        file.sync_all().map_err(io)?;
-    }
-    Ok((done, torn.is_some()))
-}
-
 /// What [`merge`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -1287,24 +1136,5 @@ mod tests {
             panic!("a line not written out")
         };
         assert_eq!(at_once.last_poll, line.duration_secs);
-    }
-
-    #[test]
-    fn shards_parse_strictly_and_split_every_id_into_exactly_one() {
-        assert_eq!("2/5".parse::<Shard>().ok(), Shard::new(2, 5).ok());
-        for bad in ["5/5", "1", "a/3", "1/0", "-1/3", "1/3/4"] {
-            assert!(bad.parse::<Shard>().is_err(), "{bad}");
-        }
-        let shards: Vec<Shard> = (0..4).filter_map(|i| Shard::new(i, 4).ok()).collect();
-        let mut sizes = [0_usize; 4];
-        for i in 0..4000 {
-            let id = format!("sample-{i}");
-            let owners: Vec<&Shard> = shards.iter().filter(|s| s.contains(&id)).collect();
-            assert_eq!(owners.len(), 1, "{id}");
-            sizes[owners[0].index() as usize] += 1;
-        }
-        // A fair split: each shard gets roughly a quarter.
-        assert!(sizes.iter().all(|n| (800..1200).contains(n)), "{sizes:?}");
-        assert!(Shard::ALL.contains("anything"));
     }
 }

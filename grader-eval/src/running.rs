@@ -35,8 +35,65 @@ use tokio::task::JoinSet;
 
 use super::line::{ErrorKind, Line};
 use super::output::SharedFile;
-use super::run::{Finished, Json, panic_message};
 use grader_core::limit::Scope;
+
+/// A grading's line as the awaiting task takes it (to write, or written already), and what
+/// the counts and progress need. A line written already holds nothing on the heap, so the
+/// awaiting task frees nothing a worker allocated when it counts one.
+pub(super) struct Finished {
+    pub(super) errored: bool,
+    pub(super) reward: Option<f64>,
+    pub(super) json: Json,
+    /// How long, in seconds, the grading's last poll took: how long it held its thread as it
+    /// ended (its whole duration when it ended at its first poll; none of its waits).
+    pub(super) last_poll: f64,
+}
+
+/// A finished line, for the awaiting task to write, or written already.
+// The line is boxed: a `Finished` is moved several times on its way (into the outbox, out to
+// the awaiting task), and a line inline would make each move a copy of some 300 bytes.
+pub(super) enum Json {
+    /// Not written out yet: the awaiting task writes it straight into its buffer (a grading
+    /// polled in place, on the awaiting task's thread anyway).
+    Line(Box<Line>),
+    /// Written out, with the newline (followed by the lines of [`Json::WithOthers`] that
+    /// ended in the same poll of its lane), or why it could not be (with the sample's id).
+    Written(Result<Vec<u8>, (String, String)>),
+    /// Written out, in the bytes of a line handed over with it ([`Json::Written`]).
+    WithOthers,
+    /// Appended to the run's local file by its lane.
+    InFile,
+    /// Not appended to the run's local file: a write failed (see [`SharedFile::error`]).
+    Unwritten,
+}
+
+impl Finished {
+    /// The line, to be written out (by its lane, or by the awaiting task).
+    pub(super) fn new(line: Line) -> Self {
+        Finished {
+            errored: line.error.is_some(),
+            reward: line.reward(),
+            json: Json::Line(Box::new(line)),
+            last_poll: 0.0,
+        }
+    }
+}
+
+impl From<Line> for Finished {
+    fn from(line: Line) -> Self {
+        Finished::new(line)
+    }
+}
+
+pub(super) fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    if let Some(text) = panic.downcast_ref::<&str>() {
+        (*text).to_owned()
+    } else if let Some(text) = panic.downcast_ref::<String>() {
+        text.clone()
+    } else {
+        "a panic with a non-string payload".to_owned()
+    }
+}
 
 /// A grading, boxed: the future of its line.
 pub(super) type Grading = Pin<Box<dyn Future<Output = Finished> + Send>>;
@@ -983,7 +1040,7 @@ impl<'a> Appending<'a> {
         };
         let before = self.bytes.len();
         let written = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            super::write::write_line(&mut self.bytes, json).map_err(|error| error.to_string())
+            super::line::write_line(&mut self.bytes, json).map_err(|error| error.to_string())
         }))
         .unwrap_or_else(|panic| Err(panic_message(&panic)));
         match written {

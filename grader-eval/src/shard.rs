@@ -4,7 +4,8 @@
 
 use std::str::FromStr;
 
-use super::run::EvalError;
+use crate::error::EvalError;
+pub use crate::error::{SHARD_COUNT_VAR, SHARD_VAR, ShardEnvError};
 
 /// Which part of a run this process does: shard `index` of `count` (`index` from 0).
 ///
@@ -86,56 +87,6 @@ impl FromStr for Shard {
         let count = count.trim().parse().map_err(|_| invalid())?;
         Shard::new(index, count).map_err(|_| invalid())
     }
-}
-
-/// The variable [`Shard::from_env`] reads an explicit `i/n` from; it wins over every
-/// scheduler's variables.
-pub const SHARD_VAR: &str = "GRADER_SHARD";
-
-/// The variable [`Shard::from_env`] reads the number of shards from where the scheduler does
-/// not say it: Kubernetes Indexed Jobs (set it to the Job's `completions`) and AWS Batch array
-/// jobs (set it to the array `size`). Where the scheduler does say it (Slurm), it must agree.
-pub const SHARD_COUNT_VAR: &str = "GRADER_SHARD_COUNT";
-
-/// The shard could not be read from the environment. Every variant names the variables
-/// involved and their values.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum ShardEnvError {
-    /// None of the variables is set.
-    #[error(
-        "no shard in the environment: set GRADER_SHARD=i/n, or run as a Kubernetes Indexed Job \
-         (JOB_COMPLETION_INDEX, with GRADER_SHARD_COUNT), a Slurm job array \
-         (SLURM_ARRAY_TASK_ID) or an AWS Batch array job (AWS_BATCH_JOB_ARRAY_INDEX, with \
-         GRADER_SHARD_COUNT)"
-    )]
-    NotSet,
-    /// A variable holds something that is not what it should.
-    #[error("{variable}={value:?}: {why}")]
-    Invalid {
-        /// The variable.
-        variable: &'static str,
-        /// Its value.
-        value: String,
-        /// What is wrong with it.
-        why: String,
-    },
-    /// A scheduler's index is set but nothing says how many shards there are.
-    #[error(
-        "{index_variable}={index} is set but the number of shards is not: set {SHARD_COUNT_VAR} to {hint}"
-    )]
-    MissingCount {
-        /// The index variable that was found.
-        index_variable: &'static str,
-        /// Its value.
-        index: String,
-        /// Where the count comes from for this scheduler.
-        hint: &'static str,
-    },
-    /// Variables that disagree: an index outside the count, two schedulers' indexes, or a count
-    /// that is not the scheduler's.
-    #[error("inconsistent shard settings: {0}")]
-    Inconsistent(String),
 }
 
 /// One scheduler's reading: its index variable and what it gives.
@@ -589,5 +540,24 @@ mod tests {
             ]),
             Err(ShardEnvError::Inconsistent(_))
         ));
+    }
+
+    #[test]
+    fn shards_parse_strictly_and_split_every_id_into_exactly_one() {
+        assert_eq!("2/5".parse::<Shard>().ok(), Shard::new(2, 5).ok());
+        for bad in ["5/5", "1", "a/3", "1/0", "-1/3", "1/3/4"] {
+            assert!(bad.parse::<Shard>().is_err(), "{bad}");
+        }
+        let shards: Vec<Shard> = (0..4).filter_map(|i| Shard::new(i, 4).ok()).collect();
+        let mut sizes = [0_usize; 4];
+        for i in 0..4000 {
+            let id = format!("sample-{i}");
+            let owners: Vec<&Shard> = shards.iter().filter(|s| s.contains(&id)).collect();
+            assert_eq!(owners.len(), 1, "{id}");
+            sizes[owners[0].index() as usize] += 1;
+        }
+        // A fair split: each shard gets roughly a quarter.
+        assert!(sizes.iter().all(|n| (800..1200).contains(n)), "{sizes:?}");
+        assert!(Shard::ALL.contains("anything"));
     }
 }

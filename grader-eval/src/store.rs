@@ -102,6 +102,7 @@ use object_store::{ObjectStore, ObjectStoreExt as _, PutPayload, RetryConfig};
 
 use super::line::Line;
 use super::shard::Shard;
+pub use crate::error::StoreError;
 
 /// The URL schemes read and written through object storage.
 pub const SCHEMES: [&str; 3] = ["s3", "gs", "az"];
@@ -170,92 +171,6 @@ impl StoreOptions {
     pub fn upload_interval(&self) -> Duration {
         self.upload_interval
     }
-}
-
-/// Something went wrong with object storage. Every variant names the URL concerned, never a
-/// credential.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum StoreError {
-    /// Not a URL this crate can use (shown with any credentials and query string elided).
-    #[error("{url}: not a usable object store URL: {why}")]
-    InvalidUrl {
-        /// The URL, credentials elided.
-        url: String,
-        /// What is wrong with it.
-        why: String,
-    },
-    /// The store could not be set up from the environment (a missing region or account,
-    /// say).
-    #[error("{url}: cannot set up the object store from the environment: {message}")]
-    Config {
-        /// The URL.
-        url: String,
-        /// Why, credentials elided.
-        message: String,
-    },
-    /// A request failed: the bucket does not exist, access was denied, the network failed
-    /// (after the retries of [`StoreOptions::retries`]).
-    #[error("{url}: cannot {action}: {message}")]
-    Request {
-        /// The URL of the prefix or object concerned.
-        url: String,
-        /// What was being done (`list the chunks`, `upload the chunk`, `read the chunk`).
-        action: &'static str,
-        /// Why, credentials elided.
-        message: String,
-    },
-    /// The URL holds the parts of a run with another number of shards than this run's.
-    #[error(
-        "{url}: holds {found}/ from a run in {found_count} shards, but this run is shard \
-         {shard}: use the same shard count as the run that wrote it, or another URL"
-    )]
-    ShardMismatch {
-        /// The URL.
-        url: String,
-        /// A part found there (`part-0-of-3`).
-        found: String,
-        /// Its number of shards.
-        found_count: u32,
-        /// This run's shard (`i/n`).
-        shard: String,
-    },
-    /// The URL holds parts of runs with different numbers of shards.
-    #[error("{url}: holds parts of runs in {counts:?} shards; read them from separate URLs")]
-    MixedShards {
-        /// The URL.
-        url: String,
-        /// The shard counts found.
-        counts: Vec<u32>,
-    },
-    /// The URL given as the output of [`merge`](super::merge) holds chunks of a run:
-    /// readers would read those rather than the merged object.
-    #[error(
-        "{url}: holds {found}/ from an evaluation, which readers would read instead of the \
-         merged object: choose another URL"
-    )]
-    OutputHoldsRun {
-        /// The URL.
-        url: String,
-        /// A part found there (`part-0-of-3`).
-        found: String,
-    },
-    /// There is neither an object nor any chunk at the URL.
-    #[error("{url}: no results there (neither an object nor part-*-of-*/chunk-*.jsonl under it)")]
-    Empty {
-        /// The URL.
-        url: String,
-    },
-    /// A chunk holds something that is not whole evaluation lines.
-    #[error("{url}:{line_number}: not an evaluation line: {message}")]
-    Corrupt {
-        /// The chunk's URL.
-        url: String,
-        /// The line's number in the chunk, from 1.
-        line_number: u64,
-        /// Why.
-        message: String,
-    },
 }
 
 /// Where an object store URL points: scheme, bucket (or container) and prefix. Its `Display`

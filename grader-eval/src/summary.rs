@@ -14,7 +14,7 @@ use grader_core::grade::Neumaier;
 
 mod spill;
 
-pub use spill::SpillError;
+pub use crate::error::SpillError;
 
 /// How one sample's scored epochs become one value (Inspect AI's epoch reducers).
 ///
@@ -1341,7 +1341,8 @@ mod tests {
                         names[..rng.random_range(0..=names.len())]
                             .iter()
                             .map(|name| {
-                                grader_core::SubScore::new(*name, rng.random::<f64>()).expect("valid")
+                                grader_core::SubScore::new(*name, rng.random::<f64>())
+                                    .expect("valid")
                             })
                             .collect(),
                     );
@@ -1670,7 +1671,9 @@ mod tests {
     #[test]
     fn every_row_is_explained_once_and_the_headline_reducer_is_not_repeated() {
         let mut result = EvaluationResult::from_reward(1.0).expect("finite");
-        result.subscores = Some(vec![grader_core::SubScore::new("tests", 1.0).expect("valid")]);
+        result.subscores = Some(vec![
+            grader_core::SubScore::new("tests", 1.0).expect("valid"),
+        ]);
         let summary = Summary::from_lines(
             [
                 Line::graded("a", 1, result, 0.0),

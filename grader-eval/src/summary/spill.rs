@@ -11,25 +11,7 @@ use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
-use std::path::{Path, PathBuf};
-
-/// A summary's temporary files could not be written or read back (a full disk, a missing or
-/// read-only directory). The summary is not computed rather than computed from part of the
-/// lines.
-#[derive(Debug, thiserror::Error)]
-#[error(
-    "cannot write or read the summary's temporary files in {} (TMPDIR sets another \
-     directory): {source}",
-    dir.display()
-)]
-#[non_exhaustive]
-pub struct SpillError {
-    /// The directory the files are made in.
-    pub dir: PathBuf,
-    /// Why.
-    #[source]
-    pub source: io::Error,
-}
+use std::path::Path;
 
 /// How many runs are merged at once; more are first merged into fewer, this many at a time.
 /// Each open run holds one read buffer of [`BUFFER`] bytes.

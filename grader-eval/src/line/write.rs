@@ -1,4 +1,5 @@
-//! Writing a [`Line`] as JSON, byte for byte as `serde_json::to_writer` writes it, faster.
+//! Writing a [`Line`] as JSON ([`Line::to_json_line`], and `write_line` for the runner's
+//! buffers), byte for byte as `serde_json::to_writer` writes it, faster.
 //!
 //! An evaluation writes a line per grading, and most of a line is strings (the `_parameters`
 //! of every subscore) that need no escaping; serde_json looks at each of their bytes through
@@ -9,9 +10,23 @@
 
 use serde_json::Value;
 
-use super::line::{ErrorKind, Line};
+use super::{ErrorKind, Line};
 use grader_core::params::{needs_escaping, write_f64};
 use grader_core::score::{EvaluationResult, SubScore};
+
+impl Line {
+    /// The line as JSON followed by a newline, as it is written to a file.
+    ///
+    /// # Errors
+    /// When the result holds something serde_json cannot write (a map with non-string keys
+    /// in `extra`, which parsing never produces).
+    pub fn to_json_line(&self) -> Result<Vec<u8>, serde_json::Error> {
+        let mut bytes = Vec::with_capacity(512);
+        write_line(&mut bytes, self)?;
+        bytes.push(b'\n');
+        Ok(bytes)
+    }
+}
 
 /// Appends `line` as JSON (without a newline) to `out`: the bytes
 /// `serde_json::to_writer(out, line)` would append. On error `out` may hold part of the line.

@@ -1,0 +1,174 @@
+//! One line of an evaluation's JSONL file: [`Line`] (this file: the format, at the bottom of
+//! the crate), writing it as JSON (`write.rs`), and reading such files back (`read.rs`:
+//! [`read_lines`]).
+
+use serde::{Deserialize, Serialize};
+
+use grader_core::score::EvaluationResult;
+
+mod read;
+mod write;
+
+pub use crate::error::LinesError;
+pub use read::{Entry, Lines, read_lines};
+#[cfg(feature = "run")]
+pub(crate) use write::write_line;
+
+/// The version written in every [`Line`]'s `v` field. A reader refuses lines of a version it
+/// does not know.
+pub const LINE_VERSION: u32 = 1;
+
+/// The outcome of grading one sample once (one epoch): one line of an evaluation's JSONL file.
+///
+/// On disk, with the keys in this order (`error` is `null` for a graded sample, `result` is
+/// `null` for a failed one):
+///
+/// ```json
+/// {"v":1,"id":"q17","epoch":1,"duration_secs":0.0021,"error":null,"result":{"reward":1.0,…}}
+/// ```
+///
+/// `epoch` counts from 1. A line is *scored* when it has a result whose `isError` is false;
+/// anything else counts as errored in a [`Summary`](super::Summary) and is never averaged in
+/// as a 0.
+///
+/// ```
+/// use grader_core::EvaluationResult;
+/// use grader_eval::Line;
+///
+/// let line = Line::graded("q17", 1, EvaluationResult::from_reward(0.5)?, 0.25);
+/// let text = serde_json::to_string(&line)?;
+/// assert!(text.starts_with(r#"{"v":1,"id":"q17","epoch":1,"duration_secs":0.25,"error":null,"#));
+/// let back: Line = serde_json::from_str(&text)?;
+/// assert_eq!(back, line);
+/// assert_eq!(back.reward(), Some(0.5));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Line {
+    /// The line format's version, [`LINE_VERSION`].
+    #[serde(rename = "v", deserialize_with = "known_version")]
+    pub version: u32,
+    /// The sample's id, unique within the evaluation.
+    pub id: String,
+    /// Which grading of the sample this is, from 1.
+    pub epoch: u32,
+    /// How long the grading took, in seconds, from its future's first poll.
+    pub duration_secs: f64,
+    /// Why the grading failed, if it did.
+    pub error: Option<LineError>,
+    /// What the grading returned, if it succeeded.
+    pub result: Option<EvaluationResult>,
+}
+
+fn known_version<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<u32, D::Error> {
+    let version = u32::deserialize(deserializer)?;
+    if version == LINE_VERSION {
+        Ok(version)
+    } else {
+        Err(serde::de::Error::custom(format!(
+            "line format version {version} is not supported (this reader knows {LINE_VERSION})"
+        )))
+    }
+}
+
+/// Why grading a sample failed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LineError {
+    /// What kind of failure it was.
+    pub kind: ErrorKind,
+    /// The error's message (or the panic's).
+    pub message: String,
+}
+
+/// What kind of failure a [`LineError`] records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The grading function returned an error.
+    Failed,
+    /// The grading function panicked.
+    Panicked,
+}
+
+impl Line {
+    /// The line of a sample graded in `duration_secs` seconds.
+    #[must_use]
+    pub fn graded(
+        id: impl Into<String>,
+        epoch: u32,
+        result: EvaluationResult,
+        duration_secs: f64,
+    ) -> Self {
+        Line {
+            version: LINE_VERSION,
+            id: id.into(),
+            epoch,
+            duration_secs,
+            error: None,
+            result: Some(result),
+        }
+    }
+
+    /// The line of a sample whose grading failed.
+    #[must_use]
+    pub fn failed(
+        id: impl Into<String>,
+        epoch: u32,
+        kind: ErrorKind,
+        message: impl Into<String>,
+        duration_secs: f64,
+    ) -> Self {
+        Line {
+            version: LINE_VERSION,
+            id: id.into(),
+            epoch,
+            duration_secs,
+            error: Some(LineError {
+                kind,
+                message: message.into(),
+            }),
+            result: None,
+        }
+    }
+
+    /// The reward, when the line is scored: a result without `isError` and no error.
+    #[must_use]
+    pub fn reward(&self) -> Option<f64> {
+        match (&self.error, &self.result) {
+            (None, Some(result)) if !result.is_error && result.reward().is_finite() => {
+                Some(result.reward())
+            }
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failed_lines_have_no_reward_nor_do_error_results() {
+        let failed = Line::failed("a", 2, ErrorKind::Panicked, "boom", 0.0);
+        assert_eq!(failed.reward(), None);
+        let text = String::from_utf8(failed.to_json_line().expect("serializes")).expect("UTF-8");
+        assert_eq!(
+            text,
+            "{\"v\":1,\"id\":\"a\",\"epoch\":2,\"duration_secs\":0.0,\
+             \"error\":{\"kind\":\"panicked\",\"message\":\"boom\"},\"result\":null}\n"
+        );
+        let mut result = EvaluationResult::from_reward(0.0).expect("a finite reward");
+        result.is_error = true;
+        assert_eq!(Line::graded("a", 1, result, 0.0).reward(), None);
+    }
+
+    #[test]
+    fn unknown_versions_are_refused() {
+        let error = serde_json::from_str::<Line>(
+            r#"{"v":2,"id":"a","epoch":1,"duration_secs":0,"error":null,"result":null}"#,
+        )
+        .expect_err("version 2 is refused");
+        assert!(error.to_string().contains("version 2"), "{error}");
+    }
+}
