@@ -1,38 +1,13 @@
-//! The generated code: the user's function, untouched, then the grader type and its impls.
-//! The only module that writes Rust with `quote!`.
+//! The generated code: the grader type and its impls, emitted after the user's function
+//! (untouched) by [`attribute`](crate::attribute). The only module that writes Rust with `quote!`.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Ident, Type};
 
-use crate::args::{self, Errors};
 use crate::capture::{self, Recorded};
-use crate::model::{Function, Grader};
-use crate::{fallback, validate};
-
-/// The whole attribute: parse, check, then generate, or on any error the fallback.
-pub fn grader(args: TokenStream, input: TokenStream) -> TokenStream {
-    let mut errors = Errors::default();
-    let (options, arg_errors) = args::parse(args);
-    errors.extend(arg_errors);
-    let func = match syn::parse2::<Function>(input.clone()) {
-        Ok(func) => func,
-        Err(error) => {
-            errors.push(error);
-            return fallback::not_a_function(input, errors);
-        }
-    };
-    errors.extend(validate::check(&func, &options));
-    let model = Grader::new(&func, &options);
-    match errors.into_error() {
-        None => {
-            let generated = expand(&model);
-            quote! { #input #generated }
-        }
-        Some(error) => fallback::stub(input, &model, &error),
-    }
-}
+use crate::model::Grader;
 
 /// The grader type and its impls, for a function that passed every check.
 pub fn expand(grader: &Grader) -> TokenStream {

@@ -2,6 +2,7 @@
 //! re-exports them.
 
 mod args;
+mod attribute;
 mod capture;
 mod derive;
 mod expand;
@@ -210,7 +211,7 @@ use proc_macro::TokenStream;
 /// [`SyncGrader`]: https://docs.rs/grader-core/latest/grader_core/trait.SyncGrader.html
 #[proc_macro_attribute]
 pub fn grader(args: TokenStream, input: TokenStream) -> TokenStream {
-    expand::grader(args.into(), input.into()).into()
+    attribute::grader(args.into(), input.into()).into()
 }
 
 /// Implements [`Grader`] for a struct whose fields are the grader's inputs: for graders that

@@ -185,6 +185,51 @@ impl<'a> Grader<'a> {
     }
 }
 
+/// The names of the prelude's types and traits (and `Self`): a grader type with one of them
+/// would shadow it for the rest of the module.
+pub const PRELUDE: &[&str] = &[
+    "AsMut",
+    "AsRef",
+    "AsyncFn",
+    "AsyncFnMut",
+    "AsyncFnOnce",
+    "Box",
+    "Clone",
+    "Copy",
+    "Default",
+    "DoubleEndedIterator",
+    "Drop",
+    "Eq",
+    "ExactSizeIterator",
+    "Extend",
+    "Fn",
+    "FnMut",
+    "FnOnce",
+    "From",
+    "FromIterator",
+    "Future",
+    "Into",
+    "IntoFuture",
+    "IntoIterator",
+    "Iterator",
+    "Option",
+    "Ord",
+    "PartialEq",
+    "PartialOrd",
+    "Result",
+    "Self",
+    "Send",
+    "Sized",
+    "String",
+    "Sync",
+    "ToOwned",
+    "ToString",
+    "TryFrom",
+    "TryInto",
+    "Unpin",
+    "Vec",
+];
+
 /// The grader type's name: the `type` option, or the function's name in UpperCamelCase
 /// (`Grader` when that leaves nothing, `ResultGrader` for a prelude name like `Result`: errors
 /// that [`validate`](crate::validate) reports, so the fallback's stub shadows nothing).
@@ -195,7 +240,7 @@ pub fn type_ident(fn_ident: &Ident, options: &Options) -> Ident {
     let name = upper_camel_case(&unraw(fn_ident));
     let name = if name.is_empty() {
         "Grader".to_owned()
-    } else if crate::validate::PRELUDE.contains(&name.as_str()) {
+    } else if PRELUDE.contains(&name.as_str()) {
         format!("{name}Grader")
     } else {
         name

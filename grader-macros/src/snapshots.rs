@@ -5,7 +5,7 @@ use expect_test::{Expect, expect};
 use quote::quote;
 
 fn check(args: proc_macro2::TokenStream, input: proc_macro2::TokenStream, expected: &Expect) {
-    let output = crate::expand::grader(args, input);
+    let output = crate::attribute::grader(args, input);
     let file: syn::File = syn::parse2(output).expect("the expansion parses as a file");
     expected.assert_eq(&prettyplease::unparse(&file));
 }

@@ -8,52 +8,7 @@ use syn::spanned::Spanned;
 use syn::{FnArg, Pat, ReturnType};
 
 use crate::args::{Errors, Options};
-use crate::model::{Function, unraw, upper_camel_case};
-
-/// The names of the prelude's types and traits (and `Self`): a grader type with one of them
-/// would shadow it for the rest of the module.
-pub const PRELUDE: &[&str] = &[
-    "AsMut",
-    "AsRef",
-    "AsyncFn",
-    "AsyncFnMut",
-    "AsyncFnOnce",
-    "Box",
-    "Clone",
-    "Copy",
-    "Default",
-    "DoubleEndedIterator",
-    "Drop",
-    "Eq",
-    "ExactSizeIterator",
-    "Extend",
-    "Fn",
-    "FnMut",
-    "FnOnce",
-    "From",
-    "FromIterator",
-    "Future",
-    "Into",
-    "IntoFuture",
-    "IntoIterator",
-    "Iterator",
-    "Option",
-    "Ord",
-    "PartialEq",
-    "PartialOrd",
-    "Result",
-    "Self",
-    "Send",
-    "Sized",
-    "String",
-    "Sync",
-    "ToOwned",
-    "ToString",
-    "TryFrom",
-    "TryInto",
-    "Unpin",
-    "Vec",
-];
+use crate::model::{Function, PRELUDE, unraw, upper_camel_case};
 
 /// Checks the function and the options against each other.
 pub fn check(func: &Function, options: &Options) -> Option<syn::Error> {
