@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use grader_eval::Line;
 use grader_core::{Grade, Info, SubScore};
+use grader_eval::Line;
 use serde_json::json;
 
 fn info(value: serde_json::Value) -> Info {

@@ -48,19 +48,18 @@ pub fn run(args: &MergeArgs, err: &mut dyn Write) -> Result<u8, CliError> {
             writeln!(err, "grader: note: {}: {missing}", input.display())?;
         }
     }
-    let report =
-        grader_eval::merge(&args.files, &args.output).map_err(|error| match error {
-            EvalError::Io { path, source } if args.files.contains(&path) => {
-                CliError::Read { path, source }
-            }
-            EvalError::Io { path, source } => CliError::Write { path, source },
-            #[cfg(feature = "object-store")]
-            EvalError::Store(error) => CliError::Store(error),
-            EvalError::Lines(LinesError::Io { path, source }) => CliError::Read { path, source },
-            #[cfg(feature = "object-store")]
-            EvalError::Lines(LinesError::Store(error)) => CliError::Store(error),
-            other => CliError::Invalid(other.to_string()),
-        })?;
+    let report = grader_eval::merge(&args.files, &args.output).map_err(|error| match error {
+        EvalError::Io { path, source } if args.files.contains(&path) => {
+            CliError::Read { path, source }
+        }
+        EvalError::Io { path, source } => CliError::Write { path, source },
+        #[cfg(feature = "object-store")]
+        EvalError::Store(error) => CliError::Store(error),
+        EvalError::Lines(LinesError::Io { path, source }) => CliError::Read { path, source },
+        #[cfg(feature = "object-store")]
+        EvalError::Lines(LinesError::Store(error)) => CliError::Store(error),
+        other => CliError::Invalid(other.to_string()),
+    })?;
     writeln!(
         err,
         "{}: {} lines from {} files ({} duplicates left out)",

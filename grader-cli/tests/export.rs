@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
 
-use grader_eval::{ErrorKind, Line};
 use grader_core::{EvaluationResult, Grade};
+use grader_eval::{ErrorKind, Line};
 use predicates::str::contains;
 use serde_json::{Value, json};
 use support::{browser, grader, info, inspect_python, project_result, sub, temp_dir};
