@@ -16,9 +16,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group};
+use grader_core::{Grade, SubScore};
 use grader_eval::Evaluation;
 use grader_eval::store::StoreOptions;
-use grader_core::{Grade, SubScore};
 use grader_tests::s3_server::S3Server;
 
 const SAMPLES: usize = 50_000;

@@ -7,12 +7,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+use grader_core::limit::{Limiter, Resource};
+use grader_core::{BashGrader, EvaluationResult, Gather, Grade, SubScore};
 use grader_eval::line::{Entry, read_lines};
 use grader_eval::{
     ErrorKind, EvalError, Evaluation, Line, Shard, Summary, SummaryOptions, merge, summarize_files,
 };
-use grader_core::limit::{Limiter, Resource};
-use grader_core::{BashGrader, EvaluationResult, Gather, Grade, SubScore};
 
 const PROBE: &str = env!("CARGO_BIN_EXE_eval-probe");
 

@@ -13,9 +13,9 @@ use std::fmt::Display;
 use std::future::Future;
 
 use grader_core::EvaluationResult;
-use grader_eval::{EvalError, Evaluation, Line, RunReport, Sample};
 use grader_core::limit::{Limiter, Resource, acquire};
 use grader_core::{Grade, SubScore};
+use grader_eval::{EvalError, Evaluation, Line, RunReport, Sample};
 
 /// Which entry point of [`Evaluation`] a test runs through: `run` (the awaiting task makes
 /// the gradings) or `run_shared` (the lanes make them).

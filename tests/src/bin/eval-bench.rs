@@ -20,9 +20,9 @@
 
 use std::time::Instant;
 
-use grader_eval::Evaluation;
 use grader_core::text::{ContainsAny, ExactMatch, F1Score, NumericMatch};
 use grader_core::{EvaluationResult, Grade};
+use grader_eval::Evaluation;
 
 /// The `i`th sample, exactly as `benches/eval/run.py` makes it.
 fn sample(i: usize) -> (String, String, f64) {

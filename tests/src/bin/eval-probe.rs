@@ -19,9 +19,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use grader_eval::Evaluation;
 use grader_core::text::{ContainsAny, ExactMatch, F1Score, NumericMatch};
 use grader_core::{BashGrader, EvaluationResult, Gather, Grade};
+use grader_eval::Evaluation;
 
 fn env_number(name: &str, default: u64) -> u64 {
     std::env::var(name)

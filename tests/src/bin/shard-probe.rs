@@ -6,8 +6,8 @@
 
 use std::process::ExitCode;
 
-use grader_eval::{Evaluation, Shard};
 use grader_core::{Grade, SubScore};
+use grader_eval::{Evaluation, Shard};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {

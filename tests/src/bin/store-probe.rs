@@ -21,10 +21,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use grader_eval::store::StoreOptions;
-use grader_eval::{Evaluation, Shard, SummaryOptions, merge, summarize_files};
 use grader_core::text::{exact_match, f1_score};
 use grader_core::{Grade, SubScore};
+use grader_eval::store::StoreOptions;
+use grader_eval::{Evaluation, Shard, SummaryOptions, merge, summarize_files};
 
 fn env_number(name: &str) -> Option<u64> {
     std::env::var(name).ok().and_then(|v| v.parse().ok())
