@@ -312,7 +312,7 @@ pub(super) struct Log {
 #[derive(Debug, Default)]
 pub(super) struct Logged {
     pub(super) duration_secs: f64,
-    /// [`Outcome`](super::Outcome) as a byte.
+    /// [`Outcome`](super::tally::Outcome) as a byte.
     pub(super) outcome: u8,
     /// A scored line's subscores: (the name's number, the value).
     pub(super) subscores: Vec<(usize, f64)>,

@@ -1,0 +1,114 @@
+//! The summary of an evaluation: [`Summary`], computed from [`Line`](crate::Line)s streamed
+//! from one file or several (shards) with [`SummaryBuilder`].
+//
+// The files: this one holds the summary's value (`Summary` and its statistics' types);
+// `options.rs` what it computes (`SummaryOptions`, `Reducer`); `builder.rs` the accumulation
+// of lines (`SummaryBuilder`, in memory and past its budget through `spill.rs`); `tally.rs` the
+// statistics computed from it, one sample at a time; `table.rs` the terminal table.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::metrics::Interval;
+
+mod builder;
+mod options;
+mod spill;
+mod table;
+mod tally;
+
+pub use crate::error::SpillError;
+pub use builder::{SummaryBuilder, summarize_files};
+pub use options::{Reducer, SummaryOptions, UnknownReducer};
+
+/// The headline statistics of the per-sample values.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RewardStats {
+    /// How many samples the statistics are over (samples with a defined reduced value).
+    pub n: usize,
+    /// [`metrics::mean`](crate::metrics::mean).
+    pub mean: f64,
+    /// [`metrics::std`](crate::metrics::std).
+    pub std: f64,
+    /// [`metrics::stderr`](crate::metrics::stderr).
+    pub stderr: f64,
+    /// [`metrics::bootstrap_stderr`](crate::metrics::bootstrap_stderr).
+    pub bootstrap_stderr: f64,
+    /// [`metrics::ci_bootstrap`](crate::metrics::ci_bootstrap) at the options' level and seed.
+    pub ci_bootstrap: Interval,
+    /// [`metrics::ci_t`](crate::metrics::ci_t) at the options' level.
+    pub ci_t: Interval,
+    /// [`metrics::ci_wilson`](crate::metrics::ci_wilson), only when every value is 0 or 1.
+    pub ci_wilson: Option<Interval>,
+    /// [`metrics::pass_rate`](crate::metrics::pass_rate) at the options' threshold.
+    pub pass_rate: f64,
+}
+
+/// One reducer's result over the samples.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReducerStat {
+    /// The reducer.
+    pub reducer: Reducer,
+    /// Samples for which it is defined.
+    pub samples: usize,
+    /// The mean over those samples of the reduced values (0.0 when there are none).
+    pub mean: f64,
+}
+
+/// One top-level subscore's statistics over the scored lines.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SubscoreStat {
+    /// Scored lines that have a subscore of this name.
+    pub count: usize,
+    /// The mean of its value over those lines.
+    pub mean: f64,
+}
+
+/// What an evaluation came to: counts kept apart (scored, errored, duplicated) and the
+/// statistics of the scored results. Errored lines are counted, never averaged in as 0.
+///
+/// The headline metrics are over samples: each sample's scored epochs are first reduced to one
+/// value by [`SummaryOptions::reducer`] (the mean by default, as Inspect AI), and a sample with
+/// no scored epoch is left out and counted in `errored_samples`. Samples are taken in the order
+/// of their ids, so a summary does not depend on the order lines were written in, nor on how
+/// they were split between files.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Summary {
+    /// The options the summary was computed with.
+    pub options: SummaryOptions,
+    /// Distinct sample ids seen.
+    pub samples: usize,
+    /// The largest number of epochs seen for one sample.
+    pub epochs: u32,
+    /// Samples with fewer lines (scored or errored) than the epochs asked for
+    /// ([`SummaryOptions::epochs`], else [`epochs`](Self::epochs)): an unfinished or
+    /// interrupted run. Each is reduced over the epochs it has, so its pass@k for larger `k` is
+    /// undefined and left out. The table warns about them.
+    #[serde(default)]
+    pub incomplete_samples: usize,
+    /// Distinct (sample, epoch) lines seen.
+    pub lines: usize,
+    /// Lines with a usable reward.
+    pub scored: usize,
+    /// Lines without one (a failure, a panic, or a result with `isError`).
+    pub errored: usize,
+    /// Errored lines by kind: `failed`, `panicked`, `is_error` (a result marked `isError`).
+    pub errors: BTreeMap<String, usize>,
+    /// Samples with no scored epoch at all.
+    pub errored_samples: usize,
+    /// Lines for a (sample, epoch) already seen; the first one counts, these are ignored.
+    pub duplicates: usize,
+    /// Statistics of the per-sample values.
+    pub reward: RewardStats,
+    /// pass@k averaged over the samples with at least `k` scored epochs, for `k` from 1 to
+    /// [`epochs`](Self::epochs).
+    pub pass_at_k: Vec<ReducerStat>,
+    /// Each reducer of [`SummaryOptions::reducers`] averaged over the samples.
+    pub reducers: Vec<ReducerStat>,
+    /// Each top-level subscore's mean value over the scored lines, by name.
+    pub subscores: BTreeMap<String, SubscoreStat>,
+    /// Total grading time of the lines, in seconds (a sum over concurrent gradings).
+    pub grading_secs: f64,
+}

@@ -1,0 +1,373 @@
+//! A summary as a terminal table: counts (with a warning for samples that have fewer epochs
+//! than asked for), the headline metrics, pass@k, the other reducers, subscores, then a legend
+//! ([`Summary::legend`]).
+
+use std::fmt;
+
+use super::Summary;
+use super::options::Reducer;
+use crate::metrics::Interval;
+
+impl Summary {
+    /// What each row of the table means, one `(row, meaning)` pair per kind of row shown, with
+    /// this summary's threshold and reducer filled in. The table prints it under `legend:`.
+    #[must_use]
+    pub fn legend(&self) -> Vec<(String, String)> {
+        let threshold = self.options.threshold;
+        let reducer = self.options.reducer;
+        let mut legend = vec![
+            (
+                "reward".to_owned(),
+                format!(
+                    "each sample's scored epochs reduced to one value by {reducer}, then \
+                     averaged over the samples; penalties can make a reward negative"
+                ),
+            ),
+            (
+                "pass rate".to_owned(),
+                format!(
+                    "share of samples whose reduced reward is ≥ {threshold}{}",
+                    if reducer == Reducer::Mean {
+                        " (with the mean: every scored epoch passed)"
+                    } else {
+                        ""
+                    }
+                ),
+            ),
+        ];
+        if !self.pass_at_k.is_empty() {
+            legend.push((
+                "pass_at_k".to_owned(),
+                format!(
+                    "chance that at least one of k epochs drawn from a sample passes \
+                     (≥ {threshold}), averaged over the samples with k scored epochs; pass_at_1 \
+                     is a sample's share of passing epochs, averaged"
+                ),
+            ));
+        }
+        for stat in &self.reducers {
+            let meaning = match stat.reducer {
+                Reducer::Mean => "the mean of a sample's epochs".to_owned(),
+                Reducer::Median => "the median of a sample's epochs".to_owned(),
+                Reducer::Mode => {
+                    "a sample's most frequent epoch value (on a tie, the one in the earliest epoch)"
+                        .to_owned()
+                }
+                Reducer::Max => "a sample's best epoch".to_owned(),
+                Reducer::Majority => "the value held by more than half of a sample's epochs \
+                                      (a sample without one is left out of n)"
+                    .to_owned(),
+                Reducer::AtLeast(k) => {
+                    format!("1 when at least {k} of a sample's epochs pass (≥ {threshold}), else 0")
+                }
+                Reducer::PassAt(k) => format!("pass_at_{k}, as above"),
+            };
+            if stat.reducer != reducer {
+                legend.push((
+                    stat.reducer.to_string(),
+                    format!("{meaning}, averaged over the samples"),
+                ));
+            }
+        }
+        if !self.subscores.is_empty() {
+            legend.push((
+                "subscores".to_owned(),
+                "each top-level subscore's mean value over the scored lines that have it"
+                    .to_owned(),
+            ));
+        }
+        legend.push((
+            "n".to_owned(),
+            "how many samples (or, for subscores, lines) the value is over".to_owned(),
+        ));
+        legend
+    }
+}
+
+impl fmt::Display for Summary {
+    /// A terminal table: counts (with a warning for samples that have fewer epochs than asked
+    /// for), the headline metrics, pass@k, the other reducers, subscores, then a legend.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let options = &self.options;
+        let percent = options.level * 100.0;
+        let interval = |i: &Interval| format!("[{:.4}, {:.4}]", i.lower, i.upper);
+        let plural = |n: u32| if n == 1 { "" } else { "s" };
+        let expected = options.epochs.unwrap_or(self.epochs);
+        let mut rows: Vec<(String, String)> = vec![(
+            "samples".into(),
+            format!(
+                "{} ({} with no score), {}",
+                self.samples,
+                self.errored_samples,
+                if expected == self.epochs {
+                    format!("{} epoch{}", self.epochs, plural(self.epochs))
+                } else {
+                    format!(
+                        "{expected} epoch{} asked for, at most {} seen",
+                        plural(expected),
+                        self.epochs
+                    )
+                }
+            ),
+        )];
+        if self.incomplete_samples > 0 {
+            rows.push((
+                "warning".into(),
+                format!(
+                    "{} sample{} {} fewer than {expected} epoch{} (an unfinished or interrupted \
+                     run: run it again to finish); each is reduced over the epochs it has",
+                    self.incomplete_samples,
+                    if self.incomplete_samples == 1 {
+                        ""
+                    } else {
+                        "s"
+                    },
+                    if self.incomplete_samples == 1 {
+                        "has"
+                    } else {
+                        "have"
+                    },
+                    plural(expected),
+                ),
+            ));
+        }
+        rows.extend([
+            (
+                "results".into(),
+                format!(
+                    "{} scored, {} errored{}{}",
+                    self.scored,
+                    self.errored,
+                    if self.errors.is_empty() {
+                        String::new()
+                    } else {
+                        let kinds: Vec<String> = self
+                            .errors
+                            .iter()
+                            .map(|(k, n)| format!("{k} {n}"))
+                            .collect();
+                        format!(" ({})", kinds.join(", "))
+                    },
+                    if self.duplicates > 0 {
+                        format!(", {} duplicates ignored", self.duplicates)
+                    } else {
+                        String::new()
+                    }
+                ),
+            ),
+            (
+                "reward".into(),
+                format!(
+                    "{:.4} ± {:.4} stderr (bootstrap {:.4}), std {:.4} ({} of epochs, n={})",
+                    self.reward.mean,
+                    self.reward.stderr,
+                    self.reward.bootstrap_stderr,
+                    self.reward.std,
+                    options.reducer,
+                    self.reward.n
+                ),
+            ),
+            (
+                format!("{percent}% CI"),
+                format!(
+                    "bootstrap {} t {}{}",
+                    interval(&self.reward.ci_bootstrap),
+                    interval(&self.reward.ci_t),
+                    self.reward
+                        .ci_wilson
+                        .as_ref()
+                        .map(|i| format!(" Wilson {}", interval(i)))
+                        .unwrap_or_default()
+                ),
+            ),
+            (
+                format!("pass rate (≥ {})", options.threshold),
+                format!("{:.4} (n={})", self.reward.pass_rate, self.reward.n),
+            ),
+        ]);
+        // The headline reducer's row would repeat the reward's mean.
+        let others = self
+            .reducers
+            .iter()
+            .filter(|s| s.reducer != options.reducer);
+        for stat in self.pass_at_k.iter().chain(others) {
+            rows.push((
+                stat.reducer.to_string(),
+                format!("{:.4} (n={})", stat.mean, stat.samples),
+            ));
+        }
+        if !self.subscores.is_empty() {
+            rows.push(("subscores".into(), String::new()));
+        }
+        for (name, stat) in &self.subscores {
+            rows.push((
+                format!("  {name}"),
+                format!("{:.4} (n={})", stat.mean, stat.count),
+            ));
+        }
+        let width = rows
+            .iter()
+            .map(|(k, _)| k.chars().count())
+            .max()
+            .unwrap_or(0);
+        for (key, value) in rows {
+            let pad = width - key.chars().count();
+            writeln!(f, "{key}{:pad$}  {value}", "")?;
+        }
+        writeln!(f, "legend:")?;
+        let legend = self.legend();
+        let width = legend
+            .iter()
+            .map(|(k, _)| k.chars().count())
+            .max()
+            .unwrap_or(0);
+        for (key, meaning) in legend {
+            let pad = width - key.chars().count();
+            writeln!(f, "  {key}{:pad$}  {meaning}", "")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::line::{ErrorKind, Line};
+    use crate::summary::SummaryOptions;
+    use grader_core::EvaluationResult;
+
+    fn graded(id: &str, epoch: u32, reward: f64) -> Line {
+        let result = EvaluationResult::from_reward(reward).expect("a finite reward");
+        Line::graded(id, epoch, result, 0.0)
+    }
+
+    #[test]
+    fn samples_with_fewer_epochs_than_asked_are_counted_and_warned_about() {
+        let lines = || {
+            [
+                graded("a", 1, 1.0),
+                graded("a", 2, 1.0),
+                Line::failed("b", 1, ErrorKind::Failed, "no", 0.0),
+                Line::failed("b", 2, ErrorKind::Failed, "no", 0.0),
+                graded("c", 2, 0.0),
+            ]
+        };
+        // By default the largest number seen is the one asked for; errored lines count as done.
+        let summary = Summary::from_lines(lines(), SummaryOptions::default());
+        assert_eq!((summary.epochs, summary.incomplete_samples), (2, 1));
+        let text = summary.to_string();
+        let warning = text
+            .lines()
+            .find(|line| line.starts_with("warning"))
+            .expect("a warning row");
+        assert!(
+            warning.contains("1 sample has fewer than 2 epochs (an unfinished or interrupted run"),
+            "{text}"
+        );
+        let samples = text.lines().next().unwrap_or_default();
+        assert!(samples.starts_with("samples "), "{text}");
+        assert!(
+            samples.ends_with(" 3 (1 with no score), 2 epochs"),
+            "{text}"
+        );
+
+        let summary = Summary::from_lines(lines(), SummaryOptions::default().epochs(3));
+        assert_eq!(summary.incomplete_samples, 3);
+        let text = summary.to_string();
+        assert!(
+            text.contains("3 epochs asked for, at most 2 seen"),
+            "{text}"
+        );
+        assert!(
+            text.contains("3 samples have fewer than 3 epochs"),
+            "{text}"
+        );
+
+        let complete = Summary::from_lines(
+            [graded("a", 1, 1.0), graded("a", 2, 0.0)],
+            SummaryOptions::default(),
+        );
+        assert_eq!(complete.incomplete_samples, 0);
+        assert!(!complete.to_string().contains("warning"));
+    }
+
+    #[test]
+    fn every_row_is_explained_once_and_the_headline_reducer_is_not_repeated() {
+        let mut result = EvaluationResult::from_reward(1.0).expect("finite");
+        result.subscores = Some(vec![
+            grader_core::SubScore::new("tests", 1.0).expect("valid"),
+        ]);
+        let summary = Summary::from_lines(
+            [
+                Line::graded("a", 1, result, 0.0),
+                graded("a", 2, 0.0),
+                graded("b", 1, 1.0),
+                graded("b", 2, 1.0),
+            ],
+            SummaryOptions::default(),
+        );
+        let text = summary.to_string();
+        let (table, legend) = text.split_once("legend:\n").expect("a legend");
+        let labels: Vec<&str> = table
+            .lines()
+            .map(|line| line.split("  ").next().unwrap_or_default())
+            .collect();
+        assert_eq!(
+            labels,
+            [
+                "samples",
+                "results",
+                "reward",
+                "95% CI",
+                "pass rate (≥ 1)",
+                "pass_at_1",
+                "pass_at_2",
+                "median",
+                "mode",
+                "max",
+                "majority",
+                "subscores",
+                "",
+            ],
+            "{text}"
+        );
+        assert!(
+            !table.contains("mean ("),
+            "no row labelled by the mean twice: {text}"
+        );
+        assert!(table.contains("(mean of epochs, n=2)"), "{text}");
+        for term in [
+            "reward",
+            "pass rate",
+            "pass_at_k",
+            "median",
+            "mode",
+            "max",
+            "majority",
+            "subscores",
+            "n",
+        ] {
+            assert_eq!(
+                legend
+                    .lines()
+                    .filter(|line| line.trim_start().starts_with(&format!("{term} ")))
+                    .count(),
+                1,
+                "{term} explained once: {legend}"
+            );
+        }
+        assert!(
+            legend.contains("penalties can make a reward negative"),
+            "{legend}"
+        );
+        // Another headline reducer: the mean gets a row and an explanation of its own.
+        let summary = Summary::from_lines(
+            [graded("a", 1, 1.0), graded("a", 2, 0.0)],
+            SummaryOptions::default().reducer(Reducer::Max),
+        );
+        let text = summary.to_string();
+        assert!(text.contains("\nmean "), "{text}");
+        assert!(!text.contains("\nmax "), "{text}");
+        assert!(text.contains("(max of epochs, n=1)"), "{text}");
+    }
+}
