@@ -86,7 +86,6 @@
 //! let summary = Evaluation::summarize("s3://my-bucket/evals/run-7".as_ref(), SummaryOptions::default())?;
 //! # Ok(()) }
 //! ```
-
 //
 // The files: this one holds the module's documentation and `StoreOptions`; `url.rs` where a
 // URL points and how to reach its store; `chunks.rs` the layout under a URL (the shards'
