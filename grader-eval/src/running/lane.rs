@@ -1,7 +1,7 @@
-//! A lane: a task of the runtime that takes gradings from the run's queue (or makes them
-//! from its [`Source`](super::Source)) for the slots it claims, polls them concurrently, writes their lines
-//! out as they end, and hands them over at the end of each poll, yielding to its worker's
-//! other tasks after [`BUDGET`] lines or [`SLICE`] of computing.
+//! A lane: a task of the runtime that takes gradings from the run's queue (or makes them from its
+//! [`Source`](super::Source)) for the slots it claims, polls them concurrently, writes their lines
+//! out as they end, and hands them over at the end of each poll, yielding to its worker's other
+//! tasks after [`BUDGET`] lines or [`SLICE`] of computing.
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -54,8 +54,8 @@ pub(super) struct Lane {
     incoming: Vec<Made>,
     /// Gradings ended whose slot of the run is not yet given back.
     released: usize,
-    /// How long (in seconds) the gradings this lane made from the [`Source`](super::Source) since its poll
-    /// last counted took to make: the grading function's calls, counted towards [`SLICE`].
+    /// How long (in seconds) the gradings this lane made from the [`Source`](super::Source) since
+    /// its poll last counted took to make: the grading function's calls, counted towards [`SLICE`].
     making: f64,
     /// The events of this poll.
     ended: Vec<Event>,
@@ -92,8 +92,8 @@ impl Lane {
         self.panic = Some(message);
     }
 
-    /// Gives back the slots of the gradings that ended, and takes more from the queue (or
-    /// makes more from the run's [`Source`](super::Source)) for the slots free; returns how many it took.
+    /// Gives back the slots of the gradings that ended, and takes more from the queue (or makes
+    /// more from the run's [`Source`](super::Source)) for the slots free; returns how many it took.
     /// Taking none with no grading left, the lane ends.
     fn refill(&mut self, cx: &Context<'_>) -> usize {
         let (crossed, claimed) = {

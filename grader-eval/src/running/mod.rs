@@ -91,7 +91,8 @@ pub(super) enum Json {
     WithOthers,
     /// Appended to the run's local file by its lane.
     InFile,
-    /// Not appended to the run's local file: a write failed (see [`SharedFile::error`](crate::output::SharedFile::error)).
+    /// Not appended to the run's local file: a write failed (see
+    /// [`SharedFile::error`](crate::output::SharedFile::error)).
     Unwritten,
 }
 
