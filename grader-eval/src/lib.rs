@@ -26,6 +26,18 @@
 //! | `object-store` | off | `s3://`, `gs://` and `az://` outputs and inputs (the `object_store` crate, with its HTTP and TLS stack); implies `run` |
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+// How the modules sit: each imports only from those below it (the architecture test in
+// `tests/tests/architecture.rs` fails on any circle), and each big concept is a folder whose
+// `mod.rs` re-exports its parts, so that every public path stays where it was.
+// - At the bottom: `error` (every error type the others return or wrap), the line format
+//   (`line/mod.rs`, and `line/write.rs` writing it), `metrics` and `value`.
+// - Above them: `shard`; `store` (a URL, its chunk layout, the writers and the reader); reading
+//   lines back (`line/read.rs`, through the store for URLs).
+// - Then `output` (where a run's lines go, and what they already hold) and `summary` (its
+//   options, the accumulation of lines, the statistics and the table).
+// - On top: `running` (the gradings in flight: the awaiting task's side, the lanes and their
+//   output), and `run` (the runner, `Evaluation`, and `merge`).
+
 mod error;
 pub mod line;
 pub mod metrics;

@@ -1,6 +1,9 @@
-//! One line of an evaluation's JSONL file: [`Line`] (this file: the format, at the bottom of
-//! the crate), writing it as JSON (`write.rs`), and reading such files back (`read.rs`:
-//! [`read_lines`]).
+//! One line of an evaluation's JSONL file: [`Line`], and reading such files back.
+//
+// The files: this one holds the line format, at the bottom of the crate with `error.rs`;
+// `write.rs` writes a line as JSON (`Line::to_json_line`, and `write_line` for the runner's
+// buffers); `read.rs` reads files of lines back (`read_lines`), through the `store` module
+// for object store URLs.
 
 use serde::{Deserialize, Serialize};
 
