@@ -19,9 +19,9 @@ use std::hint::black_box;
 use std::io::Write as _;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use grader_eval::{Evaluation, Line};
 use grader_core::text::{ContainsAny, ExactMatch, F1Score, NumericMatch};
 use grader_core::{CombineError, EvaluationResult, Grade, SubScore};
+use grader_eval::{Evaluation, Line};
 
 const SAMPLES: usize = 1000;
 
