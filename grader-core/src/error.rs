@@ -7,7 +7,7 @@
 //! - [`GraderError`]: a failed grade: the grader's name and weight with its [`Failure`].
 //! - [`OnError`]: what a gather or a tree does when a grader fails.
 //! - [`GatherError`](crate::GatherError) lives in [`gather`](crate::gather), and the judge's
-//!   errors in [`judge`](crate::judge), above this module.
+//!   errors in `judge` (feature `judge`), above this module.
 //! - [`Error`](crate::Error), at the crate root where everything it wraps is visible: any of
 //!   them, for code that uses `?` on several (`fn main() -> Result<(), grader_core::Error>`).
 //!
@@ -184,8 +184,10 @@ fn list_errors(errors: &[GraderError]) -> String {
 
 /// A grade that could not be made: which grader, at which weight, and why.
 ///
-/// `weight` and `parameters` are kept so that [`Gather`](crate::Gather)'s failure policies can
+/// `weight` and `parameters` are kept so that [`Gather`]'s failure policies can
 /// put a failed grade in the breakdown at the weight it was given, saying what it was given.
+///
+/// [`Gather`]: crate::Gather
 #[derive(Debug, thiserror::Error)]
 #[error("grader `{grader}` failed: {failure}")]
 pub struct GraderError {
@@ -202,17 +204,21 @@ pub struct GraderError {
     pub failure: Failure,
 }
 
-/// What a [`Gather`](crate::Gather) or a tree does when a grader fails. A failure is never silently a 0.0 and
+/// What a [`Gather`] or a tree does when a grader fails. A failure is never silently a 0.0 and
 /// never helps the agent: the two lenient policies put the error in the failed subscore's
 /// `info.error`, set the result's `isError`, and count a failed penalty as fired (value 1.0 at
 /// its weight) under both.
 ///
 /// Trees nested in a gather follow the gather's policy unless given their own.
+///
+/// [`Gather`]: crate::Gather
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum OnError {
-    /// The gather fails with a [`GatherError::Graders`](crate::GatherError::Graders) that still holds every sibling's
+    /// The gather fails with a [`GatherError::Graders`] that still holds every sibling's
     /// finished subscore (the default, as the reference raises).
+    ///
+    /// [`GatherError::Graders`]: crate::GatherError::Graders
     #[default]
     Fail,
     /// A failed grader scores 0.0 at its weight (a failed penalty: fired).

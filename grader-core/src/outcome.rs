@@ -15,8 +15,10 @@ use crate::score::{Info, SubScore};
 /// What a grading produces.
 pub(crate) type Outcome = Result<SubScore, GraderError>;
 
-/// The results of the items added before a conditional grading ([`Grading::when`](crate::Grading::when)), by the
+/// The results of the items added before a conditional grading ([`Grading::when`]), by the
 /// names they were given (before names are made unique).
+///
+/// [`Grading::when`]: crate::Grading::when
 #[derive(Clone, Copy)]
 pub struct Earlier<'r> {
     pub(crate) items: &'r [Option<Finished>],

@@ -1,7 +1,7 @@
 //! [`Grading`]: one grader at one weight, with the options of that grading, not yet run.
 //!
 //! Every grader's [`grade`](crate::Grader::grade) returns one. It runs when awaited (any
-//! grader), when run with [`now`](Grading::now) (a [`SyncGrader`](crate::SyncGrader)), or when the gather or tree it
+//! grader), when run with [`now`](Grading::now) (a [`SyncGrader`]), or when the gather or tree it
 //! was added to runs. Running it:
 //!
 //! 1. records the grader's parameters (before the check, so a failure still says what the
@@ -11,7 +11,7 @@
 //! 3. runs the check, at most [`time_limit`](Grading::time_limit) long, again on failure up to
 //!    [`retries`](Grading::retries) times; a panic in the check or in its parameters is caught
 //!    and becomes [`Failure::Panicked`];
-//! 4. packages the score as a [`SubScore`](crate::SubScore) with the grading's name and weight, or fails with a
+//! 4. packages the score as a [`SubScore`] with the grading's name and weight, or fails with a
 //!    [`GraderError`] naming the grader.
 //!
 //! ```
@@ -33,6 +33,10 @@
 //! assert_eq!(sub.info().unwrap()["_parameters"]["answer"], "<redacted>");
 //! # Ok::<(), grader_core::GraderError>(())
 //! ```
+//!
+//! [`SyncGrader`]: crate::SyncGrader
+//!
+//! [`SubScore`]: crate::SubScore
 
 use std::fmt;
 use std::future::Future;

@@ -54,13 +54,15 @@ impl<'a, G: Grader> Grading<'a, G> {
         self.with(|spec| spec.name = (!name.is_empty()).then_some(name))
     }
 
-    /// Fails with [`Failure::TimedOut`](crate::Failure::TimedOut) when the check takes longer than `limit` (a typed
+    /// Fails with [`Failure::TimedOut`] when the check takes longer than `limit` (a typed
     /// failure, not a 0.0). The clock starts when the check starts, after any wait for a shared
     /// slot. An async check is stopped at the limit (its future is dropped, which for
     /// `BashGrader` stops its commands); a synchronous one cannot be interrupted, so it fails
     /// when it returns after the limit.
     ///
     /// Awaiting a grading with a time limit needs a tokio runtime with its timer enabled.
+    ///
+    /// [`Failure::TimedOut`]: crate::Failure::TimedOut
     pub fn time_limit(self, limit: Duration) -> Self {
         self.with(|spec| spec.time_limit = Some(limit))
     }
@@ -92,14 +94,16 @@ impl<'a, G: Grader> Grading<'a, G> {
 
     /// Records the parameter `name` as `"<redacted>"` instead of its value: for an answer or a
     /// secret that must not be written out. Naming a parameter the grader does not have fails
-    /// the grading with [`Failure::UnknownParameter`](crate::Failure::UnknownParameter), so a misspelt name cannot leak the value.
+    /// the grading with [`Failure::UnknownParameter`], so a misspelt name cannot leak the value.
+    ///
+    /// [`Failure::UnknownParameter`]: crate::Failure::UnknownParameter
     pub fn redact(self, name: impl Into<String>) -> Self {
         let name = name.into();
         self.with(|spec| spec.redact.push(name))
     }
 
     /// A grading with a negative weight cannot be required: it fails with
-    /// [`Failure::RequiredPenalty`](crate::Failure::RequiredPenalty) (a penalty that fires is the agent's mistake, not a
+    /// [`Failure::RequiredPenalty`] (a penalty that fires is the agent's mistake, not a
     /// criterion it missed).
     ///
     /// In a gather or a tree: when this grading's value is below 1.0 (or it failed, or was
@@ -107,6 +111,8 @@ impl<'a, G: Grader> Grading<'a, G> {
     /// (so they still count), and a tree's value 0.0 (1.0, fired, for a tree graded as a
     /// penalty, where 0.0 would help the agent). The parent's info names it under
     /// `zeroed_by`. Awaited on its own it changes nothing.
+    ///
+    /// [`Failure::RequiredPenalty`]: crate::Failure::RequiredPenalty
     pub fn required(self) -> Self {
         self.required_at(1.0)
     }

@@ -38,7 +38,7 @@ pub struct MergeReport {
 /// # Errors
 /// When an input cannot be read or holds a line that is not an evaluation line, or the output
 /// cannot be written (for a URL: the bucket is missing, access is denied, an upload failed;
-/// [`EvalError::Store`] names the URL, never a credential). `output` must not be one of the
+/// `EvalError::Store`, feature `object-store`, names the URL, never a credential). `output` must not be one of the
 /// inputs.
 pub fn merge(inputs: &[PathBuf], output: &Path) -> Result<MergeReport, EvalError> {
     let mut writer = crate::output::MergeOutput::create(output, inputs)?;

@@ -245,16 +245,16 @@ impl Evaluation {
     /// among threads (`Send`, `Sync`, `'static`: an owned iterator, such as a `Vec`'s
     /// `into_iter()`, rather than one that borrows), where `run` asks none of that of them.
     ///
-    /// With `run`, the awaiting task makes every grading (takes the sample, works out its id,
-    /// calls `grade`, boxes the future) and so bounds the run's pace when gradings are cheap.
-    /// On two cores, with the text graders, two workers came to 92–96% of the speed of two
-    /// current-thread runs side by side this way, against 85–94% with `run`, with a twentieth
-    /// of the context switches (`benches/eval/threads.py`; README). On a current-thread
-    /// runtime the two are the same. Everything else `run` promises holds: bounded concurrency, streaming, resume,
-    /// shards, Ctrl-C, the limiter (here `grade` itself runs inside its scope too, on the
-    /// lane), failures per line. Samples are taken in order, a few at a time by each lane (the
-    /// iterator advanced under a lock, on a worker: it should not block, as reading a large
-    /// file line by line would not for long), so lines end about in the samples' order.
+    /// With `run`, the awaiting task makes every grading (takes the sample, works out its id, calls
+    /// `grade`, boxes the future) and so bounds the run's pace when gradings are cheap. On two
+    /// cores, with the text graders, two workers came to 92–96% of the speed of two current-thread
+    /// runs side by side this way, against 85–94% with `run`, with a twentieth of the context
+    /// switches (`benches/eval/threads.py`; BENCHMARKS.md, "`run_shared`"). On a current-thread
+    /// runtime the two are the same. Everything else `run` promises holds: bounded concurrency,
+    /// streaming, resume, shards, Ctrl-C, the limiter (here `grade` itself runs inside its scope
+    /// too, on the lane), failures per line. Samples are taken in order, a few at a time by each
+    /// lane (the iterator advanced under a lock, on a worker: it should not block, as reading a
+    /// large file line by line would not for long), so lines end about in the samples' order.
     ///
     /// On worker threads, a panic of the samples' iterator (or of a sample's
     /// [`id`](Sample::id)) ends the run once the gradings in flight have ended and their lines
