@@ -967,3 +967,43 @@ mod without_the_trait_in_scope {
         assert_eq!(server.request_count(), 2);
     }
 }
+
+/// A redirect is never followed: following it would re-send the body and every custom header
+/// (a gateway token, Azure's `api-key`) to the address the reply names, and take its verdict.
+/// It is an error naming that address, tried once.
+#[tokio::test]
+async fn a_redirect_is_an_error_naming_the_location_and_nothing_reaches_it() {
+    let elsewhere = ScriptedServer::start(|_| Reply::verdict("MET", "from elsewhere"));
+    let location = format!("{}/chat/completions", elsewhere.base_url());
+    for status in [301, 302, 303, 307, 308] {
+        let to = location.clone();
+        let redirecting = ScriptedServer::start(move |_| {
+            Reply::Status(status, vec![("location".into(), to.clone())], String::new())
+        });
+        let error = judge_error(
+            LlmJudge::new("an answer", ["the criterion"])
+                .config(config(&redirecting).header("api-key", "azure-secret"))
+                .judge()
+                .await,
+        );
+        match &error {
+            JudgeError::Transport {
+                attempts,
+                source:
+                    TransportError::Redirected {
+                        status: got,
+                        location: named,
+                    },
+                ..
+            } => {
+                assert_eq!((*attempts, *got), (1, status));
+                assert_eq!(named, &location);
+            }
+            other => panic!("{status}: {other}"),
+        }
+        assert!(error.to_string().contains(&location), "{error}");
+        assert!(!error.to_string().contains("azure-secret"), "{error}");
+        assert_eq!(redirecting.request_count(), 1, "{status}: not retried");
+    }
+    assert_eq!(elsewhere.request_count(), 0, "nothing reached the other address");
+}

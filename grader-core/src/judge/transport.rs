@@ -61,13 +61,29 @@ pub enum TransportError {
         /// The limit, in bytes.
         limit: usize,
     },
+    /// The endpoint answered with a redirect (a 3xx status). A judge never follows one:
+    /// following it would send the request's body and its headers (a gateway's key, Azure's
+    /// `api-key`) to whatever address the reply names, and take that address's verdict.
+    #[error(
+        "the endpoint answered {status} redirecting to {location:?}; the judge does not follow \
+         redirects: configure the URL the endpoint redirects to"
+    )]
+    Redirected {
+        /// The status (301, 302, 303, 307, 308, …).
+        status: u16,
+        /// The `Location` header as received (empty when there was none).
+        location: String,
+    },
 }
 
 impl TransportError {
-    /// Whether trying again may help (everything but an oversized reply).
+    /// Whether trying again may help (everything but an oversized reply or a redirect).
     #[must_use]
     pub fn is_retryable(&self) -> bool {
-        !matches!(self, TransportError::TooLarge { .. })
+        !matches!(
+            self,
+            TransportError::TooLarge { .. } | TransportError::Redirected { .. }
+        )
     }
 }
 
@@ -108,7 +124,9 @@ pub struct HttpTransport {
 }
 
 impl HttpTransport {
-    /// A client with this connect timeout.
+    /// A client with this connect timeout. It follows no redirect: a 3xx reply is a
+    /// [`TransportError::Redirected`] naming where it pointed (reqwest's default policy would
+    /// re-send the body and every custom header to that address).
     ///
     /// # Errors
     /// When the TLS backend cannot be set up.
@@ -116,11 +134,15 @@ impl HttpTransport {
         let client = reqwest::Client::builder()
             .connect_timeout(connect_timeout)
             .pool_max_idle_per_host(100)
+            .redirect(reqwest::redirect::Policy::none())
             .build()?;
         Ok(HttpTransport::from_client(client))
     }
 
-    /// Wraps a client you configured yourself.
+    /// Wraps a client you configured yourself. Its redirect policy is yours: a redirect it
+    /// does not follow is a [`TransportError::Redirected`]; one it follows (reqwest's default
+    /// policy follows up to 10) re-sends the request to the new address. Build it with
+    /// `.redirect(reqwest::redirect::Policy::none())` to keep [`new`](Self::new)'s behaviour.
     #[must_use]
     pub fn from_client(client: reqwest::Client) -> Self {
         HttpTransport {
@@ -157,6 +179,14 @@ impl HttpTransport {
         };
         let mut response = builder.send().await.map_err(classify)?;
         let status = response.status().as_u16();
+        if response.status().is_redirection() {
+            let location = response
+                .headers()
+                .get(reqwest::header::LOCATION)
+                .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned())
+                .unwrap_or_default();
+            return Err(TransportError::Redirected { status, location });
+        }
         let headers = response
             .headers()
             .iter()
