@@ -1005,5 +1005,9 @@ async fn a_redirect_is_an_error_naming_the_location_and_nothing_reaches_it() {
         assert!(!error.to_string().contains("azure-secret"), "{error}");
         assert_eq!(redirecting.request_count(), 1, "{status}: not retried");
     }
-    assert_eq!(elsewhere.request_count(), 0, "nothing reached the other address");
+    assert_eq!(
+        elsewhere.request_count(),
+        0,
+        "nothing reached the other address"
+    );
 }
