@@ -61,7 +61,8 @@ pub struct ExportArgs {
     #[arg(long, required = true)]
     pub inspect: bool,
     /// Where to write the log: a file, or a folder to write it in under the name Inspect AI
-    /// gives its logs (which `inspect view` needs to list it).
+    /// gives its logs (which `inspect view` needs to list it). Not one of the files: that
+    /// would replace the results.
     #[arg(short, long)]
     pub output: PathBuf,
     /// The task's name in the log [default: the first file's name without its extension].
@@ -178,7 +179,7 @@ impl Tally {
 ///
 /// # Errors
 /// When a file cannot be read (or is standard input) or the log cannot be written, or a file
-/// holds lines that are not results.
+/// holds lines that are not results, or the log would be written over one of the files.
 pub fn run(args: &ExportArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<u8, CliError> {
     if let Some(stdin) = args.files.iter().find(|path| path.as_os_str() == "-") {
         return Err(CliError::Read {
@@ -213,6 +214,8 @@ pub fn run(args: &ExportArgs, out: &mut dyn Write, err: &mut dyn Write) -> Resul
     } else {
         args.output.clone()
     };
+    // Before the file is created, which would empty an input read again below.
+    crate::input::refuse_output_among_inputs(&path, &args.files)?;
     let write_error = |source| CliError::Write {
         path: path.clone(),
         source,

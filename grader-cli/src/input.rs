@@ -190,6 +190,30 @@ pub fn lines(path: &Path, max_bytes: usize) -> Result<Lines<Box<dyn Read>>, CliE
     Ok(Lines::new(open(path)?, max_bytes))
 }
 
+/// Refuses an `output` that is one of the `inputs`: the same path, or (when both exist) the
+/// same file by another path (`./x.jsonl`, a symbolic or hard link). Writing it would replace
+/// the results being read with a page, a log or a merge of them. Standard input (`-`) is no
+/// file.
+///
+/// # Errors
+/// [`CliError::Invalid`] naming the output, and the input where it is spelt otherwise.
+pub fn refuse_output_among_inputs(output: &Path, inputs: &[PathBuf]) -> Result<(), CliError> {
+    for input in inputs.iter().filter(|input| input.as_os_str() != "-") {
+        if input == output || same_file::is_same_file(input, output).unwrap_or(false) {
+            let also = if input == output {
+                String::new()
+            } else {
+                format!(" ({})", input.display())
+            };
+            return Err(CliError::Invalid(format!(
+                "{}: the output is also an input{also}",
+                output.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// A read error on `path` as a [`CliError`].
 pub(crate) fn read_error(path: &Path) -> impl FnOnce(io::Error) -> CliError + '_ {
     move |source| {

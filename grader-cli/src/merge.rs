@@ -34,12 +34,7 @@ pub struct MergeArgs {
 /// When an input cannot be read or holds a line that is not an evaluation line, or the output
 /// cannot be written.
 pub fn run(args: &MergeArgs, err: &mut dyn Write) -> Result<u8, CliError> {
-    if args.files.contains(&args.output) {
-        return Err(CliError::Invalid(format!(
-            "{}: the output is also an input",
-            args.output.display()
-        )));
-    }
+    crate::input::refuse_output_among_inputs(&args.output, &args.files)?;
     #[cfg(feature = "object-store")]
     for input in &args.files {
         if let Some(url) = grader_eval::store::StoreUrl::of_path(input)

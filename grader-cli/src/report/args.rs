@@ -11,7 +11,7 @@ pub struct ReportArgs {
     /// Result files (JSON Lines); several are merged.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    /// Where to write the page.
+    /// Where to write the page (not one of the files: that would replace the results).
     #[arg(short, long)]
     pub output: PathBuf,
     /// The page's title.

@@ -44,8 +44,10 @@ use html::render;
 /// Runs `grader report`.
 ///
 /// # Errors
-/// When a file cannot be read or written, or holds lines that are not results.
+/// When a file cannot be read or written, or holds lines that are not results, or the output
+/// is one of the files.
 pub fn run(args: &ReportArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<u8, CliError> {
+    crate::input::refuse_output_among_inputs(&args.output, &args.files)?;
     let (summary, collected) = collect(args, err)?;
     let page = render(&args.title, &args.files, &summary, &collected, args);
     std::fs::write(&args.output, page.into_string()).map_err(|source| CliError::Write {
