@@ -27,7 +27,7 @@ use serde::Serialize;
 
 use crate::records::{self, Record};
 use crate::summary::SummaryFlags;
-use crate::text::terminal_safe;
+use crate::text::{one_line, terminal_safe};
 use crate::{CliError, EXIT_INVALID, EXIT_OK};
 
 /// Arguments of `grader diff`.
@@ -476,7 +476,7 @@ fn compare_subscores(
 fn subscore_gates(args: &DiffArgs, c: &Comparison) -> Result<Vec<String>, CliError> {
     let mut failures = Vec::new();
     for name in &args.fail_if_worse_on {
-        let shown = terminal_safe(name);
+        let shown = one_line(name);
         if let Some(sub) = c.subscores.iter().find(|s| &s.name == name) {
             if sub.change.worse() {
                 failures.push(format!(
@@ -565,8 +565,9 @@ pub fn table(c: &Comparison, limit: usize) -> String {
             return;
         }
         let _ = writeln!(text, "\n{title} ({}):", rows.len());
+        // A row is one line: a name or a sample id that holds a line break cannot forge one.
         for row in rows.iter().take(limit) {
-            let _ = writeln!(text, "  {row}");
+            let _ = writeln!(text, "  {}", one_line(row));
         }
         if rows.len() > limit {
             let _ = writeln!(text, "  … {} more (--limit, --json)", rows.len() - limit);
@@ -626,7 +627,7 @@ pub fn table(c: &Comparison, limit: usize) -> String {
     );
     let errors = |list: &[ErrorChange]| {
         list.iter()
-            .map(|e| format!("{}  {}", e.sample, one_line(&e.error)))
+            .map(|e| format!("{}  {}", e.sample, shortened(&e.error)))
             .collect()
     };
     section("new errors", errors(&c.new_errors));
@@ -668,7 +669,7 @@ fn verdict(change: &MeanChange) -> &'static str {
 }
 
 /// `text` on one line, at most 100 characters.
-fn one_line(text: &str) -> String {
+fn shortened(text: &str) -> String {
     let flat: String = text
         .chars()
         .map(|c| if c == '\n' { ' ' } else { c })

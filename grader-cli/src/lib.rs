@@ -139,7 +139,9 @@ pub fn run(cli: Cli, auto_color: bool, out: &mut dyn Write, err: &mut dyn Write)
         Err(CliError::Output(error)) if error.kind() == std::io::ErrorKind::BrokenPipe => EXIT_OK,
         Err(error) => {
             // Nothing more can be done if the error stream itself is closed.
-            let _ = writeln!(err, "grader: {error}");
+            // Errors quote what they read (serde names an unknown key, a store its reply):
+            // nothing of it may act on the terminal.
+            let _ = writeln!(err, "grader: {}", text::terminal_safe(&error.to_string()));
             error.exit_code()
         }
     }

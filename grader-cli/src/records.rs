@@ -16,6 +16,7 @@ use serde_json::Value;
 
 use crate::CliError;
 use crate::input::{self, Format};
+use crate::text::one_line;
 
 /// What one line says about one sample.
 #[derive(Debug, Clone, PartialEq)]
@@ -209,7 +210,9 @@ pub fn for_each_record(
             let bytes = input::read_all(path)?;
             match parse(&bytes) {
                 Ok(record) => each(record, path, 1),
-                Err(error) => reading.bad.push(format!("{}: {error}", path.display())),
+                Err(error) => reading
+                    .bad
+                    .push(one_line(&format!("{}: {error}", path.display()))),
             }
             continue;
         }
@@ -233,7 +236,7 @@ pub fn for_each_record(
                 }
                 Err(error) => reading
                     .bad
-                    .push(format!("{}:{number}: {error}", path.display())),
+                    .push(one_line(&format!("{}:{number}: {error}", path.display()))),
             }
         }
     }

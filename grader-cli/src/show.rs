@@ -17,7 +17,7 @@ use grader_core::{EvaluationResult, SubScore};
 
 use crate::input::{self, Format, Line, parse_size};
 use crate::records::{self, Record};
-use crate::text::{self, paint, terminal_safe};
+use crate::text::{self, one_line, paint, terminal_safe};
 use crate::{CliError, EXIT_OK};
 
 /// Arguments of `grader show`.
@@ -120,7 +120,7 @@ pub fn run(args: &ShowArgs, color: bool, out: &mut dyn Write) -> Result<u8, CliE
         let record = match records::parse(bytes) {
             Ok(record) => record,
             Err(error) => {
-                bad.push(format!("line {number}: not a result: {error}"));
+                bad.push(one_line(&format!("line {number}: not a result: {error}")));
                 continue;
             }
         };

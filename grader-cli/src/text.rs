@@ -14,9 +14,30 @@ use anstyle::{AnsiColor, Style};
 /// ```
 #[must_use]
 pub fn terminal_safe(text: &str) -> String {
+    escaped(text, true)
+}
+
+/// `text` as [`terminal_safe`] writes it, with its line breaks escaped too (`\u{a}`): for a
+/// name, a sample id or a quoted value from a file, which must not start a line of its own
+/// that reads as the tool's.
+///
+/// ```
+/// use grader_cli::text::one_line;
+///
+/// assert_eq!(one_line("tests\nnow passing"), "tests\\u{a}now passing");
+/// assert_eq!(one_line("\x1b]0;title\x07"), "\\u{1b}]0;title\\u{7}");
+/// ```
+#[must_use]
+pub fn one_line(text: &str) -> String {
+    escaped(text, false)
+}
+
+/// `text` with the characters that could act on a terminal written as escapes, line breaks
+/// kept when `keep_newlines`.
+fn escaped(text: &str, keep_newlines: bool) -> String {
     let mut safe = String::with_capacity(text.len());
     for c in text.chars() {
-        if c != '\n' && (c.is_control() || is_bidi_control(c)) {
+        if (c != '\n' || !keep_newlines) && (c.is_control() || is_bidi_control(c)) {
             safe.extend(c.escape_unicode());
         } else {
             safe.push(c);

@@ -201,7 +201,7 @@ impl fmt::Display for Summary {
         }
         for (name, stat) in &self.subscores {
             rows.push((
-                format!("  {name}"),
+                format!("  {}", one_line(name)),
                 format!("{:.4} (n={})", stat.mean, stat.count),
             ));
         }
@@ -227,6 +227,28 @@ impl fmt::Display for Summary {
         }
         Ok(())
     }
+}
+
+/// A subscore's name as one row of the table: control characters (line breaks included) and
+/// the bidirectional formatting characters written as escapes (`\u{a}`), so that a name from a
+/// file can neither start a line that reads as the table's nor act on a terminal.
+fn one_line(name: &str) -> std::borrow::Cow<'_, str> {
+    let acts = |c: char| {
+        c.is_control()
+            || matches!(c, '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !name.chars().any(acts) {
+        return std::borrow::Cow::Borrowed(name);
+    }
+    let mut shown = String::with_capacity(name.len() + 8);
+    for c in name.chars() {
+        if acts(c) {
+            shown.extend(c.escape_unicode());
+        } else {
+            shown.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(shown)
 }
 
 #[cfg(test)]
@@ -289,6 +311,37 @@ mod tests {
         );
         assert_eq!(complete.incomplete_samples, 0);
         assert!(!complete.to_string().contains("warning"));
+    }
+
+    #[test]
+    fn a_name_cannot_forge_a_row_or_act_on_a_terminal() {
+        let mut result = EvaluationResult::from_reward(0.0).expect("finite");
+        result.subscores = Some(vec![
+            grader_core::SubScore::new("tests\nnow passing  1.0000\u{1b}]0;x\u{7}\u{202e}", 0.0)
+                .expect("valid"),
+        ]);
+        let text = Summary::from_lines(
+            [Line::graded("a", 1, result, 0.0)],
+            SummaryOptions::default(),
+        )
+        .to_string();
+        assert!(
+            !text
+                .lines()
+                .any(|line| line.trim_start().starts_with("now passing")),
+            "{text}"
+        );
+        assert!(
+            !text
+                .chars()
+                .any(|c| c == '\u{1b}' || c == '\u{7}' || c == '\u{202e}'),
+            "{text}"
+        );
+        assert!(
+            text.contains("tests\\u{a}now passing  1.0000\\u{1b}]0;x\\u{7}\\u{202e}"),
+            "{text}"
+        );
+        assert_eq!(one_line("tests"), "tests");
     }
 
     #[test]
