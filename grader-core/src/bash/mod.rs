@@ -3,6 +3,7 @@
 
 mod capture;
 mod group;
+pub mod secrets;
 mod start;
 mod sweep;
 mod watch;
@@ -29,6 +30,7 @@ use crate::score::{Info, Score, SubScore};
 
 use capture::Capture;
 use group::{CommandGuard, ENV};
+use secrets::Inherit;
 use sweep::Tag;
 
 /// The shell every command runs in, as `/bin/bash -lc COMMAND`.
@@ -90,7 +92,8 @@ pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(1);
 /// and `stderr` (decoded as UTF-8, invalid bytes as U+FFFD). On a timeout the score is 0.0 and
 /// `info` holds `exit_code: null`, `timed_out: true`, `timeout` (in seconds) and the output
 /// captured until then. `_parameters` records `command`, `cwd` (when set), `timeout_seconds`
-/// and `env`: the *names* of the extra environment variables, never their values.
+/// and `env`: the *names* of the extra environment variables, never their values. When
+/// inherited variables were withheld as credentials, `info.env_withheld` lists their names.
 ///
 /// # Where it differs from the reference
 ///
@@ -112,6 +115,13 @@ pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(1);
 ///   SIGHUP) are reset to their defaults in the command through `env --default-signal` (GNU
 ///   coreutils 8.31 or later; on Linux, where `/proc` shows which signals are ignored). The
 ///   reference lets the command inherit both.
+/// - **Credentials stay with the grader.** The command, which runs the agent's code, does not
+///   inherit this process's variables that look like credentials (`OPENAI_API_KEY`,
+///   `HUD_API_KEY`, `AWS_SECRET_ACCESS_KEY`, `GITHUB_TOKEN`, the SSH agent: the rule is in
+///   [`secrets`]); `info.env_withheld` names (never shows) the ones withheld. A variable set
+///   with [`env`](Self::env) is always set; [`pass_env`](Self::pass_env) lets one through,
+///   [`env_clear`](Self::env_clear) inherits nothing, and
+///   [`inherit_secrets(true)`](Self::inherit_secrets) everything, as the reference does.
 /// - **A bad `cwd` is an error** ([`Failure::WorkingDirectory`] naming the path: missing, not
 ///   a directory, or not enterable), not a 0.0: the grader could not run, the agent did not
 ///   fail. So is an environment variable that cannot be set as given (an empty name, `=` or
@@ -222,6 +232,8 @@ pub struct BashGrader {
     output_limit: usize,
     kill_grace: Duration,
     login_shell: bool,
+    inherit: Inherit,
+    passed: Vec<OsString>,
 }
 
 impl fmt::Debug for BashGrader {
@@ -236,6 +248,8 @@ impl fmt::Debug for BashGrader {
             .field("output_limit", &self.output_limit)
             .field("kill_grace", &self.kill_grace)
             .field("login_shell", &self.login_shell)
+            .field("inherit", &self.inherit)
+            .field("passed", &self.passed)
             .finish()
     }
 }
@@ -252,6 +266,8 @@ impl BashGrader {
             output_limit: DEFAULT_OUTPUT_LIMIT,
             kill_grace: DEFAULT_KILL_GRACE,
             login_shell: true,
+            inherit: Inherit::AllButSecrets,
+            passed: Vec::new(),
         }
     }
 
@@ -302,6 +318,34 @@ impl BashGrader {
         self
     }
 
+    /// The command inherits none of this process's environment: only the variables set with
+    /// [`env`](Self::env) (and what bash sets itself: a default `PATH` search, `PWD`, `SHLVL`).
+    /// Recorded in `_parameters` as `inherit_env: "nothing"`.
+    pub fn env_clear(mut self) -> Self {
+        self.inherit = Inherit::Nothing;
+        self
+    }
+
+    /// Lets the inherited variable `name` through although its name looks like a credential
+    /// (see [`secrets`]): for a command that needs it, `AWS_PROFILE`'s keys say. Recorded in
+    /// `_parameters` under `pass_env` (the names only).
+    pub fn pass_env(mut self, name: impl Into<OsString>) -> Self {
+        self.passed.push(name.into());
+        self
+    }
+
+    /// With `true` the command inherits every variable of this process, credentials
+    /// included, as the reference's does; by default those that look like credentials are
+    /// withheld (see [`secrets`]). Recorded in `_parameters` as `inherit_env: "everything"`.
+    pub fn inherit_secrets(mut self, inherit: bool) -> Self {
+        self.inherit = if inherit {
+            Inherit::Everything
+        } else {
+            Inherit::AllButSecrets
+        };
+        self
+    }
+
     /// The grading of this command at `weight`: [`Grader::grade`], callable without importing
     /// the trait.
     pub fn grade<'a>(self, weight: f64) -> Grading<'a, Self> {
@@ -344,7 +388,9 @@ impl BashGrader {
     async fn run(self, shell: &Path) -> Result<Score, Failure> {
         check_runtime()?;
         self.check_env()?;
-        let (this, started) = self.start_off_executor(shell).await?;
+        let set: Vec<OsString> = self.env.iter().map(|(name, _)| name.clone()).collect();
+        let withheld = secrets::withheld(self.inherit, &self.passed, &set);
+        let (this, started) = self.start_off_executor(shell, withheld.clone()).await?;
         let Some((mut guard, started)) = started else {
             return Ok(shell_not_found(shell));
         };
@@ -426,16 +472,27 @@ impl BashGrader {
         if stderr_dropped > 0 {
             info.insert("stderr_dropped_bytes".into(), stderr_dropped.into());
         }
+        if !withheld.is_empty() {
+            // The names, never the values.
+            let names = withheld
+                .iter()
+                .map(|name| Value::String(name.to_string_lossy().into_owned()));
+            info.insert("env_withheld".into(), Value::Array(names.collect()));
+        }
         Ok(Score::new(value).with_info(info))
     }
 
     /// Starts the command on a [starter thread](start), with the checks that touch the
     /// filesystem before it. If the grading is dropped while the command starts, the guard,
     /// dropped on the starter thread, stops it.
-    async fn start_off_executor(self, shell: &Path) -> Result<(Self, Option<Started>), Failure> {
+    async fn start_off_executor(
+        self,
+        shell: &Path,
+        withheld: Vec<OsString>,
+    ) -> Result<(Self, Option<Started>), Failure> {
         let shell = shell.to_owned();
         let job = move || {
-            let started = self.start(&shell);
+            let started = self.start(&shell, &withheld);
             started.map(|started| (self, started))
         };
         match start::run(job).await {
@@ -450,7 +507,7 @@ impl BashGrader {
 
     /// Checks the working directory and the shell, then starts the command: the part of a
     /// grade that blocks.
-    fn start(&self, shell: &Path) -> Result<Option<Started>, Failure> {
+    fn start(&self, shell: &Path, withheld: &[OsString]) -> Result<Option<Started>, Failure> {
         if let Some(dir) = &self.cwd {
             check_directory(dir)?;
         }
@@ -481,6 +538,12 @@ impl BashGrader {
                 .args(["--noprofile", "--norc", "-c"])
                 .env_remove("BASH_ENV")
                 .env_remove("ENV");
+        }
+        if self.inherit == Inherit::Nothing {
+            command.env_clear();
+        }
+        for name in withheld {
+            command.env_remove(name);
         }
         let tag = Tag::next();
         command
@@ -562,6 +625,22 @@ impl Grader for BashGrader {
                 .iter()
                 .map(|(key, _)| Value::String(key.to_string_lossy().into_owned()));
             params.insert("env".into(), Value::Array(names.collect()));
+        }
+        match self.inherit {
+            Inherit::AllButSecrets => {}
+            Inherit::Everything => {
+                params.insert("inherit_env".into(), "everything".into());
+            }
+            Inherit::Nothing => {
+                params.insert("inherit_env".into(), "nothing".into());
+            }
+        }
+        if !self.passed.is_empty() {
+            let names = self
+                .passed
+                .iter()
+                .map(|name| Value::String(name.to_string_lossy().into_owned()));
+            params.insert("pass_env".into(), Value::Array(names.collect()));
         }
         params
     }
