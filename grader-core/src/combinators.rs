@@ -278,16 +278,8 @@ impl<'a> Tree<'a> {
         }
         let mut info = Info::new();
         let value = match kind {
-            Kind::Any => settled
-                .subscores
-                .iter()
-                .map(SubScore::value)
-                .fold(0.0, f64::max),
-            Kind::All => settled
-                .subscores
-                .iter()
-                .map(SubScore::value)
-                .fold(1.0, f64::min),
+            Kind::Any => first_extreme(&settled.subscores, 0.0, |value, best| value > best),
+            Kind::All => first_extreme(&settled.subscores, 1.0, |value, best| value < best),
             Kind::Cascade { threshold } => cascade_value(&settled, threshold, against, &mut info),
         };
         let Settled {
@@ -310,6 +302,20 @@ impl<'a> Tree<'a> {
         }
         Ok(score)
     }
+}
+
+/// The first value of `subscores` that no later one `beats`, as Python's `max` and `min` pick
+/// it: on a tie the first stays, so `any` of (-0.0, 0.0) is -0.0, as in the reference. `empty`
+/// when there are none.
+fn first_extreme(subscores: &[SubScore], empty: f64, beats: impl Fn(f64, f64) -> bool) -> f64 {
+    let mut values = subscores.iter().map(SubScore::value);
+    let Some(first) = values.next() else {
+        return empty;
+    };
+    values.fold(
+        first,
+        |best, value| if beats(value, best) { value } else { best },
+    )
 }
 
 /// Runs the stages in order until one reaches `threshold`; the rest are skipped. A stage that

@@ -275,7 +275,8 @@ fn random_case() -> impl Strategy<Value = Vec<SubScore>> {
         1 => Just(0.1),
         2 => -2.0..-1e-3_f64,
     ];
-    let value = prop_oneof![4 => 0.0..=1.0_f64, 1 => Just(0.0), 1 => Just(1.0)];
+    // -0.0 beside 0.0: `any` and `all` keep the first of equal extremes, as Python's max/min.
+    let value = prop_oneof![4 => 0.0..=1.0_f64, 1 => Just(0.0), 1 => Just(-0.0), 1 => Just(1.0)];
     prop::collection::vec((name, value, weight), 1..40)
         .prop_filter("a positive weight", |v| v.iter().any(|(_, _, w)| *w > 0.0))
         .prop_map(|items| items.into_iter().map(|(n, v, w)| sub(&n, v, w)).collect())
@@ -323,9 +324,19 @@ fn random_subscores_combine_the_same_in_rust_and_in_the_sdk() {
         let theirs_any: SubScore = serde_json::from_value(sdk["any"].clone()).expect("any");
         let ours_any = any("any", case.clone()).grade(0.5).now().expect("any");
         assert_eq!(ours_any, theirs_any);
+        assert_eq!(
+            ours_any.value().to_bits(),
+            theirs_any.value().to_bits(),
+            "any: the sign of a zero too"
+        );
         let theirs_all: SubScore = serde_json::from_value(sdk["all"].clone()).expect("all");
         let ours_all = all("every", case).grade(-0.5).now().expect("all");
         assert_eq!(ours_all, theirs_all);
+        assert_eq!(
+            ours_all.value().to_bits(),
+            theirs_all.value().to_bits(),
+            "all: the sign of a zero too"
+        );
     }
 }
 

@@ -444,7 +444,7 @@ pub fn mode(values: &[f64]) -> Option<f64> {
 /// vote without lowering the bar, as in Inspect AI.
 ///
 /// Inspect AI: the `majority` reducer (strict majority, unscored otherwise). A
-/// [`Summary`](super::Summary) passes only a sample's scored epochs here (see
+/// [`Summary`](super::Summary) passes every epoch of a sample here, an errored one as NaN (see
 /// [`Reducer::Majority`](super::Reducer::Majority)).
 ///
 /// ```

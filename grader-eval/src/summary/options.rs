@@ -36,11 +36,9 @@ pub enum Reducer {
     Max,
     /// [`metrics::majority`]: undefined when no value has a strict majority.
     ///
-    /// Where it differs: in a summary the votes are the sample's scored epochs, and an
-    /// errored (unscored) epoch is left out of the total. Inspect AI's `majority` counts
-    /// unscored epochs in the total, so there `[1, 1, NaN, NaN]` has no majority (NaN) where
-    /// here it is 1: an epoch that failed to grade says nothing about the answer, and an
-    /// error is reported as an error (the summary counts them), never as a withheld vote.
+    /// An errored (unscored) epoch counts as a vote for no value, as in Inspect AI: `[1, error,
+    /// 0, 1]` has no majority (2 of 4), where leaving the error out would make it 2 of 3, and a
+    /// failure would help the agent. The other reducers leave errored epochs out.
     Majority,
     /// [`metrics::at_least`] with this `k`.
     AtLeast(usize),
@@ -49,7 +47,9 @@ pub enum Reducer {
 }
 
 impl Reducer {
-    /// Reduces one sample's scored epochs; `None` when the reducer is undefined for them.
+    /// Reduces one sample's epochs, NaN for an errored one (left out by every reducer but
+    /// [`Majority`](Self::Majority), where it withholds a vote); `None` when the reducer is
+    /// undefined for them.
     #[must_use]
     pub fn reduce(self, values: &[f64], threshold: f64) -> Option<f64> {
         if values.is_empty() {
@@ -238,5 +238,67 @@ mod tests {
         }
         assert!("pass_at_0".parse::<Reducer>().is_err());
         assert!("avg".parse::<Reducer>().is_err());
+    }
+
+    /// Every sequence of up to 5 epochs of 0, 0.5, 1 or an error (NaN): an errored epoch never
+    /// makes a majority, nor a different one, from what a 0 in its place would give (D26).
+    #[test]
+    fn an_errored_epoch_never_helps_a_majority() {
+        let choices = [0.0, 0.5, 1.0, f64::NAN];
+        for len in 1..=5_u32 {
+            for code in 0..4_usize.pow(len) {
+                let epochs: Vec<f64> = (0..len)
+                    .map(|i| choices[code / 4_usize.pow(i) % 4])
+                    .collect();
+                let zeroed: Vec<f64> = epochs
+                    .iter()
+                    .map(|v| if v.is_nan() { 0.0 } else { *v })
+                    .collect();
+                if let Some(value) = Reducer::Majority.reduce(&epochs, 1.0) {
+                    assert_eq!(
+                        Reducer::Majority.reduce(&zeroed, 1.0),
+                        Some(value),
+                        "{epochs:?}"
+                    );
+                }
+            }
+        }
+        assert_eq!(
+            Reducer::Majority.reduce(&[1.0, f64::NAN, 0.0, 1.0], 1.0),
+            None
+        );
+    }
+
+    /// The same through a summary: `[1, error, 0, 1]` has no majority, 2 of 4 (Inspect AI's
+    /// `majority` over the same scores), where leaving the error out would give 2 of 3.
+    #[test]
+    fn a_summary_counts_an_errored_epoch_in_the_majority() {
+        use crate::line::{ErrorKind, Line};
+        use crate::summary::Summary;
+        use grader_core::EvaluationResult;
+
+        let graded = |id: &str, epoch: u32, reward: f64| {
+            let result = EvaluationResult::from_reward(reward).expect("a finite reward");
+            Line::graded(id, epoch, result, 0.0)
+        };
+        let summary = Summary::from_lines(
+            [
+                graded("a", 1, 1.0),
+                Line::failed("a", 2, ErrorKind::Failed, "no", 0.0),
+                graded("a", 3, 0.0),
+                graded("a", 4, 1.0),
+                graded("b", 1, 1.0),
+                Line::failed("b", 2, ErrorKind::Failed, "no", 0.0),
+                graded("b", 3, 1.0),
+            ],
+            SummaryOptions::default(),
+        );
+        let majority = summary
+            .reducers
+            .iter()
+            .find(|stat| stat.reducer == Reducer::Majority)
+            .expect("majority is reported by default");
+        // `a` has none (2 of 4); `b` has 1 (2 of 3, the error a vote for no value).
+        assert_eq!((majority.samples, majority.mean), (1, 1.0));
     }
 }

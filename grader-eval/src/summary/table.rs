@@ -54,8 +54,9 @@ impl Summary {
                         .to_owned()
                 }
                 Reducer::Max => "a sample's best epoch".to_owned(),
-                Reducer::Majority => "the value held by more than half of a sample's epochs \
-                                      (a sample without one is left out of n)"
+                Reducer::Majority => "the value held by more than half of a sample's epochs, \
+                                      an errored one a vote for none (a sample without one is \
+                                      left out of n)"
                     .to_owned(),
                 Reducer::AtLeast(k) => {
                     format!("1 when at least {k} of a sample's epochs pass (≥ {threshold}), else 0")

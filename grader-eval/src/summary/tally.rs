@@ -118,7 +118,7 @@ pub(super) struct Tally {
     epochs: u32,
     /// How many samples have each number of lines.
     lengths: BTreeMap<usize, usize>,
-    /// The scored rewards of the sample at hand.
+    /// The rewards of the sample at hand by epoch, NaN for an errored one.
     scratch: Vec<f64>,
 }
 
@@ -149,27 +149,33 @@ impl Tally {
 
     /// Adds a sample: its rewards by epoch, NaN for an errored line.
     pub(super) fn sample(&mut self, rewards: impl Iterator<Item = f64>) {
+        // Every epoch, the errored ones as NaN: the reducers leave them out, but `majority`
+        // counts them as votes for no value (D26), so that an error never helps the agent.
         self.scratch.clear();
-        let mut lines = 0;
-        for reward in rewards {
-            lines += 1;
-            if !reward.is_nan() {
-                self.scratch.push(reward);
-            }
-        }
+        self.scratch.extend(rewards);
+        let lines = self.scratch.len();
+        let scored = self
+            .scratch
+            .iter()
+            .filter(|reward| !reward.is_nan())
+            .count();
         self.samples += 1;
         self.lines += lines;
-        self.scored += self.scratch.len();
-        if self.scratch.is_empty() {
+        self.scored += scored;
+        if scored == 0 {
             self.errored_samples += 1;
         }
         self.epochs = self.epochs.max(u32::try_from(lines).unwrap_or(u32::MAX));
         *self.lengths.entry(lines).or_default() += 1;
+        if scored == 0 {
+            // No reducer is defined for a sample with no scored epoch.
+            return;
+        }
         let values = &self.scratch[..];
         self.values
             .extend(self.headline.reduce(values, self.threshold));
         // pass@k is undefined past the scored epochs.
-        for k in 1..=values.len() {
+        for k in 1..=scored {
             if self.pass_at.len() < k {
                 self.pass_at.push(RunningMean::default());
             }
