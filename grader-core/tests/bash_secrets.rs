@@ -8,7 +8,7 @@ mod bash_support;
 
 use std::process::Command;
 
-use bash_support::bash;
+use bash_support::{assert_rerun_passed, bash};
 use grader_core::bash::secrets::looks_like_a_secret;
 
 /// Set in the re-run test binary.
@@ -34,13 +34,7 @@ fn commands_do_not_inherit_credentials() {
         command.env(name, value);
     }
     let output = command.output().expect("the test binary runs again");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert!(stdout.contains("1 passed"), "{stdout}");
+    assert_rerun_passed(&output);
 }
 
 /// What `printenv` shows of the command's environment.

@@ -9,7 +9,7 @@ mod bash_support;
 
 use std::process::Command;
 
-use bash_support::bash;
+use bash_support::{assert_rerun_passed, bash};
 
 /// Set in the re-run test binary.
 const CHILD_ENV: &str = "GRADER_BASH_SIGNALS_CHILD";
@@ -26,13 +26,7 @@ fn commands_start_with_default_signal_dispositions_when_we_ignore_signals() {
         .env(CHILD_ENV, "1")
         .output()
         .expect("the test binary runs again");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert!(stdout.contains("1 passed"), "{stdout}");
+    assert_rerun_passed(&output);
 }
 
 /// Runs only inside the binary started by the test above, where SIGINT, SIGQUIT and SIGHUP are

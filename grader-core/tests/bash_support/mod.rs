@@ -75,3 +75,15 @@ pub fn survivors_after(needle: &str, bound: Duration) -> Vec<(u32, String, Strin
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// Asserts that a re-run of this test binary (started by a test to change what the process
+/// inherits: ignored signals, environment variables) ran its one inner test and passed.
+pub fn assert_rerun_passed(output: &std::process::Output) {
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(stdout.contains("1 passed"), "{stdout}");
+}
