@@ -1,6 +1,7 @@
 //! Text from result files made safe for a terminal, and the few colours the output uses.
 
 use anstyle::{AnsiColor, Style};
+use grader_core::report::escape_controls;
 
 /// `text` with every character that could act on a terminal replaced by a visible escape such
 /// as `\u{1b}`: control characters (except the newline), and the bidirectional overrides and
@@ -33,22 +34,9 @@ pub fn one_line(text: &str) -> String {
 }
 
 /// `text` with the characters that could act on a terminal written as escapes, line breaks
-/// kept when `keep_newlines`.
+/// kept when `keep_newlines`: grader-core's [`escape_controls`].
 fn escaped(text: &str, keep_newlines: bool) -> String {
-    let mut safe = String::with_capacity(text.len());
-    for c in text.chars() {
-        if (c != '\n' || !keep_newlines) && (c.is_control() || is_bidi_control(c)) {
-            safe.extend(c.escape_unicode());
-        } else {
-            safe.push(c);
-        }
-    }
-    safe
-}
-
-/// The Unicode bidirectional formatting characters (embeddings, overrides, isolates, marks).
-fn is_bidi_control(c: char) -> bool {
-    matches!(c, '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    escape_controls(text, keep_newlines).into_owned()
 }
 
 /// The style of a value in `[0, 1]`: green when full, red when zero, yellow between.

@@ -379,14 +379,45 @@ pub(crate) fn clean(text: &str, max: usize) -> Cow<'_, str> {
 fn safe_char(c: char) -> char {
     match c {
         '\t' | '\n' | '\r' | '\u{0b}' | '\u{0c}' | '\u{85}' | '\u{2028}' | '\u{2029}' => ' ',
-        '\u{061c}'
-        | '\u{200e}'
-        | '\u{200f}'
-        | '\u{202a}'..='\u{202e}'
-        | '\u{2066}'..='\u{2069}' => '\u{fffd}',
-        c if c.is_control() => '\u{fffd}',
+        c if c.is_control() || is_bidi_control(c) => '\u{fffd}',
         c => c,
     }
+}
+
+/// Whether `c` is a Unicode bidirectional formatting character (a mark, an embedding, an
+/// override or an isolate: U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069), which
+/// reorders how a terminal shows the text around it.
+#[must_use]
+pub fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `text` with every character that could act on a terminal written as a visible escape
+/// (`\u{1b}`): control characters, line breaks too unless `keep_newlines` (then `\n` stays),
+/// and the [bidirectional formatting characters](is_bidi_control). Unlike the report, which
+/// shows a placeholder, the escape says which character it was. Borrowed when nothing needs it.
+///
+/// ```
+/// use grader_core::report::escape_controls;
+///
+/// assert_eq!(escape_controls("tests\nnow passing", false), "tests\\u{a}now passing");
+/// assert_eq!(escape_controls("a\u{202e}b\nc\x1b[2J", true), "a\\u{202e}b\nc\\u{1b}[2J");
+/// ```
+#[must_use]
+pub fn escape_controls(text: &str, keep_newlines: bool) -> Cow<'_, str> {
+    let acts = |c: char| (c != '\n' || !keep_newlines) && (c.is_control() || is_bidi_control(c));
+    if !text.chars().any(acts) {
+        return Cow::Borrowed(text);
+    }
+    let mut safe = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if acts(c) {
+            safe.extend(c.escape_unicode());
+        } else {
+            safe.push(c);
+        }
+    }
+    Cow::Owned(safe)
 }
 
 #[cfg(test)]

@@ -234,22 +234,7 @@ impl fmt::Display for Summary {
 /// the bidirectional formatting characters written as escapes (`\u{a}`), so that a name from a
 /// file can neither start a line that reads as the table's nor act on a terminal.
 fn one_line(name: &str) -> std::borrow::Cow<'_, str> {
-    let acts = |c: char| {
-        c.is_control()
-            || matches!(c, '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-    };
-    if !name.chars().any(acts) {
-        return std::borrow::Cow::Borrowed(name);
-    }
-    let mut shown = String::with_capacity(name.len() + 8);
-    for c in name.chars() {
-        if acts(c) {
-            shown.extend(c.escape_unicode());
-        } else {
-            shown.push(c);
-        }
-    }
-    std::borrow::Cow::Owned(shown)
+    grader_core::report::escape_controls(name, false)
 }
 
 #[cfg(test)]
