@@ -7,10 +7,17 @@
 //! - an evaluation line (grader-core's [`Line`]: `{"v":1,"id":…,"epoch":…,"result":…}`), or
 //! - a bare `EvaluationResult`, as the HUD Python SDK writes with `model_dump_json()`; its
 //!   sample id is its `sample_id` field when it has one, and its epoch 1.
+//!
+//! A result says its reward as `reward` (grader's and the HUD SDK's `EvaluationResult`) or as
+//! `score` with no `reward` (hud's grade frame, the reply to `tasks.grade`, and
+//! `run.evaluation`, what hud keeps of a rollout): both are read, the form is recorded in
+//! [`Record::form`], and a result with neither (not marked `isError`) is refused rather than
+//! read as 0.
 
 use std::path::{Path, PathBuf};
 
 use grader_core::EvaluationResult;
+use grader_eval::line::{FormError, RewardForm, settle_line, settle_result};
 use grader_eval::{ErrorKind, Line};
 use serde_json::Value;
 
@@ -31,6 +38,80 @@ pub struct Record {
     pub error: Option<(ErrorKind, String)>,
     /// How long the grading took, in seconds, when the line says.
     pub duration_secs: Option<f64>,
+    /// The field the reward was read from; `None` without a reward to read (a failed grading,
+    /// or a result marked `isError` with neither field).
+    pub form: Option<RewardForm>,
+}
+
+/// A line that is not a result.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    /// Not JSON, or not shaped as a result or an evaluation line.
+    #[error("{message}")]
+    Json {
+        /// What is wrong, said plainly (NaN and infinities named as such).
+        message: String,
+        /// serde's error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A result whose reward cannot be read.
+    #[error(transparent)]
+    Form(#[from] FormError),
+}
+
+impl RecordError {
+    /// Whether the JSON ended too early (a line cut short).
+    #[must_use]
+    pub fn is_eof(&self) -> bool {
+        matches!(self, RecordError::Json { source, .. } if source.is_eof())
+    }
+
+    fn json(bytes: &[u8], source: serde_json::Error) -> Self {
+        RecordError::Json {
+            message: non_finite_message(bytes, &source).unwrap_or_else(|| source.to_string()),
+            source,
+        }
+    }
+}
+
+/// What a JSON error means when it is a NaN, an infinity or a number too large for a double
+/// where a number belongs (Python's `json.dumps` writes `NaN` and `Infinity`, which JSON does
+/// not have); `None` for any other error.
+pub(crate) fn non_finite_message(bytes: &[u8], error: &serde_json::Error) -> Option<String> {
+    if error.to_string().starts_with("number out of range") {
+        return Some(format!(
+            "a number too large for a double: scores and rewards must be finite ({error})"
+        ));
+    }
+    // serde_json counts columns in bytes from 1, on the error's line.
+    let start = line_start(bytes, error.line()) + error.column().saturating_sub(1);
+    let rest = bytes.get(start..).unwrap_or_default();
+    [
+        "NaN",
+        "-NaN",
+        "Infinity",
+        "-Infinity",
+        "+Infinity",
+        "inf",
+        "-inf",
+        "nan",
+    ]
+    .into_iter()
+    .find(|token| rest.starts_with(token.as_bytes()))
+    .map(|token| {
+        format!("`{token}` is not JSON: scores and rewards must be finite numbers ({error})")
+    })
+}
+
+/// The byte offset where line `line` (from 1) of `bytes` starts.
+fn line_start(bytes: &[u8], line: usize) -> usize {
+    if line <= 1 {
+        return 0;
+    }
+    memchr::memchr_iter(b'\n', bytes)
+        .nth(line - 2)
+        .map_or(bytes.len(), |at| at + 1)
 }
 
 /// Whether `bytes` is an evaluation line: a JSON object whose first key is `"v"`, as
@@ -48,6 +129,8 @@ pub fn is_evaluation_line(bytes: &[u8]) -> bool {
 /// Reads one line.
 ///
 /// ```
+/// use grader_eval::line::RewardForm;
+///
 /// let record = grader_cli::records::parse(br#"{"reward": 0.5, "sample_id": "q1"}"#)?;
 /// assert_eq!(record.sample.as_deref(), Some("q1"));
 /// assert_eq!(record.result.map(|r| r.reward()), Some(0.5));
@@ -55,23 +138,36 @@ pub fn is_evaluation_line(bytes: &[u8]) -> bool {
 /// let line = br#"{"v":1,"id":"q2","epoch":3,"duration_secs":0.1,"error":null,"result":{"reward":1.0}}"#;
 /// let record = grader_cli::records::parse(line)?;
 /// assert_eq!((record.sample.as_deref(), record.epoch), (Some("q2"), Some(3)));
-/// # Ok::<(), serde_json::Error>(())
+///
+/// // hud's grade frame: its score is the reward.
+/// let record = grader_cli::records::parse(br#"{"done": true, "isError": false, "score": 0.75}"#)?;
+/// assert_eq!((record.reward(), record.form), (Some(0.75), Some(RewardForm::Score)));
+///
+/// let error = grader_cli::records::parse(br#"{"done": true}"#).unwrap_err();
+/// assert!(error.to_string().starts_with("neither `reward` nor `score`"));
+/// # Ok::<(), grader_cli::records::RecordError>(())
 /// ```
 ///
 /// # Errors
-/// When the line is neither an evaluation line nor a result.
-pub fn parse(bytes: &[u8]) -> Result<Record, serde_json::Error> {
+/// When the line is neither an evaluation line nor a result, or is a result with neither
+/// `reward` nor `score` (not marked `isError`), or a `score` that is not a finite number.
+pub fn parse(bytes: &[u8]) -> Result<Record, RecordError> {
     if is_evaluation_line(bytes) {
-        let line: Line = serde_json::from_slice(bytes)?;
+        let mut line: Line =
+            serde_json::from_slice(bytes).map_err(|error| RecordError::json(bytes, error))?;
+        let form = settle_line(bytes, &mut line)?;
         return Ok(Record {
             sample: Some(line.id),
             epoch: Some(line.epoch),
             result: line.result,
             error: line.error.map(|error| (error.kind, error.message)),
             duration_secs: Some(line.duration_secs),
+            form,
         });
     }
-    let result: EvaluationResult = serde_json::from_slice(bytes)?;
+    let mut result: EvaluationResult =
+        serde_json::from_slice(bytes).map_err(|error| RecordError::json(bytes, error))?;
+    let form = settle_result(bytes, &mut result)?;
     let sample = result.extra.get("sample_id").as_ref().and_then(id_text);
     let epoch = result
         .extra
@@ -86,6 +182,7 @@ pub fn parse(bytes: &[u8]) -> Result<Record, serde_json::Error> {
         result: Some(result),
         error: None,
         duration_secs: None,
+        form,
     })
 }
 
@@ -161,14 +258,61 @@ pub struct Reading {
     pub bad: Vec<String>,
     /// Last lines cut short (no newline, not JSON), skipped, as `file:line`.
     pub torn: Vec<String>,
+    /// Files that hold results of both forms (`reward` and hud's `score`), each said in a line.
+    pub mixed: Vec<String>,
+}
+
+/// How many results of a file had each form, and where the second form first appeared.
+#[derive(Debug, Default)]
+struct Forms {
+    first: Option<RewardForm>,
+    reward: u64,
+    score: u64,
+    /// The first line whose form is not the first line's.
+    switch: Option<u64>,
+}
+
+impl Forms {
+    fn add(&mut self, form: Option<RewardForm>, number: u64) {
+        let Some(form) = form else { return };
+        match form {
+            RewardForm::Score => self.score += 1,
+            _ => self.reward += 1,
+        }
+        match self.first {
+            None => self.first = Some(form),
+            Some(first) if first != form && self.switch.is_none() => self.switch = Some(number),
+            Some(_) => {}
+        }
+    }
+
+    /// The warning for a file of both forms.
+    fn mixed(&self, path: &Path) -> Option<String> {
+        let switch = self.switch?;
+        Some(format!(
+            "{}: results of two forms: {} with `reward`, {} with `score` and no `reward` \
+             (hud's grade frame), the second form from line {switch}; each is read with its own \
+             field as the reward",
+            path.display(),
+            self.reward,
+            self.score
+        ))
+    }
 }
 
 impl Reading {
-    /// Reports torn lines on `err` as warnings; fails when any line was bad.
+    /// Reports files of mixed forms and torn lines on `err` as warnings; fails when any line was bad.
     ///
     /// # Errors
     /// [`CliError::Invalid`] listing the bad lines (the first ten).
     pub fn finish(self, err: &mut dyn std::io::Write) -> Result<(), CliError> {
+        for mixed in &self.mixed {
+            writeln!(
+                err,
+                "grader: warning: {}",
+                crate::text::terminal_safe(mixed)
+            )?;
+        }
         for torn in &self.torn {
             writeln!(
                 err,
@@ -206,6 +350,7 @@ pub fn for_each_record(
 ) -> Result<Reading, CliError> {
     let mut reading = Reading::default();
     for path in files {
+        let mut forms = Forms::default();
         if Format::of(path) == Format::Json {
             let bytes = input::read_all(path)?;
             match parse(&bytes) {
@@ -230,7 +375,10 @@ pub fn for_each_record(
                 }
             };
             match parse(bytes) {
-                Ok(record) => each(record, path, number),
+                Ok(record) => {
+                    forms.add(record.form, number);
+                    each(record, path, number);
+                }
                 Err(error) if error.is_eof() && !lines.terminated() => {
                     reading.torn.push(format!("{}:{number}", path.display()));
                 }
@@ -239,6 +387,7 @@ pub fn for_each_record(
                     .push(one_line(&format!("{}:{number}: {error}", path.display()))),
             }
         }
+        reading.mixed.extend(forms.mixed(path));
     }
     Ok(reading)
 }

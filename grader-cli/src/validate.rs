@@ -1,7 +1,8 @@
 //! `grader validate`: checks result files against the wire format.
 //!
 //! A result is checked as SPEC R1–R3, D2 and D11 say: a JSON object whose `reward` is a finite
-//! number, `done` and `isError` booleans, `content` a string or null, `info` an object, and
+//! number (or, with no `reward`, whose `score` is: hud's grade frame and `run.evaluation` say
+//! the reward so; a result with neither must be marked `isError`), `done` and `isError` booleans, `content` a string or null, `info` an object, and
 //! `subscores` null or an array of subscores; a subscore has exactly `name` (a string),
 //! `weight` (a finite number), `value` (a number in `[0, 1]`), `children` (null or subscores)
 //! and `info` (null or an object; `metadata` is accepted for it). Other fields of a result are
@@ -20,7 +21,9 @@
 //! subscores that do not add up to the reward) are reported as warnings: they do not fail the
 //! check unless `--strict`.
 //!
-//! Each file ends with a verdict ([`Report::verdict`]) that keeps two kinds of "error" apart:
+//! Each file ends with a verdict ([`Report::verdict`]) that names the form its results were
+//! read as (`reward` or hud's `score`; a file of both gets a warning where the second form
+//! appears) and keeps two kinds of "error" apart:
 //! *invalid* results, whose format is wrong (they fail the check), and *grading errors*, valid
 //! lines that record a grading that failed (an evaluation line's `error`, or `isError`), which
 //! are data, not problems, and are only counted.
@@ -32,6 +35,8 @@ use std::path::{Path, PathBuf};
 use grader_core::EvaluationResult;
 use grader_core::score::json_kind;
 use serde_json::{Map, Value};
+
+use grader_eval::line::{FormError, RewardForm, settle_line, settle_result};
 
 use crate::input::{self, Format, Line, parse_size};
 use crate::records;
@@ -111,6 +116,12 @@ pub struct Report {
     /// result with `isError` set. Not a problem of the file (the grading failed, not the
     /// format); `grader summary` counts them apart from the scored results.
     pub grading_errors: u64,
+    /// Valid results whose reward was read from `reward` (grader's and the HUD SDK's
+    /// `EvaluationResult`).
+    pub reward_form: u64,
+    /// Valid results whose reward was read from `score`, having no `reward` (hud's grade frame
+    /// and `run.evaluation`).
+    pub score_form: u64,
 }
 
 impl Report {
@@ -121,18 +132,31 @@ impl Report {
     /// ```
     /// use grader_cli::validate::Report;
     ///
-    /// let report = Report { results: 5, invalid: 1, errors: 2, warnings: 0, grading_errors: 3 };
+    /// let report = Report {
+    ///     results: 5, invalid: 1, errors: 2, warnings: 0, grading_errors: 3,
+    ///     reward_form: 0, score_form: 4,
+    /// };
     /// assert_eq!(
     ///     report.verdict(false),
-    ///     "5 results: 1 invalid (2 format error(s)), 0 warning(s); \
+    ///     "5 results read as hud's grade frame (`score` is the reward): 1 invalid \
+    ///      (2 format error(s)), 0 warning(s); \
     ///      3 grading error(s) recorded (valid lines: a failed grading or isError)"
     /// );
     /// ```
     #[must_use]
     pub fn verdict(&self, strict: bool) -> String {
         let bad = self.errors + if strict { self.warnings } else { 0 };
+        let forms = match (self.reward_form, self.score_form) {
+            (0, 0) => String::new(),
+            (_, 0) => " read as EvaluationResult (`reward`)".to_owned(),
+            (0, _) => " read as hud's grade frame (`score` is the reward)".to_owned(),
+            (reward, score) => format!(
+                " of two forms ({reward} EvaluationResult with `reward`, {score} hud's grade \
+                 frame with `score`)"
+            ),
+        };
         format!(
-            "{} {}: {} invalid ({} format error(s)), {} warning(s){}{}",
+            "{} {}{forms}: {} invalid ({} format error(s)), {} warning(s){}{}",
             self.results,
             if self.results == 1 {
                 "result"
@@ -205,9 +229,42 @@ pub fn check_file(
         }
         sink(problem)
     };
-    let mut tally = |checked: Checked, report: &mut Report| {
+    let mut first_form = None;
+    let mut mixed = false;
+    let mut tally = |mut checked: Checked, report: &mut Report| {
         report.results += 1;
         report.grading_errors += u64::from(checked.grading_error);
+        if let Some(form) = checked.form {
+            match form {
+                RewardForm::Score => report.score_form += 1,
+                _ => report.reward_form += 1,
+            }
+            match first_form {
+                None => first_form = Some((form, checked.line)),
+                // Said once, where the second form first appears.
+                Some((first, at)) if first != form && !mixed => {
+                    mixed = true;
+                    {
+                        checked.problems.push(Problem {
+                            line: checked.line,
+                            path: "$".to_owned(),
+                            message: format!(
+                                "this file mixes result forms: this result is {}, {} is {}; \
+                                 each is read with its own field as the reward",
+                                form.describe(),
+                                at.map_or_else(
+                                    || "the first".to_owned(),
+                                    |at| format!("line {at}")
+                                ),
+                                first.describe()
+                            ),
+                            severity: Severity::Warning,
+                        });
+                    }
+                }
+                Some(_) => {}
+            }
+        }
         report.invalid += u64::from(
             checked
                 .problems
@@ -240,6 +297,8 @@ pub fn check_file(
                     severity: Severity::Error,
                 }],
                 grading_error: false,
+                form: None,
+                line: Some(number),
             },
         };
         tally(checked, &mut report)?;
@@ -266,12 +325,18 @@ struct Checked {
     problems: Vec<Problem>,
     /// A valid result that records a failed grading.
     grading_error: bool,
+    /// The field a valid result's reward was read from.
+    form: Option<RewardForm>,
+    /// The line checked, in a JSON Lines file.
+    line: Option<u64>,
 }
 
 fn check(bytes: &[u8], line: Option<u64>) -> Checked {
     let invalid = |problems| Checked {
         problems,
         grading_error: false,
+        form: None,
+        line,
     };
     let problem = |path: String, message: String, severity| Problem {
         line,
@@ -283,10 +348,14 @@ fn check(bytes: &[u8], line: Option<u64>) -> Checked {
     // Fast path: what the type accepts is valid.
     let typed_error = if evaluation {
         match serde_json::from_slice::<grader_eval::Line>(bytes) {
-            Ok(line) => {
+            Ok(mut parsed) => {
+                let form = match settle_line(bytes, &mut parsed) {
+                    Ok(form) => form,
+                    Err(error) => return invalid(vec![form_problem(&error, "$.result", line)]),
+                };
                 let grading_error =
-                    line.error.is_some() || line.result.as_ref().is_some_and(|r| r.is_error());
-                let problems = line
+                    parsed.error.is_some() || parsed.result.as_ref().is_some_and(|r| r.is_error());
+                let problems = parsed
                     .result
                     .map(|result| warnings(&result, "$.result"))
                     .unwrap_or_default()
@@ -296,19 +365,27 @@ fn check(bytes: &[u8], line: Option<u64>) -> Checked {
                 return Checked {
                     problems,
                     grading_error,
+                    form,
+                    line,
                 };
             }
             Err(error) => error,
         }
     } else {
         match serde_json::from_slice::<EvaluationResult>(bytes) {
-            Ok(result) => {
+            Ok(mut result) => {
+                let form = match settle_result(bytes, &mut result) {
+                    Ok(form) => form,
+                    Err(error) => return invalid(vec![form_problem(&error, "$", line)]),
+                };
                 return Checked {
                     problems: warnings(&result, "$")
                         .into_iter()
                         .map(|(path, message)| problem(path, message, Severity::Warning))
                         .collect(),
                     grading_error: result.is_error(),
+                    form,
+                    line,
                 };
             }
             Err(error) => error,
@@ -351,47 +428,26 @@ fn check(bytes: &[u8], line: Option<u64>) -> Checked {
     )
 }
 
+/// A result whose reward cannot be read, as a problem at `path` (the result) or its `score`.
+fn form_problem(error: &FormError, path: &str, line: Option<u64>) -> Problem {
+    let path = match error {
+        FormError::NoReward => path.to_owned(),
+        _ => child_path(path, "score"),
+    };
+    Problem {
+        line,
+        path,
+        message: error.to_string(),
+        severity: Severity::Error,
+    }
+}
+
 /// A JSON syntax error, said plainly: NaN and infinities named as such.
 fn syntax_message(bytes: &[u8], error: &serde_json::Error) -> String {
     if error.is_eof() {
         return format!("the JSON ends too early, the line looks truncated ({error})");
     }
-    let text = error.to_string();
-    if text.starts_with("number out of range") {
-        return format!(
-            "a number too large for a double: scores and rewards must be finite ({error})"
-        );
-    }
-    // serde_json counts columns in bytes from 1, on the error's line.
-    let start = line_start(bytes, error.line()) + error.column().saturating_sub(1);
-    let rest = bytes.get(start..).unwrap_or_default();
-    for token in [
-        "NaN",
-        "-NaN",
-        "Infinity",
-        "-Infinity",
-        "+Infinity",
-        "inf",
-        "-inf",
-        "nan",
-    ] {
-        if rest.starts_with(token.as_bytes()) {
-            return format!(
-                "`{token}` is not JSON: scores and rewards must be finite numbers ({error})"
-            );
-        }
-    }
-    format!("not valid JSON: {error}")
-}
-
-/// The byte offset where line `line` (from 1) of `bytes` starts.
-fn line_start(bytes: &[u8], line: usize) -> usize {
-    if line <= 1 {
-        return 0;
-    }
-    memchr::memchr_iter(b'\n', bytes)
-        .nth(line - 2)
-        .map_or(bytes.len(), |at| at + 1)
+    records::non_finite_message(bytes, error).unwrap_or_else(|| format!("not valid JSON: {error}"))
 }
 
 /// `$` followed by `.key` (or `["key"]` when the key is not a plain name).
@@ -526,6 +582,24 @@ fn check_result(value: &Value, path: &str, found: &mut Found) {
     if let Some(subscores) = fields.get("subscores") {
         check_subscores(subscores, &child_path(path, "subscores"), found);
     }
+    if !fields.contains_key("reward") {
+        match fields.get("score") {
+            // hud's form: the score is the reward.
+            Some(score) if !score.as_f64().is_some_and(f64::is_finite) => found.push((
+                child_path(path, "score"),
+                format!(
+                    "`score` (the reward, there being no `reward`) must be a finite number, \
+                     found {}",
+                    describe(score)
+                ),
+            )),
+            Some(_) => {}
+            None if fields.get("isError") != Some(&Value::Bool(true)) => {
+                found.push((path.to_owned(), FormError::NoReward.to_string()));
+            }
+            None => {}
+        }
+    }
 }
 
 /// Checks `fields[key]`, if present, with `ok` (which names what it expects when it fails).
@@ -645,12 +719,25 @@ fn check_subscore(value: &Value, path: &str, found: &mut Found) {
     }
 }
 
-/// What the reference warns about when it reads a result (its `_check_subscores`).
+/// What the reference warns about when it reads a result (its `_check_subscores`), and a
+/// `score` beside the `reward` that says otherwise.
 fn warnings(result: &EvaluationResult, path: &str) -> Found {
-    let Some(subscores) = result.subscores.as_deref().filter(|s| !s.is_empty()) else {
-        return Vec::new();
-    };
     let mut found = Vec::new();
+    if let Some(score) = result.extra.get("score").as_ref().and_then(Value::as_f64)
+        && score != result.reward()
+    {
+        found.push((
+            format!("{path}.score"),
+            format!(
+                "`score` {score} differs from `reward` {}: the reward is read, `score` is kept \
+                 as one more field",
+                result.reward()
+            ),
+        ));
+    }
+    let Some(subscores) = result.subscores.as_deref().filter(|s| !s.is_empty()) else {
+        return found;
+    };
     let mut seen = std::collections::HashSet::new();
     for (index, sub) in subscores.iter().enumerate() {
         if !seen.insert(sub.name()) {

@@ -33,10 +33,10 @@ fn files_written_by_this_project_are_valid() {
         .assert()
         .code(0)
         .stdout(contains(
-            "results.jsonl: 50 results: 0 invalid (0 format error(s)), 0 warning(s): valid",
+            "results.jsonl: 50 results read as EvaluationResult (`reward`): 0 invalid (0 format error(s)), 0 warning(s): valid",
         ))
         .stdout(contains(
-            "result.json: 1 result: 0 invalid (0 format error(s)), 0 warning(s): valid",
+            "result.json: 1 result read as EvaluationResult (`reward`): 0 invalid (0 format error(s)), 0 warning(s): valid",
         ));
 }
 
@@ -52,7 +52,7 @@ fn files_written_by_the_python_sdk_are_valid() {
         .assert()
         .code(0)
         .stdout(contains(
-            "3 results: 0 invalid (0 format error(s)), 0 warning(s); 1 grading error(s) recorded (valid lines: a failed grading or isError): valid",
+            "3 results read as EvaluationResult (`reward`): 0 invalid (0 format error(s)), 0 warning(s); 1 grading error(s) recorded (valid lines: a failed grading or isError): valid",
         ));
 }
 
@@ -111,7 +111,7 @@ fn a_truncated_last_line_is_reported_with_its_number() {
             "cut.jsonl: line 2: $: the JSON ends too early, the line looks truncated",
         ))
         .stdout(contains(
-            "2 results: 1 invalid (1 format error(s)), 0 warning(s)\n",
+            "2 results read as EvaluationResult (`reward`): 1 invalid (1 format error(s)), 0 warning(s)\n",
         ));
 }
 
@@ -193,7 +193,9 @@ fn wrong_types_are_each_reported_at_their_json_path() {
         "line 1: $.subscores[1]: a subscore must be a JSON object, found a string",
         "line 2: $: a result must be a JSON object, found an array",
         "line 4: $.subscores: subscores must be an array or null, found an object",
+        "line 4: $: neither `reward` nor `score`: a result says its reward as `reward` (grader's and the HUD SDK's EvaluationResult) or `score` (hud's grade frame and `run.evaluation`)",
         "line 5: $.subscores[0].metadata: both `info` and `metadata`, which are the same field",
+        "line 5: $: neither `reward` nor `score`: a result says its reward as `reward` (grader's and the HUD SDK's EvaluationResult) or `score` (hud's grade frame and `run.evaluation`)",
     ];
     let output = grader().arg("validate").arg(&path).output().unwrap();
     assert_eq!(output.status.code(), Some(1));
@@ -208,7 +210,7 @@ fn wrong_types_are_each_reported_at_their_json_path() {
         .collect();
     assert_eq!(found, expected, "{stdout}");
     assert!(
-        stdout.contains("types.jsonl: 4 results: 4 invalid (16 format error(s)), 0 warning(s)"),
+        stdout.contains("types.jsonl: 4 results: 4 invalid (18 format error(s)), 0 warning(s)"),
         "{stdout}"
     );
 }
@@ -252,7 +254,7 @@ fn a_100_mb_line_is_skipped_without_loading_it_and_the_rest_is_checked() {
     writeln!(file, "\"}}").unwrap();
     writeln!(
         file,
-        "{{\"subscores\": [{{\"name\": \"late\", \"value\": 9}}]}}"
+        "{{\"reward\": 0.0, \"subscores\": [{{\"name\": \"late\", \"value\": 9}}]}}"
     )
     .unwrap();
     drop(file);
@@ -264,7 +266,7 @@ fn a_100_mb_line_is_skipped_without_loading_it_and_the_rest_is_checked() {
         .code(1)
         .stdout(contains("line 2: $: the line is 104857630 bytes, longer than the limit of 67108864 (--max-line); not checked"))
         .stdout(contains("line 3: $.subscores[0].value: value 9 is outside [0, 1]"))
-        .stdout(contains("3 results: 2 invalid (2 format error(s)), 0 warning(s)\n"));
+        .stdout(contains("3 results read as EvaluationResult (`reward`): 2 invalid (2 format error(s)), 0 warning(s)\n"));
     // With a higher limit the long line is read, and is valid.
     grader()
         .args(["validate", "--max-line", "128M"])
@@ -273,7 +275,7 @@ fn a_100_mb_line_is_skipped_without_loading_it_and_the_rest_is_checked() {
         .code(1)
         .stdout(contains("line 2").not())
         .stdout(contains(
-            "3 results: 1 invalid (1 format error(s)), 0 warning(s)\n",
+            "3 results read as EvaluationResult (`reward`): 1 invalid (1 format error(s)), 0 warning(s)\n",
         ));
 }
 
@@ -312,7 +314,7 @@ fn standard_input_is_read_as_lines() {
         .assert()
         .code(0)
         .stdout(contains(
-            "-: 2 results: 0 invalid (0 format error(s)), 0 warning(s): valid",
+            "-: 2 results read as EvaluationResult (`reward`): 0 invalid (0 format error(s)), 0 warning(s): valid",
         ));
 }
 
@@ -365,7 +367,7 @@ fn the_runners_evaluation_lines_are_valid_and_their_fields_checked() {
         .assert()
         .code(0)
         .stdout(contains(
-            "12 results: 0 invalid (0 format error(s)), 0 warning(s); 2 grading error(s) recorded (valid lines: a failed grading or isError): valid",
+            "12 results read as EvaluationResult (`reward`): 0 invalid (0 format error(s)), 0 warning(s); 2 grading error(s) recorded (valid lines: a failed grading or isError): valid",
         ));
 
     let bad = dir.path().join("bad-eval.jsonl");
@@ -422,7 +424,7 @@ fn invalid_lines_and_recorded_grading_errors_are_counted_apart() {
         .assert()
         .code(1)
         .stdout(contains(
-            "4 results: 1 invalid (1 format error(s)), 0 warning(s); 2 grading error(s) \
+            "4 results read as EvaluationResult (`reward`): 1 invalid (1 format error(s)), 0 warning(s); 2 grading error(s) \
              recorded (valid lines: a failed grading or isError)\n",
         ));
 }

@@ -1,11 +1,11 @@
 //! The crate's error types, below every module that returns them: [`EvalError`] (the
 //! runner's, which wraps the others), [`LinesError`] (reading an evaluation's lines),
 //! [`StoreError`] (object storage), [`ShardEnvError`] (the shard from a scheduler's
-//! environment, with the names of the variables it speaks of) and [`SpillError`] (the
-//! summary's temporary files). Each is public where its module is, through a re-export
-//! (`grader_eval::EvalError`, `line::LinesError`, `store::StoreError`, `shard::ShardEnvError`,
-//! `summary::SpillError`); this module imports none of the others, so that all of them can
-//! import it.
+//! environment, with the names of the variables it speaks of), [`SpillError`] (the summary's
+//! temporary files) and [`FormError`] (a result whose reward cannot be read). Each is public
+//! where its module is, through a re-export (`grader_eval::EvalError`, `line::LinesError`,
+//! `store::StoreError`, `shard::ShardEnvError`, `summary::SpillError`, `line::FormError`);
+//! this module imports none of the others, so that all of them can import it.
 
 use std::io;
 use std::path::PathBuf;
@@ -264,4 +264,32 @@ pub struct SpillError {
     /// Why.
     #[source]
     pub source: io::Error,
+}
+
+/// A result that does not say its reward in a form that can be read
+/// ([`line::settle_form`](crate::line::settle_form)).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum FormError {
+    /// Neither `reward` nor `score`, and the result is not marked `isError`: nothing says what
+    /// it scored, and reading it as 0 would make up a failure.
+    #[error(
+        "neither `reward` nor `score`: a result says its reward as `reward` (grader's and the \
+         HUD SDK's EvaluationResult) or `score` (hud's grade frame and `run.evaluation`)"
+    )]
+    NoReward,
+    /// `score` (read as the reward, there being no `reward`) is not a number.
+    #[error("`score` must be a finite number, found {kind}: {text}")]
+    ScoreNotANumber {
+        /// What it is: `a string`, `a boolean`, `null`…
+        kind: &'static str,
+        /// Its JSON text (at most 80 bytes of it).
+        text: String,
+    },
+    /// `score` is a number too large for a double: not a finite reward.
+    #[error("`score` {text} is not a finite number (too large for a double)")]
+    ScoreNotFinite {
+        /// Its JSON text (at most 80 bytes of it).
+        text: String,
+    },
 }

@@ -3,16 +3,18 @@
 // The files: this one holds the line format, at the bottom of the crate with `error.rs`;
 // `write.rs` writes a line as JSON (`Line::to_json_line`, and `write_line` for the runner's
 // buffers); `read.rs` reads files of lines back (`read_lines`), through the `store` module
-// for object store URLs.
+// for object store URLs; `form.rs` reads a result's reward from `reward` or hud's `score`.
 
 use serde::{Deserialize, Serialize};
 
 use grader_core::score::EvaluationResult;
 
+mod form;
 mod read;
 mod write;
 
-pub use crate::error::LinesError;
+pub use crate::error::{FormError, LinesError};
+pub use form::{RewardForm, settle_line, settle_result};
 pub use read::{Entry, Lines, read_lines};
 #[cfg(feature = "run")]
 pub(crate) use write::write_line;

@@ -40,7 +40,8 @@ pub enum Entry {
 
 /// Reads an evaluation's JSONL file line by line, without loading it whole.
 ///
-/// Every complete line must be a valid [`Line`]; a last line without its newline is reported
+/// Every complete line must be a valid [`Line`] (a result in hud's form, `score` without
+/// `reward`, is read with its score as the reward: see [`settle_line`](super::settle_line)); a last line without its newline is reported
 /// as [`Entry::Torn`] whatever it holds, because its write may not have finished. Empty lines
 /// are skipped. With the feature `object-store`, `path` may also be an `s3://`, `gs://` or
 /// `az://` URL: the lines of every chunk of every shard written there, or of the one object it
@@ -142,18 +143,21 @@ impl Iterator for Lines {
             if text.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
-            return Some(
-                serde_json::from_slice::<Line>(text)
-                    .map(|line| Entry::Line(Box::new(line)))
-                    .map_err(|error| {
-                        self.finished = true;
-                        LinesError::Corrupt {
-                            path: self.path.clone(),
-                            line_number: self.line_number,
-                            message: error.to_string(),
-                        }
-                    }),
-            );
+            let read = serde_json::from_slice::<Line>(text)
+                .map_err(|error| error.to_string())
+                .and_then(|mut line| {
+                    // A result in hud's form (`score`) is read with its score as the reward.
+                    super::settle_line(text, &mut line).map_err(|error| error.to_string())?;
+                    Ok(Entry::Line(Box::new(line)))
+                });
+            return Some(read.map_err(|message| {
+                self.finished = true;
+                LinesError::Corrupt {
+                    path: self.path.clone(),
+                    line_number: self.line_number,
+                    message,
+                }
+            }));
         }
         None
     }
