@@ -267,7 +267,8 @@ pub struct SpillError {
 }
 
 /// A result that does not say its reward in a form that can be read
-/// ([`line::settle_form`](crate::line::settle_form)).
+/// ([`line::settle_result`](crate::line::settle_result) and
+/// [`line::settle_line`](crate::line::settle_line)).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum FormError {
