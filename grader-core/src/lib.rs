@@ -65,6 +65,8 @@ mod outcome;
 pub mod params;
 pub mod pyjson;
 pub mod report;
+#[cfg(all(unix, feature = "bash"))]
+pub mod sandbox;
 pub mod score;
 pub mod text;
 

@@ -31,7 +31,20 @@ async fn exit_zero_scores_one_and_records_both_streams() {
     assert_eq!(info["stdout"], "out\n");
     assert_eq!(info["stderr"], "err\n");
     let keys: Vec<&str> = info.keys().map(String::as_str).collect();
-    assert_eq!(keys, ["exit_code", "stdout", "stderr", "_parameters"]);
+    // With the default limits: how each was applied, and the peak memory where a cgroup
+    // measured it.
+    let peak: &[&str] = if info["limits"]["memory"] == "rlimit" {
+        &[]
+    } else {
+        &["peak_memory_bytes"]
+    };
+    let expected = [
+        &["exit_code", "stdout", "stderr", "limits"],
+        peak,
+        &["_parameters"],
+    ]
+    .concat();
+    assert_eq!(keys, expected);
 }
 
 #[tokio::test]

@@ -115,6 +115,33 @@ fn long_files_say_why() {
     );
 }
 
+/// The one file allowed `unsafe` (the workspace denies it everywhere else): the hook that runs
+/// between `fork` and `exec` to put a command in its cgroups and set its rlimits.
+const UNSAFE_ALLOWED: &str = "grader-core/src/sandbox/hook.rs";
+
+#[test]
+fn unsafe_code_is_allowed_in_one_file_only() {
+    let root = workspace_root();
+    let mut offenders = Vec::new();
+    for (_, src) in crate_src_dirs(&root) {
+        let mut files = Vec::new();
+        rust_files(&src, &mut files).unwrap_or_else(|e| panic!("{e}"));
+        for file in files {
+            let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{e}"));
+            let name = shown(&root, &file);
+            if text.contains("allow(unsafe_code)") && name != UNSAFE_ALLOWED {
+                offenders.push(name);
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "only {UNSAFE_ALLOWED} may allow unsafe code: {offenders:?}"
+    );
+    let hook = std::fs::read_to_string(root.join(UNSAFE_ALLOWED)).expect("the hook exists");
+    assert_eq!(hook.matches("unsafe {").count(), 1, "one unsafe block, with its SAFETY");
+}
+
 // ---------------------------------------------------------------------------------------
 // Long files
 // ---------------------------------------------------------------------------------------

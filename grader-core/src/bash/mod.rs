@@ -4,6 +4,7 @@
 mod capture;
 mod group;
 pub mod secrets;
+mod spawn;
 mod start;
 mod sweep;
 mod watch;
@@ -12,11 +13,10 @@ use std::borrow::Cow;
 use std::ffi::OsString;
 use std::fmt;
 use std::io;
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::pin::pin;
-use std::process::{ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -26,22 +26,18 @@ use crate::error::{Failure, GraderError};
 use crate::grader::Grader;
 use crate::grading::Grading;
 use crate::limit::Resource;
+use crate::sandbox::{Limits, Sandbox};
 use crate::score::{Info, Score, SubScore};
 
 use capture::Capture;
-use group::{CommandGuard, ENV};
 use secrets::Inherit;
-use sweep::Tag;
+use spawn::Started;
 
 /// The shell every command runs in, as `/bin/bash -lc COMMAND`.
 const BASH: &str = "/bin/bash";
 /// How long output is still read after the command's group is stopped, for a process that
 /// left the group and keeps the pipes open.
 const DRAIN_WAIT: Duration = Duration::from_millis(100);
-
-/// A command that started: its guard, and when it started. `None` in its place means there
-/// was no shell to run it with.
-type Started = (CommandGuard, Instant);
 
 /// How long a command may run unless [`BashGrader::timeout`] says otherwise: 600 s, as the
 /// reference's current default.
@@ -234,6 +230,8 @@ pub struct BashGrader {
     login_shell: bool,
     inherit: Inherit,
     passed: Vec<OsString>,
+    limits: Limits,
+    sandbox: Option<Sandbox>,
 }
 
 impl fmt::Debug for BashGrader {
@@ -250,6 +248,8 @@ impl fmt::Debug for BashGrader {
             .field("login_shell", &self.login_shell)
             .field("inherit", &self.inherit)
             .field("passed", &self.passed)
+            .field("limits", &self.limits)
+            .field("sandbox", &self.sandbox)
             .finish()
     }
 }
@@ -268,6 +268,8 @@ impl BashGrader {
             login_shell: true,
             inherit: Inherit::AllButSecrets,
             passed: Vec::new(),
+            limits: Limits::default(),
+            sandbox: None,
         }
     }
 
@@ -352,6 +354,32 @@ impl BashGrader {
         self
     }
 
+    /// What the command may use: memory, processes, CPU time, written file size, open files
+    /// ([`Limits::default`] unless set: 4 GiB of memory, 4 096 processes, 8 GiB files, 4 096
+    /// open files, no CPU-time limit; [`Limits::none`] for none). Enforced by a cgroup made for
+    /// the command where the machine offers one (v1 or v2), by rlimits otherwise; `info.limits`
+    /// says which enforced each, and `info.peak_memory_bytes` how much memory the command used
+    /// at most (with a cgroup). A command that exceeds a limit scores 0.0 whatever its exit
+    /// code, with `info.limit_exceeded` naming the limit (`memory limit 512 MiB exceeded`):
+    /// the grading process and the other gradings go on. Limits that differ from the defaults
+    /// are recorded in `_parameters.limits`. See [`Limits`] for what each limit counts.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Runs the command in a bubblewrap [`Sandbox`]: a read-only system, its working directory
+    /// (the [`cwd`](Self::cwd), else this process's) read-write, a private `/tmp`, its own PID
+    /// namespace, no network unless the sandbox allows it. `info.sandbox` says `bwrap`, or,
+    /// where bwrap cannot sandbox and the sandbox was made
+    /// [`or_unsandboxed`](Sandbox::or_unsandboxed), `none: ` and why; otherwise the grade fails
+    /// with [`Failure::Sandbox`]. Inside the sandbox a process ended by signal N shows as exit
+    /// code 128 + N (bwrap reports it so). Recorded in `_parameters.sandbox`.
+    pub fn sandbox(mut self, sandbox: Sandbox) -> Self {
+        self.sandbox = Some(sandbox);
+        self
+    }
+
     /// The grading of this command at `weight`: [`Grader::grade`], callable without importing
     /// the trait.
     pub fn grade<'a>(self, weight: f64) -> Grading<'a, Self> {
@@ -397,7 +425,13 @@ impl BashGrader {
         let set: Vec<OsString> = self.env.iter().map(|(name, _)| name.clone()).collect();
         let withheld = secrets::withheld(self.inherit, &self.passed, &set);
         let (this, started) = self.start_off_executor(shell, withheld.clone()).await?;
-        let Some((mut guard, started)) = started else {
+        let Some(Started {
+            mut guard,
+            at: started,
+            limits,
+            sandbox,
+        }) = started
+        else {
             return Ok(shell_not_found(shell));
         };
         let stdout = guard.child.stdout.take();
@@ -463,6 +497,7 @@ impl BashGrader {
         let (stdout, stdout_dropped) = out.finish();
         let (stderr, stderr_dropped) = err.finish();
         let code = exit.map(exit_code);
+        let limits = limits.finish(code);
         let mut info = Info::new();
         info.insert("exit_code".into(), code.map_or(Value::Null, Value::from));
         info.insert("stdout".into(), stdout.into());
@@ -471,7 +506,14 @@ impl BashGrader {
             info.insert("timed_out".into(), true.into());
             info.insert("timeout".into(), seconds(this.timeout));
         }
-        let value = if code == Some(0) { 1.0 } else { 0.0 };
+        let value = if code == Some(0) && limits.exceeded.is_none() {
+            1.0
+        } else {
+            0.0
+        };
+        if let Some(exceeded) = limits.exceeded {
+            info.insert("limit_exceeded".into(), exceeded.into());
+        }
         if stdout_dropped > 0 {
             info.insert("stdout_dropped_bytes".into(), stdout_dropped.into());
         }
@@ -485,128 +527,16 @@ impl BashGrader {
                 .map(|name| Value::String(name.to_string_lossy().into_owned()));
             info.insert("env_withheld".into(), Value::Array(names.collect()));
         }
+        if !limits.by.is_empty() {
+            info.insert("limits".into(), Value::Object(limits.by));
+        }
+        if let Some(peak) = limits.peak_memory {
+            info.insert("peak_memory_bytes".into(), peak.into());
+        }
+        if let Some(sandbox) = sandbox {
+            info.insert("sandbox".into(), sandbox.into());
+        }
         Ok(Score::new(value).with_info(info))
-    }
-
-    /// Starts the command on a [starter thread](start), with the checks that touch the
-    /// filesystem before it. If the grading is dropped while the command starts, the guard,
-    /// dropped on the starter thread, stops it.
-    async fn start_off_executor(
-        self,
-        shell: &Path,
-        withheld: Vec<OsString>,
-    ) -> Result<(Self, Option<Started>), Failure> {
-        let shell = shell.to_owned();
-        let job = move || {
-            let started = self.start(&shell, &withheld);
-            started.map(|started| (self, started))
-        };
-        match start::run(job).await {
-            Ok(Ok(started)) => started,
-            Ok(Err(panic)) => std::panic::resume_unwind(panic),
-            Err(source) => Err(Failure::Io {
-                context: "handing the command to the threads that start commands".to_owned(),
-                source,
-            }),
-        }
-    }
-
-    /// Checks the working directory and the shell, then starts the command: the part of a
-    /// grade that blocks.
-    fn start(&self, shell: &Path, withheld: &[OsString]) -> Result<Option<Started>, Failure> {
-        if let Some(dir) = &self.cwd {
-            check_directory(dir)?;
-        }
-        if !shell.exists() {
-            return Ok(None);
-        }
-        sweep::start().map_err(|source| Failure::Io {
-            context: "starting the thread that stops commands' processes".to_owned(),
-            source,
-        })?;
-        watch::ensure(BASH).map_err(|source| Failure::Io {
-            context: "starting the watcher that stops commands if this process ends".to_owned(),
-            source,
-        })?;
-
-        let reset_signals = group::inherits_ignored_signals() && group::env_resets_signals();
-        let mut command = if reset_signals {
-            let mut command = tokio::process::Command::new(ENV);
-            command.arg("--default-signal").arg(shell);
-            command
-        } else {
-            tokio::process::Command::new(shell)
-        };
-        if self.login_shell {
-            command.arg("-lc");
-        } else {
-            command
-                .args(["--noprofile", "--norc", "-c"])
-                .env_remove("BASH_ENV")
-                .env_remove("ENV");
-        }
-        if self.inherit == Inherit::Nothing {
-            command.env_clear();
-        }
-        for name in withheld {
-            command.env_remove(name);
-        }
-        let tag = Tag::next();
-        command
-            .arg(&self.command)
-            .env(tag.name, tag.value())
-            .envs(self.env.iter().map(|(key, value)| (key, value)))
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0);
-        if let Some(dir) = &self.cwd {
-            command.current_dir(dir);
-        }
-        tracing::debug!(command = %self.command, cwd = ?self.cwd, timeout = ?self.timeout, "running grader command");
-
-        let before = sweep::Counters::read();
-        let started = Instant::now();
-        match command.spawn() {
-            Ok(child) => Ok(Some((CommandGuard::new(child, tag.id, before), started))),
-            Err(error) => {
-                // tokio starts the process before it registers its pipes and its pidfd with
-                // the runtime, and leaves the process running when that fails (the runtime is
-                // shutting down): stop whatever carries the tag.
-                sweep::kill_now(tag.id, None, before.map(sweep::Window::after));
-                if !shell.exists() {
-                    return Ok(None);
-                }
-                if let Some(dir) = &self.cwd {
-                    // It was fine when checked; it is gone or closed now.
-                    check_directory(dir)?;
-                }
-                Err(spawn_failure(shell, error))
-            }
-        }
-    }
-
-    /// Fails on an environment variable that cannot be set as given.
-    fn check_env(&self) -> Result<(), Failure> {
-        for (name, value) in &self.env {
-            let bytes = name.as_bytes();
-            let reason = if bytes.is_empty() {
-                "has an empty name"
-            } else if bytes.contains(&b'=') {
-                "has `=` in its name"
-            } else if bytes.contains(&0) {
-                "has a NUL byte in its name"
-            } else if value.as_bytes().contains(&0) {
-                "has a NUL byte in its value"
-            } else {
-                continue;
-            };
-            return Err(Failure::Environment {
-                name: name.to_string_lossy().into_owned(),
-                reason: reason.to_owned(),
-            });
-        }
-        Ok(())
     }
 }
 
@@ -648,6 +578,25 @@ impl Grader for BashGrader {
                 .map(|name| Value::String(name.to_string_lossy().into_owned()));
             params.insert("pass_env".into(), Value::Array(names.collect()));
         }
+        let limits = self.limits.changes();
+        if !limits.is_empty() {
+            params.insert("limits".into(), Value::Object(limits));
+        }
+        if let Some(sandbox) = &self.sandbox {
+            let paths = |writable: bool| {
+                let paths = sandbox.binds().iter().filter(|(_, w)| *w == writable);
+                Value::Array(
+                    paths
+                        .map(|(path, _)| path.to_string_lossy().into_owned().into())
+                        .collect(),
+                )
+            };
+            let mut described = serde_json::Map::new();
+            described.insert("network".into(), sandbox.allows_network().into());
+            described.insert("read_only".into(), paths(false));
+            described.insert("writable".into(), paths(true));
+            params.insert("sandbox".into(), Value::Object(described));
+        }
         params
     }
 
@@ -661,23 +610,6 @@ impl Grader for BashGrader {
     }
 }
 
-/// Fails unless `dir` is an existing directory this process may enter.
-fn check_directory(dir: &Path) -> Result<(), Failure> {
-    let reason = match std::fs::metadata(dir) {
-        Ok(meta) if meta.is_dir() => match rustix::fs::access(dir, rustix::fs::Access::EXEC_OK) {
-            Ok(()) => return Ok(()),
-            Err(error) => format!("cannot be entered: {}", io::Error::from(error)),
-        },
-        Ok(_) => "is not a directory".to_owned(),
-        Err(error) if error.kind() == io::ErrorKind::NotFound => "does not exist".to_owned(),
-        Err(error) => format!("cannot be used: {error}"),
-    };
-    Err(Failure::WorkingDirectory {
-        path: dir.to_owned(),
-        reason,
-    })
-}
-
 /// The score when there is no shell: 0.0 with the reference's message.
 fn shell_not_found(shell: &Path) -> Score {
     let mut info = Info::new();
@@ -689,13 +621,6 @@ fn shell_not_found(shell: &Path) -> Score {
     );
     info.insert("timed_out".into(), false.into());
     Score::new(0.0).with_info(info)
-}
-
-fn spawn_failure(shell: &Path, source: io::Error) -> Failure {
-    Failure::Io {
-        context: format!("starting `{} -lc`", shell.display()),
-        source,
-    }
 }
 
 fn wait_failure(source: io::Error) -> Failure {
