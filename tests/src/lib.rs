@@ -55,6 +55,11 @@ pub struct EnvironmentsDoctests;
 #[cfg(doctest)]
 pub struct JudgeDoctests;
 
+/// The code of `docs/sandbox.md` compiles: the page is a doctest of this crate.
+#[doc = include_str!("../../docs/sandbox.md")]
+#[cfg(doctest)]
+pub struct SandboxDoctests;
+
 /// The code of `docs/differences.md` compiles: the page is a doctest of this crate.
 #[doc = include_str!("../../docs/differences.md")]
 #[cfg(doctest)]

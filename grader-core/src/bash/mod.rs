@@ -118,6 +118,10 @@ pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(1);
 ///   with [`env`](Self::env) is always set; [`pass_env`](Self::pass_env) lets one through,
 ///   [`env_clear`](Self::env_clear) inherits nothing, and
 ///   [`inherit_secrets(true)`](Self::inherit_secrets) everything, as the reference does.
+/// - **Bounded, and sandboxed on request.** The command may use 4 GiB of memory, 4 096
+///   processes, 8 GiB files and 4 096 open files unless told otherwise
+///   ([`limits`](Self::limits)); a limit hit scores 0.0 with `info.limit_exceeded` naming it.
+///   [`sandbox`](Self::sandbox) runs it under bubblewrap. The reference bounds only time.
 /// - **A bad `cwd` is an error** ([`Failure::WorkingDirectory`] naming the path: missing, not
 ///   a directory, or not enterable), not a 0.0: the grader could not run, the agent did not
 ///   fail. So is an environment variable that cannot be set as given (an empty name, `=` or
@@ -209,7 +213,12 @@ pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(1);
 ///   this process's tag, SIGKILL to what is left half a second later, and exits. It runs no
 ///   command while this process lives and exits with it.
 ///
-/// **What still escapes**: a process that clears or rewrites its environment (`env -i`,
+/// - **The cgroup, where there is one.** With [limits](Self::limits) enforced by a cgroup (the
+///   default, where the machine offers one), every process of the command is in the command's
+///   own group, which no process can leave: once the sweeper is done, whatever is still in it
+///   is killed before the grade returns.
+///
+/// **What still escapes** (without a cgroup): a process that clears or rewrites its environment (`env -i`,
 /// `exec -c`) once it has also left the process group; one whose environment this user cannot
 /// read (a setuid program); a process started by another service on the command's behalf
 /// (`systemd-run`, `at`, a daemon reached through a socket); and, if this process dies, the
