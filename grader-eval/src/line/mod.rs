@@ -7,6 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use grader_core::SubScore;
 use grader_core::score::EvaluationResult;
 
 mod form;
@@ -137,6 +138,18 @@ impl Line {
         }
     }
 
+    /// The line's [`outcome_fingerprint`]: equal for two lines that say the same about a
+    /// grading.
+    #[must_use]
+    pub fn fingerprint(&self) -> u64 {
+        outcome_fingerprint(
+            self.error
+                .as_ref()
+                .map(|error| (error.kind, error.message.as_str())),
+            self.result.as_ref(),
+        )
+    }
+
     /// The reward, when the line is scored: a result without `isError` and no error.
     #[must_use]
     pub fn reward(&self) -> Option<f64> {
@@ -147,6 +160,66 @@ impl Line {
             _ => None,
         }
     }
+}
+
+/// A fingerprint of a grading's outcome: its error (kind and message), or its result's reward,
+/// `isError` and subscores (each one's name, weight, value and children, in order). Info,
+/// content, duration and extra fields are left out. Two lines of one (sample, epoch) with
+/// different fingerprints are a *conflict*: they say different things about the same grading,
+/// and which one counts changes what a summary says.
+///
+/// ```
+/// use grader_core::{EvaluationResult, Grade, SubScore};
+/// use grader_eval::line::outcome_fingerprint;
+///
+/// let result = |value| -> Result<EvaluationResult, Box<dyn std::error::Error>> {
+///     Ok(Grade::from_subscores([SubScore::new("tests", value)?])?)
+/// };
+/// let mut noted = result(1.0)?;
+/// noted.content = Some("a note".into());
+/// assert_eq!(outcome_fingerprint(None, Some(&result(1.0)?)), outcome_fingerprint(None, Some(&noted)));
+/// assert_ne!(outcome_fingerprint(None, Some(&result(1.0)?)), outcome_fingerprint(None, Some(&result(0.5)?)));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[must_use]
+pub fn outcome_fingerprint(
+    error: Option<(ErrorKind, &str)>,
+    result: Option<&EvaluationResult>,
+) -> u64 {
+    use std::hash::{BuildHasher as _, Hasher as _};
+
+    fn hash_subscores(hasher: &mut impl std::hash::Hasher, subscores: Option<&[SubScore]>) {
+        let Some(subscores) = subscores else {
+            hasher.write_u8(0);
+            return;
+        };
+        hasher.write_u8(1);
+        hasher.write_usize(subscores.len());
+        for sub in subscores {
+            hasher.write_usize(sub.name().len());
+            hasher.write(sub.name().as_bytes());
+            hasher.write_u64(sub.weight().to_bits());
+            hasher.write_u64(sub.value().to_bits());
+            hash_subscores(hasher, sub.children());
+        }
+    }
+
+    let mut hasher = foldhash::fast::FixedState::with_seed(0x6772_6164_6572).build_hasher();
+    match (error, result) {
+        (Some((kind, message)), _) => {
+            hasher.write_u8(1);
+            hasher.write_u8(kind as u8);
+            hasher.write(message.as_bytes());
+        }
+        (None, Some(result)) => {
+            hasher.write_u8(2);
+            hasher.write_u64(result.reward().to_bits());
+            hasher.write_u8(u8::from(result.is_error));
+            hash_subscores(&mut hasher, result.subscores.as_deref());
+        }
+        (None, None) => hasher.write_u8(3),
+    }
+    hasher.finish()
 }
 
 #[cfg(test)]

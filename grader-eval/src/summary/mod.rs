@@ -2,8 +2,9 @@
 //! from one file or several (shards) with [`SummaryBuilder`].
 //
 // The files: this one holds the summary's value (`Summary` and its statistics' types);
-// `options.rs` what it computes (`SummaryOptions`, `Reducer`); `builder.rs` the accumulation
-// of lines (`SummaryBuilder`, in memory and past its budget through `spill.rs`); `tally.rs` the
+// `options.rs` what it computes (`SummaryOptions`, `Reducer`, `Keep`); `builder.rs` the
+// accumulation of lines (`SummaryBuilder`, in memory and past its budget through `spill.rs`);
+// `resolve.rs` which line of a (sample, epoch) counts, and the conflicts; `tally.rs` the
 // statistics computed from it, one sample at a time; `table.rs` the terminal table.
 
 use std::collections::BTreeMap;
@@ -14,13 +15,14 @@ use crate::metrics::Interval;
 
 mod builder;
 mod options;
+mod resolve;
 mod spill;
 mod table;
 mod tally;
 
 pub use crate::error::SpillError;
 pub use builder::{SummaryBuilder, summarize_files};
-pub use options::{Reducer, SummaryOptions, UnknownReducer};
+pub use options::{Keep, Reducer, SummaryOptions, UnknownReducer};
 
 /// The headline statistics of the per-sample values.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -65,6 +67,17 @@ pub struct SubscoreStat {
     pub mean: f64,
 }
 
+/// A (sample, epoch) whose lines say different things.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Conflict {
+    /// The sample.
+    pub id: String,
+    /// The epoch.
+    pub epoch: u32,
+    /// How many lines it has.
+    pub lines: usize,
+}
+
 /// What an evaluation came to: counts kept apart (scored, errored, duplicated) and the
 /// statistics of the scored results. Errored lines are counted, never averaged in as 0.
 ///
@@ -98,8 +111,18 @@ pub struct Summary {
     pub errors: BTreeMap<String, usize>,
     /// Samples with no scored epoch at all.
     pub errored_samples: usize,
-    /// Lines for a (sample, epoch) already seen; the first one counts, these are ignored.
+    /// Lines left out because another line of their (sample, epoch) counts (the first or the
+    /// last read, as [`SummaryOptions::keep`] says).
     pub duplicates: usize,
+    /// (sample, epoch) pairs whose lines say different things (their
+    /// [`Line::fingerprint`](crate::Line::fingerprint)s differ): which line counts changes the
+    /// summary. Pairs whose duplicates are identical are not counted here.
+    #[serde(default)]
+    pub conflicts: usize,
+    /// The first few of those pairs (at most [`Summary::CONFLICTS_NAMED`]), in the order of
+    /// their sample ids.
+    #[serde(default)]
+    pub conflicting: Vec<Conflict>,
     /// Statistics of the per-sample values.
     pub reward: RewardStats,
     /// pass@k averaged over the samples with at least `k` scored epochs, for `k` from 1 to
@@ -111,4 +134,10 @@ pub struct Summary {
     pub subscores: BTreeMap<String, SubscoreStat>,
     /// Total grading time of the lines, in seconds (a sum over concurrent gradings).
     pub grading_secs: f64,
+}
+
+impl Summary {
+    /// How many conflicting (sample, epoch) pairs a summary names in
+    /// [`conflicting`](Self::conflicting).
+    pub const CONFLICTS_NAMED: usize = 5;
 }

@@ -150,6 +150,36 @@ pub struct SummaryOptions {
     /// `None` (the default) takes the largest number seen for one sample.
     #[serde(default)]
     pub epochs: Option<u32>,
+    /// Which line counts when one (sample, epoch) has several: the first read (the default)
+    /// or the last. The others are counted in [`Summary::duplicates`], and pairs whose lines
+    /// say different things in [`Summary::conflicts`](super::Summary::conflicts).
+    ///
+    /// [`Summary::duplicates`]: super::Summary::duplicates
+    #[serde(default)]
+    pub keep: Keep,
+}
+
+/// Which of several lines for one (sample, epoch) counts. Files are read in the order given,
+/// each from its first line: `First` keeps what was read first, `Last` what was read last
+/// (a re-run appended to a file, or given after the first run, replaces it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Keep {
+    /// The first line read.
+    #[default]
+    First,
+    /// The last line read.
+    Last,
+}
+
+impl fmt::Display for Keep {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Keep::First => "first",
+            Keep::Last => "last",
+        })
+    }
 }
 
 impl Default for SummaryOptions {
@@ -168,6 +198,7 @@ impl Default for SummaryOptions {
                 Reducer::Majority,
             ],
             epochs: None,
+            keep: Keep::First,
         }
     }
 }
@@ -205,6 +236,26 @@ impl SummaryOptions {
     #[must_use]
     pub fn epochs(mut self, epochs: u32) -> Self {
         self.epochs = Some(epochs);
+        self
+    }
+
+    /// The same options keeping `keep` of several lines for one (sample, epoch).
+    ///
+    /// ```
+    /// use grader_core::EvaluationResult;
+    /// use grader_eval::summary::Keep;
+    /// use grader_eval::{Line, Summary, SummaryOptions};
+    ///
+    /// let line = |reward| Line::graded("a", 1, EvaluationResult::from_reward(reward).unwrap(), 0.1);
+    /// let lines = [line(0.0), line(1.0)];
+    /// let first = Summary::from_lines(lines.clone(), SummaryOptions::default());
+    /// let last = Summary::from_lines(lines, SummaryOptions::default().keep(Keep::Last));
+    /// assert_eq!((first.reward.mean, last.reward.mean), (0.0, 1.0));
+    /// assert_eq!((last.duplicates, last.conflicts), (1, 1));
+    /// ```
+    #[must_use]
+    pub fn keep(mut self, keep: Keep) -> Self {
+        self.keep = keep;
         self
     }
 

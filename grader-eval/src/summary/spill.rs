@@ -1,7 +1,9 @@
 //! A summary's lines on disk. Past its memory budget a [`SummaryBuilder`](super::SummaryBuilder)
-//! writes the lines it holds to a temporary file as one run sorted by sample id and epoch, and
-//! the lines it cannot yet tell apart from duplicates to a log in the order they came;
-//! [`finish`](super::SummaryBuilder::finish) merges the runs, one sample at a time.
+//! writes the lines it holds to a temporary file as one run sorted by sample id, epoch and
+//! arrival, and what each line adds to the running sums to a log in the order they came (held in
+//! memory until the first spill); [`finish`](super::SummaryBuilder::finish) merges the runs, one
+//! sample at a time, keeps one line of each (sample, epoch), then adds up the log without the
+//! lines left out.
 //!
 //! The files are made by [`tempfile::tempfile_in`]: they have no name (removed as soon as they
 //! are created, so nothing is left behind even when the process is killed) and their space is
@@ -26,16 +28,14 @@ pub(super) struct Entry {
     pub(super) epoch: u32,
     /// The reward, or NaN for a line without one.
     pub(super) reward: f64,
-    /// The line's place in the [`Log`], or [`NOT_LOGGED`] for a line of the first run.
+    /// The line's place in the [`Log`]: the order lines came in.
     pub(super) logged: u64,
+    /// The line's [`Line::fingerprint`](crate::Line::fingerprint).
+    pub(super) fingerprint: u64,
 }
 
-/// The [`Entry::logged`] of a line that is not in the log: the lines of the first run are the
-/// first of their (sample, epoch), so they are counted as they come.
-pub(super) const NOT_LOGGED: u64 = u64::MAX;
-
 /// The bytes of an [`Entry`] in a file.
-const ENTRY_BYTES: usize = 4 + 8 + 8;
+const ENTRY_BYTES: usize = 4 + 8 + 8 + 8;
 
 fn write_count(out: &mut impl Write, mut value: u64) -> io::Result<()> {
     // LEB128: seven bits a byte, low bits first.
@@ -122,7 +122,8 @@ impl RunWriter {
             let mut bytes = [0_u8; ENTRY_BYTES];
             bytes[..4].copy_from_slice(&entry.epoch.to_le_bytes());
             bytes[4..12].copy_from_slice(&entry.reward.to_bits().to_le_bytes());
-            bytes[12..].copy_from_slice(&entry.logged.to_le_bytes());
+            bytes[12..20].copy_from_slice(&entry.logged.to_le_bytes());
+            bytes[20..].copy_from_slice(&entry.fingerprint.to_le_bytes());
             self.out.write_all(&bytes)?;
         }
         Ok(())
@@ -157,10 +158,12 @@ impl RunReader {
             let epoch = read_u32(&mut self.input)?;
             let reward = f64::from_bits(read_u64(&mut self.input)?);
             let logged = read_u64(&mut self.input)?;
+            let fingerprint = read_u64(&mut self.input)?;
             entries.push(Entry {
                 epoch,
                 reward,
                 logged,
+                fingerprint,
             });
         }
         Ok(true)
@@ -201,8 +204,8 @@ impl Ord for Head {
     }
 }
 
-/// The runs merged: every sample once, in the order of their ids' bytes, with its lines by
-/// epoch, the first line of each (sample, epoch) kept.
+/// The runs merged: every sample once, in the order of their ids' bytes, with every line of it
+/// by epoch and arrival.
 pub(super) struct Merge {
     readers: Vec<RunReader>,
     heap: BinaryHeap<Reverse<Head>>,
@@ -210,21 +213,15 @@ pub(super) struct Merge {
 
 impl Merge {
     /// Merges `runs`, given earliest first, into at most `fan_in` (at least 2) at a time,
-    /// merging the earliest ones into one in `dir` while there are more. The log places of the
-    /// duplicates dropped on the way are pushed on `duplicates`.
-    pub(super) fn new(
-        mut runs: Vec<File>,
-        dir: &Path,
-        fan_in: usize,
-        duplicates: &mut Vec<u64>,
-    ) -> io::Result<Self> {
+    /// merging the earliest ones into one in `dir` while there are more.
+    pub(super) fn new(mut runs: Vec<File>, dir: &Path, fan_in: usize) -> io::Result<Self> {
         let fan_in = fan_in.max(2);
         while runs.len() > fan_in {
             let rest = runs.split_off(fan_in);
             let mut merge = Merge::open(runs)?;
             let mut out = RunWriter::create(dir)?;
             let (mut id, mut entries) = (Vec::new(), Vec::new());
-            while merge.next(&mut id, &mut entries, duplicates)? {
+            while merge.next(&mut id, &mut entries)? {
                 out.sample(&id, entries.iter().copied())?;
             }
             // The merged run holds the earliest lines: it stays first.
@@ -262,15 +259,9 @@ impl Merge {
         Ok(())
     }
 
-    /// Reads the next sample into `id` and `entries` (by epoch, each epoch once: the line of
-    /// the earliest run); false when every run is read. The log places of the lines dropped as
-    /// duplicates are pushed on `duplicates`.
-    pub(super) fn next(
-        &mut self,
-        id: &mut Vec<u8>,
-        entries: &mut Vec<Entry>,
-        duplicates: &mut Vec<u64>,
-    ) -> io::Result<bool> {
+    /// Reads the next sample into `id` and `entries` (every line of it, by epoch and arrival);
+    /// false when every run is read.
+    pub(super) fn next(&mut self, id: &mut Vec<u8>, entries: &mut Vec<Entry>) -> io::Result<bool> {
         entries.clear();
         let Some(Reverse(mut head)) = self.heap.pop() else {
             return Ok(false);
@@ -286,25 +277,21 @@ impl Merge {
             entries.extend_from_slice(&head.entries);
             self.refill(head)?;
         }
-        // A stable sort: of one epoch's lines, the earliest run's comes first and is kept.
-        entries.sort_by_key(|entry| entry.epoch);
-        entries.dedup_by(|later, first| {
-            let duplicate = later.epoch == first.epoch;
-            if duplicate {
-                duplicates.push(later.logged);
-            }
-            duplicate
-        });
+        entries.sort_unstable_by_key(|entry| (entry.epoch, entry.logged));
         Ok(true)
     }
 }
 
-/// What a line adds to the running sums (grading time, error kinds, subscores), for the lines
-/// that might turn out to be duplicates: kept in a file in the order they came, and added up
-/// in that order once the duplicates are known, so the sums are those of the lines in memory.
-#[derive(Debug)]
+/// What each line adds to the running sums (grading time, error kinds, subscores), in the order
+/// the lines came: added up once it is known which line of each (sample, epoch) counts, so the
+/// sums are the same whether or not anything was spilled. Held in memory until the first spill,
+/// then in a file.
+#[derive(Debug, Default)]
 pub(super) struct Log {
-    out: BufWriter<File>,
+    /// The lines in memory, while nothing is spilled.
+    memory: Vec<u8>,
+    /// The file, once something is.
+    file: Option<BufWriter<File>>,
     len: u64,
 }
 
@@ -319,52 +306,83 @@ pub(super) struct Logged {
 }
 
 impl Log {
-    /// A new, empty log in `dir`.
-    pub(super) fn create(dir: &Path) -> io::Result<Self> {
-        Ok(Log {
-            out: BufWriter::with_capacity(BUFFER, tempfile::tempfile_in(dir)?),
-            len: 0,
-        })
+    /// The bytes it holds in memory.
+    pub(super) fn memory(&self) -> usize {
+        self.memory.len()
+    }
+
+    /// Moves what it holds in memory to a new file in `dir`, where the lines to come go too.
+    pub(super) fn move_to_file(&mut self, dir: &Path) -> io::Result<()> {
+        if self.file.is_none() {
+            let mut out = BufWriter::with_capacity(BUFFER, tempfile::tempfile_in(dir)?);
+            out.write_all(&self.memory)?;
+            self.memory = Vec::new();
+            self.file = Some(out);
+        }
+        Ok(())
     }
 
     /// Appends a line; its place in the log.
     pub(super) fn push(&mut self, line: &Logged) -> io::Result<u64> {
-        self.out
-            .write_all(&line.duration_secs.to_bits().to_le_bytes())?;
-        self.out.write_all(&[line.outcome])?;
-        write_count(&mut self.out, line.subscores.len() as u64)?;
-        for &(name, value) in &line.subscores {
-            write_count(&mut self.out, name as u64)?;
-            self.out.write_all(&value.to_bits().to_le_bytes())?;
+        match &mut self.file {
+            Some(out) => write_logged(out, line)?,
+            None => write_logged(&mut self.memory, line)?,
         }
         self.len += 1;
         Ok(self.len - 1)
     }
 
     /// Reads the log back, calling `each` with every line not in `skipped` (sorted), in order.
-    pub(super) fn replay(self, skipped: &[u64], mut each: impl FnMut(&Logged)) -> io::Result<()> {
+    pub(super) fn replay(self, skipped: &[u64], each: impl FnMut(&Logged)) -> io::Result<()> {
         let len = self.len;
-        let mut input = BufReader::with_capacity(BUFFER, rewound(self.out)?);
-        let mut skipped = skipped.iter().peekable();
-        let mut line = Logged::default();
-        for at in 0..len {
-            line.duration_secs = f64::from_bits(read_u64(&mut input)?);
-            let mut outcome = [0_u8];
-            input.read_exact(&mut outcome)?;
-            line.outcome = outcome[0];
-            line.subscores.clear();
-            for _ in 0..read_len(&mut input)? {
-                let name = read_len(&mut input)?;
-                let value = f64::from_bits(read_u64(&mut input)?);
-                line.subscores.push((name, value));
-            }
-            if skipped.next_if_eq(&&at).is_some() {
-                continue;
-            }
-            each(&line);
+        match self.file {
+            Some(out) => replay(
+                BufReader::with_capacity(BUFFER, rewound(out)?),
+                len,
+                skipped,
+                each,
+            ),
+            None => replay(&self.memory[..], len, skipped, each),
         }
-        Ok(())
     }
+}
+
+fn write_logged(out: &mut impl Write, line: &Logged) -> io::Result<()> {
+    out.write_all(&line.duration_secs.to_bits().to_le_bytes())?;
+    out.write_all(&[line.outcome])?;
+    write_count(out, line.subscores.len() as u64)?;
+    for &(name, value) in &line.subscores {
+        write_count(out, name as u64)?;
+        out.write_all(&value.to_bits().to_le_bytes())?;
+    }
+    Ok(())
+}
+
+fn replay(
+    mut input: impl Read,
+    len: u64,
+    skipped: &[u64],
+    mut each: impl FnMut(&Logged),
+) -> io::Result<()> {
+    let mut skipped = skipped.iter().peekable();
+    let mut line = Logged::default();
+    for at in 0..len {
+        line.duration_secs = f64::from_bits(read_u64(&mut input)?);
+        let mut outcome = [0_u8];
+        input.read_exact(&mut outcome)?;
+        line.outcome = outcome[0];
+        line.subscores.clear();
+        for _ in 0..read_len(&mut input)? {
+            let name = read_len(&mut input)?;
+            let value = f64::from_bits(read_u64(&mut input)?);
+            line.subscores.push((name, value));
+        }
+        if skipped.next_if_eq(&&at).is_some() {
+            continue;
+        }
+        each(&line);
+    }
+    Ok(())
 }
 
 #[cfg(test)]

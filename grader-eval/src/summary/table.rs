@@ -85,6 +85,55 @@ impl Summary {
     }
 }
 
+impl Summary {
+    /// The conflicting duplicates in a sentence, when there are any: how many (sample, epoch)
+    /// pairs have lines that differ, which line counted, and the first few pairs.
+    ///
+    /// ```
+    /// use grader_core::EvaluationResult;
+    /// use grader_eval::{Line, Summary, SummaryOptions};
+    ///
+    /// let line = |id: &str, reward| Line::graded(id, 1, EvaluationResult::from_reward(reward).unwrap(), 0.1);
+    /// let summary = Summary::from_lines([line("a", 0.0), line("a", 1.0), line("b", 1.0), line("b", 1.0)], SummaryOptions::default());
+    /// assert_eq!(
+    ///     summary.conflicts_text().as_deref(),
+    ///     Some("1 (sample, epoch) pair has lines that differ; the first line read counts: a epoch 1 (2 lines)")
+    /// );
+    /// ```
+    #[must_use]
+    pub fn conflicts_text(&self) -> Option<String> {
+        if self.conflicts == 0 {
+            return None;
+        }
+        let named: Vec<String> = self
+            .conflicting
+            .iter()
+            .map(|conflict| {
+                format!(
+                    "{} epoch {} ({} lines)",
+                    one_line(&conflict.id),
+                    conflict.epoch,
+                    conflict.lines
+                )
+            })
+            .collect();
+        let more = self.conflicts.saturating_sub(named.len());
+        Some(format!(
+            "{} (sample, epoch) pair{} {} lines that differ; the {} line read counts: {}{}",
+            self.conflicts,
+            if self.conflicts == 1 { "" } else { "s" },
+            if self.conflicts == 1 { "has" } else { "have" },
+            self.options.keep,
+            named.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        ))
+    }
+}
+
 impl fmt::Display for Summary {
     /// A terminal table: counts (with a warning for samples that have fewer epochs than asked
     /// for), the headline metrics, pass@k, the other reducers, subscores, then a legend.
@@ -132,6 +181,7 @@ impl fmt::Display for Summary {
                 ),
             ));
         }
+        let conflicts = self.conflicts_text().map(|text| ("conflicts".into(), text));
         rows.extend([
             (
                 "results".into(),
@@ -150,7 +200,11 @@ impl fmt::Display for Summary {
                         format!(" ({})", kinds.join(", "))
                     },
                     if self.duplicates > 0 {
-                        format!(", {} duplicates ignored", self.duplicates)
+                        format!(
+                            ", {} duplicate line{} left out",
+                            self.duplicates,
+                            if self.duplicates == 1 { "" } else { "s" }
+                        )
                     } else {
                         String::new()
                     }
@@ -186,6 +240,14 @@ impl fmt::Display for Summary {
                 format!("{:.4} (n={})", self.reward.pass_rate, self.reward.n),
             ),
         ]);
+        if let Some(row) = conflicts {
+            // Right after the results row: it says which of their lines counted.
+            let at = rows
+                .iter()
+                .position(|(key, _)| key == "results")
+                .map_or(rows.len(), |at| at + 1);
+            rows.insert(at, row);
+        }
         // The headline reducer's row would repeat the reward's mean.
         let others = self
             .reducers

@@ -263,6 +263,8 @@ impl Tally {
             errors: totals.errors,
             errored_samples: self.errored_samples,
             duplicates,
+            conflicts: 0,
+            conflicting: Vec::new(),
             reward,
             pass_at_k,
             reducers,

@@ -62,7 +62,18 @@ fn spilled(
     dir: &std::path::Path,
     fan_in: usize,
 ) -> (usize, Result<Summary, SpillError>) {
-    let mut builder = SummaryBuilder::new(SummaryOptions::default()).spilling(budget, dir, fan_in);
+    spilled_with(SummaryOptions::default(), lines, budget, dir, fan_in)
+}
+
+/// As [`spilled`], with `options`.
+fn spilled_with(
+    options: SummaryOptions,
+    lines: &[Line],
+    budget: usize,
+    dir: &std::path::Path,
+    fan_in: usize,
+) -> (usize, Result<Summary, SpillError>) {
+    let mut builder = SummaryBuilder::new(options).spilling(budget, dir, fan_in);
     for line in lines {
         builder.push(line.clone());
     }
@@ -184,6 +195,8 @@ fn the_compact_builder_keeps_what_the_plain_reading_would() {
         distinct.shuffle(&mut rng);
         let mut again = Summary::from_lines(distinct, SummaryOptions::default());
         again.duplicates = summary.duplicates;
+        again.conflicts = summary.conflicts;
+        again.conflicting.clone_from(&summary.conflicting);
         again.grading_secs = summary.grading_secs;
         again.subscores.clone_from(&summary.subscores);
         assert_eq!(
@@ -316,4 +329,65 @@ fn errors_are_counted_not_averaged_and_duplicates_ignored() {
     assert_eq!(summary.pass_at_k[1].samples, 1);
     assert_eq!(summary.errors["panicked"], 1);
     assert!(summary.to_string().contains("3 scored, 2 errored"));
+}
+
+/// Keeping the last line of each (sample, epoch): what the plain reading with the last line
+/// winning gives, conflicts counted where a pair's lines differ, and the same summary through
+/// temporary files.
+#[test]
+fn keeping_the_last_line_is_the_plain_reading_of_the_last_lines_spilled_or_not() {
+    use rand::SeedableRng;
+
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+    let options = SummaryOptions::default().keep(crate::summary::Keep::Last);
+    for round in 0..30 {
+        let lines = random_lines(&mut rng);
+        let mut plain: BTreeMap<String, BTreeMap<u32, Vec<&Line>>> = BTreeMap::new();
+        for line in &lines {
+            plain
+                .entry(line.id.clone())
+                .or_default()
+                .entry(line.epoch)
+                .or_default()
+                .push(line);
+        }
+        let mut conflicts = Vec::new();
+        let mut means = Vec::new();
+        for (id, epochs) in &plain {
+            let mut values = Vec::new();
+            for (epoch, of_pair) in epochs {
+                let fingerprint = of_pair[0].fingerprint();
+                if of_pair.iter().any(|line| line.fingerprint() != fingerprint) {
+                    conflicts.push((id.clone(), *epoch));
+                }
+                values.extend(of_pair.last().and_then(|line| line.reward()));
+            }
+            if !values.is_empty() {
+                means.push(metrics::mean(&values));
+            }
+        }
+        let summary = Summary::from_lines(lines.clone(), options.clone());
+        let pairs: usize = plain.values().map(BTreeMap::len).sum();
+        assert_eq!(summary.duplicates, lines.len() - pairs, "round {round}");
+        assert_eq!(summary.reward.mean, metrics::mean(&means), "round {round}");
+        assert_eq!(summary.conflicts, conflicts.len(), "round {round}");
+        let named: Vec<(String, u32)> = summary
+            .conflicting
+            .iter()
+            .map(|conflict| (conflict.id.clone(), conflict.epoch))
+            .collect();
+        conflicts.truncate(Summary::CONFLICTS_NAMED);
+        assert_eq!(named, conflicts, "round {round}");
+        let json = serde_json::to_string(&summary).expect("a summary as JSON");
+        for (budget, fan_in) in [(600, spill::FAN_IN), (300, 2)] {
+            let (_, spilled) = spilled_with(options.clone(), &lines, budget, dir.path(), fan_in);
+            let spilled = spilled.expect("a summary through temporary files");
+            assert_eq!(
+                serde_json::to_string(&spilled).ok().as_ref(),
+                Some(&json),
+                "round {round}, budget {budget}"
+            );
+        }
+    }
 }
