@@ -19,7 +19,9 @@
 //! - `Display` for [`EvaluationResult`] prints a readable breakdown ([`report`]).
 //! - `LlmJudge` (feature `judge`, off by default) is the reference's `LLMJudgeGrader`: an
 //!   answer judged against weighted criteria by a model over an OpenAI-compatible API.
-//! - [`text`] compares an answer with a reference answer as the reference's helpers do.
+//! - [`text`] compares an answer with a reference answer as the reference's helpers do;
+//!   [`inspect`] has Inspect AI's scorers (`match`, `includes`, `exact`, `f1`, `answer`, and with
+//!   the feature `pattern`, `pattern` and `choice`).
 //!
 //! Evaluations over many samples (a resumable, shardable runner streaming JSONL, object
 //! storage, the summary with Inspect AI's metrics) are the `grader-eval` crate, built on this
@@ -46,6 +48,7 @@
 //! | `bash` | on | `BashGrader` (tokio's process and I/O support) |
 //! | `schema` | off | `schemars::JsonSchema` for [`SubScore`] and [`EvaluationResult`] |
 //! | `judge` | off | `LlmJudge`, with an HTTP client (reqwest with rustls), sha2 and schemars |
+//! | `pattern` | off | Inspect AI's `pattern` and `choice` scorers ([`inspect`]), with `regex` |
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[cfg(all(unix, feature = "bash"))]
@@ -57,6 +60,7 @@ pub mod gather;
 pub mod grade;
 pub mod grader;
 pub mod grading;
+pub mod inspect;
 #[cfg(feature = "judge")]
 pub mod judge;
 pub mod limit;

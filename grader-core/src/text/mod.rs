@@ -59,6 +59,8 @@ use foldhash::fast::RandomState;
 
 #[cfg(feature = "macros")]
 pub mod graders;
+#[rustfmt::skip]
+mod fold_tables;
 pub mod pychar;
 #[rustfmt::skip]
 mod tables;

@@ -1,9 +1,11 @@
-//! Python's `str` character classes and `str.lower()`, from tables read out of CPython's own
-//! character database (see `tables.rs`), with fast paths for ASCII.
+//! Python's `str` character classes, `str.lower()` and `str.casefold()`, from tables read out
+//! of CPython's own character database (see `tables.rs` and `fold_tables.rs`), with fast paths
+//! for ASCII.
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
 
+use super::fold_tables::{CASEFOLD, DIGIT};
 use super::tables::{CASE_IGNORABLE, CASED, DECIMAL, LOWER, SPACE, WORD};
 
 const CAPITAL_SIGMA: char = '\u{3A3}';
@@ -192,6 +194,64 @@ pub fn lower(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// The ranges of code points that are `\w` in a Python `str` pattern, sorted.
+#[cfg(feature = "pattern")]
+pub(crate) fn word_ranges() -> &'static [(u32, u32)] {
+    WORD
+}
+
+/// The ranges of code points that are `\s` in a Python `str` pattern, sorted.
+#[cfg(feature = "pattern")]
+pub(crate) fn space_ranges() -> &'static [(u32, u32)] {
+    SPACE
+}
+
+/// `str.casefold()`: the full case folding (`ß` becomes `ss`, `ς` and `Σ` become `σ`), which
+/// unlike [`lower`] looks at no neighbouring character. Borrows when nothing changes.
+pub fn casefold(s: &str) -> Cow<'_, str> {
+    let folds =
+        |c: char| lower_changes(c) || (!c.is_ascii() && fold_of(c).is_some()) || c == FINAL_SIGMA;
+    let Some(first) = s.char_indices().find(|&(_, c)| folds(c)).map(|(i, _)| i) else {
+        return Cow::Borrowed(s);
+    };
+    if s.is_ascii() {
+        return Cow::Owned(s.to_ascii_lowercase());
+    }
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push_str(&s[..first]);
+    for (i, c) in s[first..].char_indices() {
+        if c.is_ascii() {
+            out.push(c.to_ascii_lowercase());
+        } else if c == CAPITAL_SIGMA || c == FINAL_SIGMA {
+            out.push(SMALL_SIGMA);
+        } else if let Some(folded) = fold_of(c) {
+            out.push_str(folded);
+        } else {
+            lower_non_ascii(s, first + i, c, |c| out.push(c));
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// `c.casefold()` where it differs from `c.lower()`.
+fn fold_of(c: char) -> Option<&'static str> {
+    CASEFOLD
+        .binary_search_by_key(&c, |&(from, _)| from)
+        .ok()
+        .map(|index| CASEFOLD[index].1)
+}
+
+/// `unicodedata.digit(c)`: the value of a decimal digit, or of a character such as `²` or `①`
+/// that has a digit value without being a decimal.
+pub fn digit_value(c: char) -> Option<u8> {
+    decimal_value(c).or_else(|| {
+        DIGIT
+            .binary_search_by_key(&c, |&(from, _)| from)
+            .ok()
+            .map(|index| DIGIT[index].1)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -238,5 +298,19 @@ mod tests {
         assert_eq!(lower("ΣΣ"), "σς");
         assert_eq!(lower("ǅ"), "ǆ");
         assert_eq!(strip("\u{85} x \x1f"), "x");
+    }
+
+    #[test]
+    fn casefold_is_pythons() {
+        assert!(matches!(casefold("abc é"), Cow::Borrowed(_)));
+        assert_eq!(casefold("ABC"), "abc");
+        assert_eq!(casefold("Straße"), "strasse");
+        assert_eq!(casefold("ΟΔΟΣ"), "οδοσ");
+        assert_eq!(casefold("οδος"), "οδοσ");
+        assert_eq!(casefold("İ"), "i\u{307}");
+        assert_eq!(casefold("ﬁ µ"), "fi μ");
+        assert_eq!(digit_value('²'), Some(2));
+        assert_eq!(digit_value('٣'), Some(3));
+        assert_eq!(digit_value('½'), None);
     }
 }
