@@ -19,7 +19,7 @@ use tokio::sync::{Mutex, oneshot, watch};
 
 use super::channel::{Channel, NoTask, Resume};
 use super::hello::{check_connection, check_route, no_workspace};
-use crate::frame::{FRAME_LIMIT, FrameError, FrameReader, encode_frame, error, reply};
+use crate::frame::{FRAME_LIMIT, FrameError, FrameReader, Id, Outcome, Request, encode_response};
 use crate::pyfmt::{py_str, py_str_repr, py_truthy, py_type_name};
 
 /// The write half of a connection, shared by the read loop and the task call it runs.
@@ -33,39 +33,39 @@ async fn write(writer: &Writer, bytes: &[u8]) -> Result<(), FrameError> {
 }
 
 /// Sends a success reply (nothing for a notification, whose id is null).
-async fn send_reply(writer: &Writer, id: &Value, result: Value) -> Result<(), FrameError> {
+async fn send_reply(writer: &Writer, id: &Id, result: &Value) -> Result<(), FrameError> {
     if id.is_null() {
         return Ok(());
     }
-    write(writer, &encode_frame(&reply(id, result), FRAME_LIMIT)?).await
+    write(
+        writer,
+        &encode_response(id, &Outcome::Result(result), FRAME_LIMIT)?,
+    )
+    .await
 }
 
 /// Sends an error frame even when it is too large (then with the size message instead), as
 /// the reference's `_send_control_error`.
 pub(crate) async fn send_control_error(
     writer: &Writer,
-    id: &Value,
+    id: &Id,
     code: i64,
     message: &str,
 ) -> Result<(), FrameError> {
-    let bytes = match encode_frame(&error(id, code, message), FRAME_LIMIT) {
+    let bytes = match encode_response(id, &Outcome::Error(code, message), FRAME_LIMIT) {
         Ok(bytes) => bytes,
         Err(too_large) => {
             let text = too_large.to_string();
-            encode_frame(&error(id, -32000, &text), FRAME_LIMIT)
-                .or_else(|_| encode_frame(&error(&Value::Null, -32000, &text), FRAME_LIMIT))?
+            encode_response(id, &Outcome::Error(-32000, &text), FRAME_LIMIT).or_else(|_| {
+                encode_response(&Id::NULL, &Outcome::Error(-32000, &text), FRAME_LIMIT)
+            })?
         }
     };
     write(writer, &bytes).await
 }
 
 /// Sends an error reply (nothing for a notification).
-async fn send_error(
-    writer: &Writer,
-    id: &Value,
-    code: i64,
-    message: &str,
-) -> Result<(), FrameError> {
+async fn send_error(writer: &Writer, id: &Id, code: i64, message: &str) -> Result<(), FrameError> {
     if id.is_null() {
         return Ok(());
     }
@@ -81,7 +81,7 @@ fn no_get(value: &Value) -> String {
 /// own), beside the next frame. Dropping it drops the call, and a runner it holds aborts its
 /// template.
 struct Work {
-    id: Value,
+    id: Id,
     method: String,
     stop: Option<oneshot::Sender<()>>,
     replied: Arc<AtomicBool>,
@@ -99,7 +99,7 @@ struct Control {
 /// the connection, or the server shuts down.
 pub(crate) async fn run(
     channel: Arc<Channel>,
-    first: Map<String, Value>,
+    first: Request,
     reader: &mut FrameReader<OwnedReadHalf>,
     writer: Writer,
     shutdown: &mut watch::Receiver<bool>,
@@ -127,7 +127,7 @@ async fn wait_work(work: &mut Option<Work>) -> Result<(), FrameError> {
 impl Control {
     async fn serve(
         &mut self,
-        first: Map<String, Value>,
+        first: Request,
         reader: &mut FrameReader<OwnedReadHalf>,
         shutdown: &mut watch::Receiver<bool>,
     ) -> Result<(), FrameError> {
@@ -144,7 +144,7 @@ impl Control {
                             done?;
                             continue;
                         }
-                        frame = reader.read_frame() => match frame? {
+                        frame = reader.read_request() => match frame? {
                             Some(msg) => msg,
                             None => {
                                 if self.work.as_ref().is_some_and(|w| w.method == "tasks.start") {
@@ -186,12 +186,12 @@ impl Control {
     }
 
     /// Acts on one frame; `false` once the peer has said goodbye.
-    async fn receive(&mut self, msg: Map<String, Value>) -> Result<bool, FrameError> {
+    async fn receive(&mut self, request: Request) -> Result<bool, FrameError> {
+        let Request { msg, id } = request;
         let method = msg
             .get("method")
             .cloned()
             .unwrap_or_else(|| Value::String(String::new()));
-        let id = msg.get("id").cloned().unwrap_or(Value::Null);
         let name = method.as_str().unwrap_or("");
         if method.is_string() && (name == "tasks.cancel" || name == "bye") {
             if let Some(work_id) = self.work.as_ref().map(|w| w.id.clone()) {
@@ -206,10 +206,10 @@ impl Control {
             }
             self.channel.cancel(&self.id).await;
             if name == "bye" {
-                send_reply(&self.writer, &id, json!({"goodbye": true})).await?;
+                send_reply(&self.writer, &id, &json!({"goodbye": true})).await?;
                 return Ok(false);
             }
-            send_reply(&self.writer, &id, json!({"cancelled": true})).await?;
+            send_reply(&self.writer, &id, &json!({"cancelled": true})).await?;
         } else if self.work.is_some() {
             let message = format!("{}: a task call is still running", py_str(&method));
             send_error(&self.writer, &id, -32600, &message).await?;
@@ -227,7 +227,7 @@ impl Control {
                         .iter()
                         .map(crate::Template::manifest)
                         .collect();
-                    send_reply(&self.writer, &id, json!({"tasks": tasks})).await
+                    send_reply(&self.writer, &id, &json!({"tasks": tasks})).await
                 }
                 _ => {
                     let message = format!("method not found: {}", py_str(&method));
@@ -244,7 +244,7 @@ impl Control {
         Ok(true)
     }
 
-    fn spawn_work(&mut self, method: &str, id: Value, params: Value) {
+    fn spawn_work(&mut self, method: &str, id: Id, params: Value) {
         let (stop_tx, stop_rx) = oneshot::channel();
         let replied = Arc::new(AtomicBool::new(false));
         let call = Call {
@@ -269,7 +269,7 @@ impl Control {
         });
     }
 
-    async fn hello(&mut self, id: &Value, params: &Value) -> Result<(), FrameError> {
+    async fn hello(&mut self, id: &Id, params: &Value) -> Result<(), FrameError> {
         let Value::Object(params) = params else {
             return send_error(&self.writer, id, -32000, &no_get(params)).await;
         };
@@ -346,7 +346,7 @@ impl Control {
             "env": {"name": env.name, "version": env.version},
             "bindings": bindings,
         });
-        send_reply(&self.writer, id, result).await
+        send_reply(&self.writer, id, &result).await
     }
 }
 
@@ -363,7 +363,7 @@ struct Call {
     channel: Arc<Channel>,
     writer: Writer,
     session: String,
-    id: Value,
+    id: Id,
     replied: Arc<AtomicBool>,
 }
 
@@ -373,7 +373,7 @@ impl Call {
             self.replied.store(true, Ordering::Release);
             return Ok(());
         }
-        match encode_frame(&reply(&self.id, result), FRAME_LIMIT) {
+        match encode_response(&self.id, &Outcome::Result(&result), FRAME_LIMIT) {
             Ok(bytes) => {
                 self.replied.store(true, Ordering::Release);
                 write(&self.writer, &bytes).await
@@ -434,7 +434,8 @@ impl Call {
                 if self.id.is_null() {
                     return self.reply(Value::Null).await;
                 }
-                match encode_frame(&reply(&self.id, Value::Object(prompt)), FRAME_LIMIT) {
+                let prompt = Value::Object(prompt);
+                match encode_response(&self.id, &Outcome::Result(&prompt), FRAME_LIMIT) {
                     Ok(bytes) => {
                         self.replied.store(true, Ordering::Release);
                         write(&self.writer, &bytes).await

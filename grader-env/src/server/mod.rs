@@ -2,8 +2,10 @@
 //! session), the port line, and a clean stop on SIGTERM or SIGINT.
 
 mod channel;
+mod config;
 mod control;
 mod hello;
+mod limits;
 mod tunnel;
 
 use std::io::Write as _;
@@ -17,8 +19,13 @@ use tokio::sync::{Mutex, watch};
 use tokio::task::{JoinHandle, JoinSet};
 
 use crate::environment::Environment;
-use crate::frame::{FRAME_LIMIT, FrameError, FrameReader};
+use crate::frame::{FRAME_LIMIT, FrameError, FrameReader, Id};
 use channel::Channel;
+pub use config::ServeConfig;
+pub use limits::{
+    DEFAULT_BUFFERED_BYTES, DEFAULT_FRAME_TIMEOUT, ServerStats, default_max_connections,
+};
+use limits::{Guard, Slot};
 
 /// The line a serving process prints on stdout once it accepts connections, followed by the
 /// port; hud's runtimes read it.
@@ -31,95 +38,6 @@ const SESSION_GRACE: Duration = Duration::from_secs(3);
 /// How long the teardown and shutdown hooks get once the sessions are gone; with
 /// [`SESSION_GRACE`] a stop takes at most 8 s.
 const HOOK_GRACE: Duration = Duration::from_secs(5);
-
-/// Where to listen: `127.0.0.1` on a free port by default.
-///
-/// ```
-/// use grader_env::ServeConfig;
-///
-/// let config = ServeConfig::from_args(["--host", "0.0.0.0", "--port", "8765"])?;
-/// assert_eq!(config.address(), "0.0.0.0:8765");
-/// assert!(ServeConfig::from_args(["--port", "many"]).is_err());
-/// # Ok::<(), grader_env::ServeError>(())
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ServeConfig {
-    host: String,
-    port: u16,
-}
-
-impl Default for ServeConfig {
-    fn default() -> Self {
-        ServeConfig {
-            host: "127.0.0.1".to_owned(),
-            port: 0,
-        }
-    }
-}
-
-impl ServeConfig {
-    /// Sets the interface to bind (`0.0.0.0` inside a container).
-    #[must_use]
-    pub fn host(mut self, host: impl Into<String>) -> Self {
-        self.host = host.into();
-        self
-    }
-
-    /// Sets the port (0, the default, picks a free one).
-    #[must_use]
-    pub fn port(mut self, port: u16) -> Self {
-        self.port = port;
-        self
-    }
-
-    /// The `host:port` to bind.
-    #[must_use]
-    pub fn address(&self) -> String {
-        if self.host.contains(':') {
-            format!("[{}]:{}", self.host, self.port)
-        } else {
-            format!("{}:{}", self.host, self.port)
-        }
-    }
-
-    /// Reads `--host HOST` and `--port PORT` (also as `--host=HOST`), the options of the
-    /// reference's `python -m hud.environment.server`, from command-line arguments (without
-    /// the program name).
-    ///
-    /// # Errors
-    /// [`ServeError::Usage`] for an unknown option, a missing value or a bad port.
-    pub fn from_args<I, S>(args: I) -> Result<Self, ServeError>
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<String>,
-    {
-        let mut config = ServeConfig::default();
-        let mut args = args.into_iter().map(Into::into);
-        while let Some(arg) = args.next() {
-            let (key, inline) = match arg.split_once('=') {
-                Some((key, value)) => (key.to_owned(), Some(value.to_owned())),
-                None => (arg.clone(), None),
-            };
-            let mut value = || {
-                inline
-                    .clone()
-                    .or_else(|| args.next())
-                    .ok_or_else(|| ServeError::Usage(format!("{key} needs a value")))
-            };
-            match key.as_str() {
-                "--host" => config.host = value()?,
-                "--port" => {
-                    let text = value()?;
-                    config.port = text
-                        .parse()
-                        .map_err(|_| ServeError::Usage(format!("--port: not a port: {text:?}")))?;
-                }
-                _ => return Err(ServeError::Usage(format!("unknown argument: {arg:?}"))),
-            }
-        }
-        Ok(config)
-    }
-}
 
 /// Why serving could not start.
 #[derive(Debug, thiserror::Error)]
@@ -184,6 +102,7 @@ pub struct Server {
     stop: watch::Sender<bool>,
     accept: Option<JoinHandle<()>>,
     channel: Arc<Channel>,
+    guard: Arc<Guard>,
 }
 
 impl std::fmt::Debug for Channel {
@@ -211,6 +130,12 @@ impl Server {
     #[must_use]
     pub fn held_tasks(&self) -> usize {
         self.channel.held()
+    }
+
+    /// What the server holds now (connections, buffered bytes) and what it has refused.
+    #[must_use]
+    pub fn stats(&self) -> ServerStats {
+        self.guard.stats()
     }
 
     /// Stops serving: no new connections; every session's task call is cancelled (a started
@@ -282,13 +207,21 @@ impl Environment {
         })?;
         tracing::info!(env = %env.name, address = %local, "bound");
         let channel = Arc::new(Channel::new(env));
+        let (max_connections, buffered_bytes, frame_timeout) = config.limits();
+        let guard = Arc::new(Guard::new(max_connections, buffered_bytes, frame_timeout));
         let (stop, stopped) = watch::channel(false);
-        let accept = tokio::spawn(accept_loop(listener, Arc::clone(&channel), stopped));
+        let accept = tokio::spawn(accept_loop(
+            listener,
+            Arc::clone(&channel),
+            Arc::clone(&guard),
+            stopped,
+        ));
         Ok(Server {
             address: local,
             stop,
             accept: Some(accept),
             channel,
+            guard,
         })
     }
 
@@ -364,6 +297,7 @@ impl Signals {
 async fn accept_loop(
     listener: TcpListener,
     channel: Arc<Channel>,
+    guard: Arc<Guard>,
     mut stop: watch::Receiver<bool>,
 ) {
     let mut connections = JoinSet::new();
@@ -372,10 +306,14 @@ async fn accept_loop(
             _ = stop.changed() => break,
             Some(_) = connections.join_next(), if !connections.is_empty() => {}
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => {
-                    let _ = stream.set_nodelay(true);
-                    connections.spawn(connection(Arc::clone(&channel), stream, stop.clone()));
-                }
+                Ok((stream, peer)) => match guard.admit() {
+                    Some(slot) => {
+                        let _ = stream.set_nodelay(true);
+                        let serve = connection(Arc::clone(&channel), Arc::clone(&guard), slot, stream, stop.clone());
+                        connections.spawn(serve);
+                    }
+                    None => refuse(&stream, peer, guard.max_connections),
+                },
                 Err(error) => {
                     tracing::warn!(%error, "accept failed");
                     tokio::time::sleep(Duration::from_millis(10)).await;
@@ -393,17 +331,45 @@ async fn accept_loop(
     }
 }
 
-async fn connection(channel: Arc<Channel>, stream: TcpStream, mut stop: watch::Receiver<bool>) {
+/// Answers a connection over the cap with one error frame, without waiting, and closes it.
+fn refuse(stream: &TcpStream, peer: SocketAddr, max: usize) {
+    tracing::warn!(%peer, max_connections = max, "refusing a connection: the server holds as many as it may");
+    let message =
+        format!("The server holds {max} connections, as many as it may; try again later.");
+    if let Ok(bytes) = crate::frame::encode_response(
+        &Id::NULL,
+        &crate::frame::Outcome::Error(-32000, &message),
+        FRAME_LIMIT,
+    ) {
+        let _ = stream.try_write(&bytes);
+    }
+}
+
+async fn connection(
+    channel: Arc<Channel>,
+    guard: Arc<Guard>,
+    slot: Slot,
+    stream: TcpStream,
+    mut stop: watch::Receiver<bool>,
+) {
+    let peer = stream.peer_addr().ok();
     let (read, write) = stream.into_split();
-    let mut reader = FrameReader::new(read, FRAME_LIMIT);
+    let timeout = guard.frame_timeout;
+    let mut reader =
+        FrameReader::budgeted(read, FRAME_LIMIT, guard.budget.clone()).frame_timeout(timeout);
     let writer = Arc::new(Mutex::new(write));
     let first = tokio::select! {
         _ = stop.changed() => return,
-        first = reader.read_frame() => first,
+        first = tokio::time::timeout(timeout, reader.read_request()) => match first {
+            Ok(first) => first,
+            Err(_) => Err(FrameError::TimedOut { timeout, received: 0 }),
+        },
     };
     let result = match first {
         Ok(None) => Ok(()),
-        Ok(Some(first)) if first.get("method").and_then(Value::as_str) == Some("tunnel.open") => {
+        Ok(Some(first))
+            if first.msg.get("method").and_then(Value::as_str) == Some("tunnel.open") =>
+        {
             let env = Arc::clone(&channel.env);
             tokio::select! {
                 _ = stop.changed() => Ok(()),
@@ -417,11 +383,24 @@ async fn connection(channel: Arc<Channel>, stream: TcpStream, mut stop: watch::R
     };
     match result {
         Err(FrameError::TooLarge(message)) => {
-            let _ = control::send_control_error(&writer, &Value::Null, -32000, &message).await;
+            let _ = control::send_control_error(&writer, &Id::NULL, -32000, &message).await;
+        }
+        Err(error @ (FrameError::TimedOut { .. } | FrameError::Busy { .. })) => {
+            if matches!(error, FrameError::TimedOut { .. }) {
+                guard.timed_out();
+                tracing::warn!(peer = ?peer, %error, "closing a connection whose frame stopped arriving");
+            } else {
+                guard.refused_frame();
+                tracing::warn!(peer = ?peer, %error, "refusing a frame: the buffered-bytes budget is spent");
+            }
+            let message = error.to_string();
+            let _ = control::send_control_error(&writer, &Id::NULL, -32000, &message).await;
         }
         Err(error) => tracing::debug!(%error, "connection ended"),
         Ok(()) => {}
     }
     let mut write = writer.lock().await;
     let _ = tokio::io::AsyncWriteExt::shutdown(&mut *write).await;
+    drop(write);
+    drop(slot);
 }

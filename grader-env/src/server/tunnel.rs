@@ -4,23 +4,23 @@
 
 use std::sync::Arc;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use tokio::net::TcpStream;
 use tokio::net::tcp::OwnedReadHalf;
 
 use super::control::{Writer, send_control_error};
 use crate::environment::Environment;
-use crate::frame::{FRAME_LIMIT, FrameError, FrameReader, encode_frame, reply};
+use crate::frame::{FRAME_LIMIT, FrameError, FrameReader, Id, Outcome, Request, encode_response};
 use crate::pyfmt::py_str_repr;
 
 /// Serves one `tunnel.open` connection until both directions are closed.
 pub(crate) async fn run(
     env: Arc<Environment>,
-    msg: Map<String, Value>,
+    request: Request,
     reader: FrameReader<OwnedReadHalf>,
     writer: Writer,
 ) -> Result<(), FrameError> {
-    let id = msg.get("id").cloned().unwrap_or(Value::Null);
+    let Request { msg, id } = request;
     let params = msg.get("params").cloned().unwrap_or(Value::Null);
     let name = match &params {
         Value::Object(map) => map.get("capability").cloned().unwrap_or(Value::Null),
@@ -58,8 +58,9 @@ pub(crate) async fn run(
     let response = if id.is_null() {
         None
     } else {
-        Some(encode_frame(
-            &reply(&id, json!({"capability": name})),
+        Some(encode_response(
+            &id,
+            &Outcome::Result(&json!({"capability": name})),
             FRAME_LIMIT,
         )?)
     };
@@ -76,9 +77,12 @@ pub(crate) async fn run(
         tokio::io::AsyncWriteExt::write_all(&mut *client_write, &response).await?;
     }
     // Bytes the client sent after its preface are already buffered in the frame reader.
-    let mut client_read = reader.into_inner();
+    let (mut client_read, ahead) = reader.into_parts();
     let up = async {
-        let copied = tokio::io::copy_buf(&mut client_read, &mut backend_write).await;
+        let copied = match tokio::io::AsyncWriteExt::write_all(&mut backend_write, &ahead).await {
+            Ok(()) => tokio::io::copy(&mut client_read, &mut backend_write).await,
+            Err(error) => Err(error),
+        };
         let _ = tokio::io::AsyncWriteExt::shutdown(&mut backend_write).await;
         copied
     };
@@ -92,7 +96,7 @@ pub(crate) async fn run(
     Ok(())
 }
 
-async fn refuse(writer: &Writer, id: &Value, code: i64, message: &str) -> Result<(), FrameError> {
+async fn refuse(writer: &Writer, id: &Id, code: i64, message: &str) -> Result<(), FrameError> {
     tracing::warn!(%message, "refusing capability stream");
     if id.is_null() {
         return Ok(());
