@@ -56,7 +56,7 @@ pub mod template;
 pub use capability::{Capabilities, Capability};
 pub use environment::{Environment, EnvironmentError};
 pub use grade::{GradeError, IntoGrade};
-pub use server::{PORT_ANNOUNCEMENT, ServeConfig, ServeError, Server, Stopped};
+pub use server::{PORT_ANNOUNCEMENT, ServeConfig, ServeError, Server, ServerStats, Stopped};
 pub use session::{Answer, PromptError, Session};
 pub use template::{NoArgs, Template};
 

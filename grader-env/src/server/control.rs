@@ -11,6 +11,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 use tokio::io::AsyncWriteExt as _;
@@ -23,13 +24,33 @@ use crate::frame::{FRAME_LIMIT, FrameError, FrameReader, Id, Outcome, Request, e
 use crate::pyfmt::{py_str, py_str_repr, py_truthy, py_type_name};
 
 /// The write half of a connection, shared by the read loop and the task call it runs.
-pub(crate) type Writer = Arc<Mutex<OwnedWriteHalf>>;
+pub(crate) type Writer = Arc<WriteHalf>;
 
+/// A connection's write half and how long a frame may take to be taken by the peer.
+pub(crate) struct WriteHalf {
+    pub(crate) half: Mutex<OwnedWriteHalf>,
+    pub(crate) timeout: Duration,
+}
+
+/// Writes a frame; a peer that does not take it within the frame timeout (it sends but never
+/// reads) ends the connection.
 async fn write(writer: &Writer, bytes: &[u8]) -> Result<(), FrameError> {
-    let mut writer = writer.lock().await;
-    writer.write_all(bytes).await?;
-    writer.flush().await?;
-    Ok(())
+    let mut half = writer.half.lock().await;
+    let written = async {
+        half.write_all(bytes).await?;
+        half.flush().await
+    };
+    match tokio::time::timeout(writer.timeout, written).await {
+        Ok(done) => Ok(done?),
+        Err(_) => Err(FrameError::Io(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!(
+                "the peer did not take a {}-byte frame within {} s",
+                bytes.len(),
+                writer.timeout.as_secs_f64()
+            ),
+        ))),
+    }
 }
 
 /// Sends a success reply (nothing for a notification, whose id is null).

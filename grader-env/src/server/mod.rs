@@ -357,7 +357,10 @@ async fn connection(
     let timeout = guard.frame_timeout;
     let mut reader =
         FrameReader::budgeted(read, FRAME_LIMIT, guard.budget.clone()).frame_timeout(timeout);
-    let writer = Arc::new(Mutex::new(write));
+    let writer = Arc::new(control::WriteHalf {
+        half: Mutex::new(write),
+        timeout,
+    });
     let first = tokio::select! {
         _ = stop.changed() => return,
         first = tokio::time::timeout(timeout, reader.read_request()) => match first {
@@ -396,10 +399,14 @@ async fn connection(
             let message = error.to_string();
             let _ = control::send_control_error(&writer, &Id::NULL, -32000, &message).await;
         }
+        Err(FrameError::Io(error)) if error.kind() == std::io::ErrorKind::TimedOut => {
+            guard.timed_out();
+            tracing::warn!(peer = ?peer, %error, "closing a connection that does not read its replies");
+        }
         Err(error) => tracing::debug!(%error, "connection ended"),
         Ok(()) => {}
     }
-    let mut write = writer.lock().await;
+    let mut write = writer.half.lock().await;
     let _ = tokio::io::AsyncWriteExt::shutdown(&mut *write).await;
     drop(write);
     drop(slot);

@@ -72,7 +72,7 @@ pub(crate) async fn run(
         }
     };
     let (mut backend_read, mut backend_write) = backend.into_split();
-    let mut client_write = writer.lock().await;
+    let mut client_write = writer.half.lock().await;
     if let Some(response) = response {
         tokio::io::AsyncWriteExt::write_all(&mut *client_write, &response).await?;
     }

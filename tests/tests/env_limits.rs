@@ -1,0 +1,358 @@
+//! The environment server at its limits, with real clients on 127.0.0.1: hostile connections
+//! hold every place they can (silent connections, frames that stop half way, frames larger than
+//! the budget of buffered bytes), and hud 0.6.21's own client is still served; what the server
+//! refused is counted in its stats, and the bytes it buffered never pass its budget.
+#![allow(clippy::unwrap_used)] // a test that cannot unwrap has failed
+
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use grader_env::{Environment, NoArgs, ServeConfig, Server, ServerStats, Session, Template};
+use grader_tests::env_process::EnvProcess;
+use grader_tests::python::hud_python;
+use serde_json::{Value, json};
+
+const PROBE: &str = env!("CARGO_BIN_EXE_env-probe");
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct EchoArgs {
+    word: String,
+}
+
+fn environment() -> Environment {
+    Environment::new("limits")
+        .template(Template::new(
+            "echo",
+            |args: EchoArgs, session: Session| async move {
+                let answer = session.prompt(format!("Repeat {}", args.word)).await?;
+                Ok::<_, grader_env::PromptError>(answer == args.word.as_str())
+            },
+        ))
+        .and_then(|env| {
+            env.template(Template::new(
+                "ping",
+                |_: NoArgs, session: Session| async move {
+                    session.prompt("ping").await?;
+                    Ok::<_, grader_env::PromptError>(1.0)
+                },
+            ))
+        })
+        .unwrap()
+}
+
+/// An environment served in this process, so the test can read its stats.
+struct InProcess {
+    runtime: tokio::runtime::Runtime,
+    server: Option<Server>,
+}
+
+impl InProcess {
+    fn serve(config: &ServeConfig) -> InProcess {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let server = runtime.block_on(environment().bind(config)).unwrap();
+        InProcess {
+            runtime,
+            server: Some(server),
+        }
+    }
+
+    fn server(&self) -> &Server {
+        self.server.as_ref().unwrap()
+    }
+
+    fn port(&self) -> u16 {
+        self.server().local_addr().port()
+    }
+
+    fn stats(&self) -> ServerStats {
+        self.server().stats()
+    }
+
+    /// Waits (20 s at most) until the stats satisfy `done`.
+    fn wait_for(&self, what: &str, done: impl Fn(&ServerStats) -> bool) -> ServerStats {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let stats = self.stats();
+            if done(&stats) {
+                return stats;
+            }
+            assert!(Instant::now() < deadline, "never {what}: {stats:?}");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
+impl Drop for InProcess {
+    fn drop(&mut self) {
+        if let Some(server) = self.server.take() {
+            self.runtime.block_on(server.shutdown());
+        }
+    }
+}
+
+fn connect(port: u16) -> TcpStream {
+    let stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    stream
+}
+
+/// Everything the server sends until it closes the connection (a reset counts as closed).
+fn until_closed(stream: &mut TcpStream) -> String {
+    let mut bytes = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        match stream.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => bytes.extend_from_slice(&chunk[..n]),
+            Err(error) if error.kind() == std::io::ErrorKind::WouldBlock => {
+                panic!("the server kept the connection open")
+            }
+            Err(_) => break,
+        }
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+fn call(stream: &mut TcpStream, frame: &Value) -> Value {
+    let mut line = frame.to_string();
+    line.push('\n');
+    stream.write_all(line.as_bytes()).unwrap();
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut reply = String::new();
+    reader.read_line(&mut reply).unwrap();
+    serde_json::from_str(&reply).unwrap()
+}
+
+fn rpc(id: u64, method: &str, params: &Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+/// Runs hud's own client against the server: one task started and graded.
+const HUD_CLIENT: &str = r#"
+import asyncio, json, sys
+from hud import Runtime, connect
+from hud.eval.run import Grade
+
+async def main():
+    async with connect(Runtime(f"tcp://127.0.0.1:{sys.stdin.read().strip()}")) as client:
+        prompt = await client.start_task("echo", {"word": "served"})
+        grade = Grade.from_dict(await client.grade({"answer": "served"}))
+        print(json.dumps({"prompt": prompt, "reward": grade.reward}))
+
+asyncio.run(main())
+"#;
+
+fn hud_client_is_served(python: &Path, port: u16) {
+    let seen: Value = serde_json::from_str(&grader_tests::python::run_script(
+        python,
+        HUD_CLIENT,
+        &port.to_string(),
+    ))
+    .unwrap();
+    assert_eq!(
+        seen,
+        json!({"prompt": {"prompt": "Repeat served"}, "reward": 1.0})
+    );
+}
+
+#[test]
+fn hostile_connections_and_half_frames_leave_hud_s_client_served() {
+    let Some(python) = hud_python(env!("CARGO_TARGET_TMPDIR")) else {
+        return;
+    };
+    let growth = 256 << 10;
+    let budget = 8 * grader_env::frame::SMALL_BUFFER + growth;
+    let env = InProcess::serve(
+        &ServeConfig::default()
+            .max_connections(8)
+            .buffered_bytes(budget)
+            .frame_timeout(Duration::from_secs(600)),
+    );
+    let port = env.port();
+
+    // A half frame that takes most of the budget is buffered, and held.
+    let mut greedy = connect(port);
+    greedy.write_all(&vec![b'x'; 200 << 10]).unwrap();
+    env.wait_for("buffered the greedy half frame", |s| {
+        s.buffered_bytes >= 200 << 10
+    });
+    // Two more are refused (with an error frame) and closed: the budget is spent.
+    for _ in 0..2 {
+        let mut late = connect(port);
+        let _ = late.write_all(&vec![b'y'; 200 << 10]);
+        let said = until_closed(&mut late);
+        assert!(
+            said.is_empty() || said.contains("buffering all it may"),
+            "{said}"
+        );
+    }
+    let stats = env.wait_for("refused two frames", |s| s.refused_frames == 2);
+    assert!(stats.peak_buffered_bytes <= budget, "{stats:?}");
+
+    // Silent connections take every other place; one more is refused at once.
+    let mut silent: Vec<TcpStream> = (0..7).map(|_| connect(port)).collect();
+    env.wait_for("admitted all eight", |s| s.connections == 8);
+    let mut over = connect(port);
+    let said = until_closed(&mut over);
+    assert!(
+        said.contains("The server holds 8 connections, as many as it may"),
+        "{said}"
+    );
+    assert_eq!(env.stats().refused_connections, 1);
+
+    // One place freed: hud's client gets it and is served while the others still hold theirs.
+    drop(silent.pop());
+    env.wait_for("freed a place", |s| s.connections == 7);
+    hud_client_is_served(&python, port);
+
+    // The greedy connection was only held, never dropped: its frame still completes.
+    greedy.write_all(b"\n").unwrap();
+    let said = until_closed(&mut greedy);
+    assert_eq!(said, "", "a line of x is malformed: closed without a reply");
+    let stats = env.stats();
+    assert!(stats.peak_buffered_bytes <= budget, "{stats:?}");
+    assert_eq!(stats.timed_out, 0);
+    drop(silent);
+    env.wait_for("closed every connection", |s| {
+        s.connections == 0 && s.buffered_bytes == 0
+    });
+}
+
+#[test]
+fn a_frame_that_stops_arriving_is_dropped_and_an_idle_session_is_not() {
+    let env = InProcess::serve(&ServeConfig::default().frame_timeout(Duration::from_millis(300)));
+    let port = env.port();
+    // A session awaiting its grade, idle from here on.
+    let mut idle = connect(port);
+    call(&mut idle, &rpc(1, "hello", &json!({})));
+    let prompt = call(
+        &mut idle,
+        &rpc(
+            2,
+            "tasks.start",
+            &json!({"id": "echo", "args": {"word": "w"}}),
+        ),
+    );
+    assert_eq!(prompt["result"]["prompt"], "Repeat w");
+
+    // A session whose next frame stops half way, and a connection that never says anything.
+    let mut stalled = connect(port);
+    call(&mut stalled, &rpc(1, "hello", &json!({})));
+    stalled
+        .write_all(br#"{"jsonrpc":"2.0","id":2,"method":"tasks.li"#)
+        .unwrap();
+    let mut silent = connect(port);
+
+    let said = until_closed(&mut stalled);
+    assert!(
+        said.contains("Control-channel frame not completed within 0.3 s (42 bytes received)"),
+        "{said}"
+    );
+    let said = until_closed(&mut silent);
+    assert!(
+        said.contains("not completed within 0.3 s (0 bytes received)"),
+        "{said}"
+    );
+    let stats = env.wait_for("timed out both", |s| s.timed_out == 2);
+    assert_eq!(stats.refused_connections + stats.refused_frames, 0);
+
+    // The idle session waited longer than the timeout (since before the stalled frame began)
+    // and is still served.
+    let grade = call(&mut idle, &rpc(3, "tasks.grade", &json!({"answer": "w"})));
+    assert_eq!(grade["result"]["score"], 1.0);
+}
+
+#[test]
+fn a_peer_that_never_reads_its_replies_is_closed() {
+    let env = InProcess::serve(&ServeConfig::default().frame_timeout(Duration::from_millis(300)));
+    let mut greedy = connect(env.port());
+    let request = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tasks.list\"}\n";
+    // Requests without end, none of the replies read: the socket buffers fill, the server's
+    // write stalls, and the frame timeout closes the connection (the writes then fail).
+    let writer = std::thread::spawn(move || {
+        for _ in 0..2_000_000 {
+            if greedy.write_all(request).is_err() {
+                return true;
+            }
+        }
+        false
+    });
+    let stats = env.wait_for("closed the connection", |s| s.timed_out == 1);
+    assert!(writer.join().unwrap(), "the server kept reading: {stats:?}");
+    env.wait_for("released it", |s| s.connections == 0);
+}
+
+#[test]
+fn a_large_frame_grows_a_buffer_that_shrinks_back() {
+    let env = InProcess::serve(&ServeConfig::default());
+    let mut client = connect(env.port());
+    call(&mut client, &rpc(1, "hello", &json!({})));
+    let baseline = env.stats().buffered_bytes;
+    assert!(baseline <= grader_env::frame::SMALL_BUFFER, "{baseline}");
+    call(
+        &mut client,
+        &rpc(
+            2,
+            "tasks.start",
+            &json!({"id": "echo", "args": {"word": "w"}}),
+        ),
+    );
+    let answer = "w".repeat(3 << 20);
+    let grade = call(
+        &mut client,
+        &rpc(3, "tasks.grade", &json!({"answer": answer})),
+    );
+    assert_eq!(grade["result"]["score"], 0.0);
+    let stats = env.stats();
+    assert!(stats.peak_buffered_bytes > 3 << 20, "{stats:?}");
+    assert_eq!(stats.buffered_bytes, baseline, "{stats:?}");
+}
+
+/// The red team's case: with 256 file descriptors, 300 silent connections locked every new
+/// client out. The cap (half the descriptors by default) refuses the surplus at once, the
+/// silent ones are closed after the frame timeout, and hud's client is served.
+#[test]
+fn silent_connections_past_the_descriptor_limit_do_not_lock_clients_out() {
+    let Some(python) = hud_python(env!("CARGO_TARGET_TMPDIR")) else {
+        return;
+    };
+    let mut command = Command::new("sh");
+    command
+        .arg("-c")
+        .arg("ulimit -n 256 && exec \"$0\" --frame-timeout 1")
+        .arg(PROBE)
+        .stderr(std::process::Stdio::null());
+    let env = EnvProcess::spawn(command, Duration::from_secs(20));
+    let mut hostile: Vec<TcpStream> = (0..300).map(|_| connect(env.port)).collect();
+    let mut refused = 0;
+    let mut timed_out = 0;
+    for stream in &mut hostile {
+        let said = until_closed(stream);
+        if said.contains("The server holds 128 connections") {
+            refused += 1;
+        } else if said.contains("not completed within 1 s") {
+            timed_out += 1;
+        }
+    }
+    // Each was answered: refused at once over the cap (half of 256), or closed once the frame
+    // timeout passed without a first frame (which freed its place for later ones).
+    assert_eq!(
+        refused + timed_out,
+        300,
+        "{refused} refused, {timed_out} timed out"
+    );
+    assert!(
+        refused > 0 && timed_out >= 128,
+        "{refused} refused, {timed_out} timed out"
+    );
+    hud_client_is_served(&python, env.port);
+}
