@@ -228,6 +228,28 @@ send("h", rpc(1, "hello", {}))
 send("h", rpc(2, "tasks.grade", {"answer": "done"}))
 close("h")
 
+# Frames Python's json reads and serde_json alone would refuse, each answered as the
+# reference answers it: ids beyond 64 bits, a byte-order mark, a lone surrogate, deep nesting;
+# and a prompt whose reply is over the limit only once non-ASCII is escaped.
+open_("x")
+send("x", rpc(123456789012345678901234567890, "hello", {}))
+send("x", rpc(-98765432109876543210, "tasks.cancel"))
+send("x", rpc(1e16, "tasks.cancel"))
+send("x", b"\xef\xbb\xbf" + json.dumps(rpc(1, "tasks.cancel")).encode() + b"\n", label="a byte-order mark")
+send("x", rpc(2, "tasks.start", {"id": "echo", "args": {"word": "w"}}))
+send("x", b'{"jsonrpc":"2.0","id":3,"method":"tasks.grade","params":{"answer":"\\ud800"}}\n', label="a lone surrogate")
+send("x", rpc(4, "tasks.start", {"id": "echo", "args": {"word": "w"}}))
+deep = "[" * 200 + "]" * 200
+send("x", ('{"jsonrpc":"2.0","id":5,"method":"tasks.grade","params":{"answer":%s}}\n' % deep).encode(), label="an answer nested 200 deep")
+wide = json.dumps(rpc(6, "tasks.start", {"id": "echo", "args": {"word": "\u00e9" * 3000000}}), ensure_ascii=False)
+send("x", wide.encode() + b"\n", label="a prompt of 3 000 000 e-acute")
+send("x", rpc(7, "bye"))
+eof("x")
+open_("x2")
+deeper = "[" * 1000 + "]" * 1000
+send("x2", ('{"jsonrpc":"2.0","id":1,"method":"tasks.list","params":{"x":%s}}\n' % deeper).encode(), replies=0, label="a frame nested 1000 deep")
+eof("x2")
+
 # Hostile connections: each ends the connection the reference's way.
 open_("m")
 send("m", b"{not json}\n", replies=0, label="malformed JSON")
