@@ -15,10 +15,14 @@
 //!   beside each.
 #![allow(missing_docs)]
 
+#[path = "support/cpu.rs"]
+mod cpu;
+
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use cpu::cpu_time;
 use criterion::{Criterion, criterion_group, criterion_main};
 use grader_core::{BashGrader, Gather};
 use std::hint::black_box;
@@ -90,21 +94,6 @@ fn bash_true(c: &mut Criterion) {
     });
     group.finish();
     let _ = std::fs::remove_dir_all(&home);
-}
-
-/// CPU time (user + system) this process has used so far.
-fn cpu_time() -> Duration {
-    let stat = std::fs::read_to_string("/proc/self/stat").expect("procfs");
-    let fields: Vec<&str> = stat
-        .rsplit_once(')')
-        .expect("a stat line")
-        .1
-        .split_whitespace()
-        .collect();
-    // utime and stime are fields 14 and 15 of the line, in clock ticks (100 per second).
-    let ticks: u64 =
-        fields[11].parse::<u64>().unwrap_or(0) + fields[12].parse::<u64>().unwrap_or(0);
-    Duration::from_millis(ticks * 10)
 }
 
 /// How many graders run at once in `bash_timeouts`.

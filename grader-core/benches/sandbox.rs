@@ -13,27 +13,17 @@
 //! used per command in each.
 #![allow(missing_docs)]
 
+#[path = "support/cpu.rs"]
+mod cpu;
+
 use std::time::{Duration, Instant};
 
+use cpu::cpu_time;
 use criterion::{Criterion, criterion_group, criterion_main};
 use grader_core::sandbox::{Limits, Sandbox};
 use grader_core::{BashGrader, Gather};
 
 const COMMANDS: usize = 600;
-
-/// CPU time (user + system) this process has used so far.
-fn cpu_time() -> Duration {
-    let stat = std::fs::read_to_string("/proc/self/stat").expect("procfs");
-    let fields: Vec<&str> = stat
-        .rsplit_once(')')
-        .expect("a stat line")
-        .1
-        .split_whitespace()
-        .collect();
-    let ticks: u64 =
-        fields[11].parse::<u64>().unwrap_or(0) + fields[12].parse::<u64>().unwrap_or(0);
-    Duration::from_millis(ticks * 10)
-}
 
 fn batch(
     runtime: &tokio::runtime::Runtime,
