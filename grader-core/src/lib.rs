@@ -21,7 +21,8 @@
 //!   answer judged against weighted criteria by a model over an OpenAI-compatible API.
 //! - [`text`] compares an answer with a reference answer as the reference's helpers do;
 //!   [`inspect`] has Inspect AI's scorers (`match`, `includes`, `exact`, `f1`, `answer`, and with
-//!   the feature `pattern`, `pattern` and `choice`).
+//!   the feature `pattern`, `pattern` and `choice`); [`json`] checks JSON answers as promptfoo's
+//!   `is-json`, `contains-json` and `equals` do.
 //!
 //! Evaluations over many samples (a resumable, shardable runner streaming JSONL, object
 //! storage, the summary with Inspect AI's metrics) are the `grader-eval` crate, built on this
@@ -61,6 +62,7 @@ pub mod grade;
 pub mod grader;
 pub mod grading;
 pub mod inspect;
+pub mod json;
 #[cfg(feature = "judge")]
 pub mod judge;
 pub mod limit;
