@@ -25,6 +25,7 @@ use std::path::{Path, PathBuf};
 use grader_eval::{SummaryBuilder, metrics};
 use serde::Serialize;
 
+use crate::duplicates::OnConflict;
 use crate::records::{self, Record};
 use crate::summary::SummaryFlags;
 use crate::text::{one_line, terminal_safe};
@@ -267,16 +268,21 @@ fn read_side(
     let reading = records::for_each_record(&files, flags.max_line, |record, path, number| {
         let id = record.sample_or(|| format!("line {number}"));
         let epoch = record.epoch.unwrap_or(1);
-        side.samples
-            .entry(id.clone())
-            .or_default()
-            .entry(epoch)
-            .or_insert_with(|| epoch_of(&record));
+        let epochs = side.samples.entry(id.clone()).or_default();
+        // The line that counts, as in the summary: the first read, or the last.
+        if flags.on_conflict == OnConflict::Last {
+            epochs.insert(epoch, epoch_of(&record));
+        } else {
+            epochs.entry(epoch).or_insert_with(|| epoch_of(&record));
+        }
         builder.push(record.into_line(id));
         let _ = path;
     })?;
     reading.finish(err)?;
     let summary = builder.finish()?;
+    flags
+        .on_conflict
+        .check(&summary, &path.display().to_string(), err)?;
     let stats = SideStats {
         file: path.to_owned(),
         samples: summary.samples,

@@ -43,6 +43,7 @@ use grader_eval::metrics;
 use serde_json::{Map, Value, json};
 use sha2::Digest as _;
 
+use crate::duplicates::{Chosen, OnConflict, key_of};
 use crate::input::parse_size;
 use crate::records::{self, Record};
 use crate::report::excerpt;
@@ -74,6 +75,10 @@ pub struct ExportArgs {
     /// The longest line read.
     #[arg(long, default_value = "64M", value_parser = parse_size)]
     pub max_line: usize,
+    /// When lines of one (sample, epoch) differ: keep the first line read, the last, or stop
+    /// with an error (nothing written). Either way they are counted and the first few named.
+    #[arg(long, value_enum, default_value_t = OnConflict::First)]
+    pub on_conflict: OnConflict,
 }
 
 /// The name a score has in the log for a top-level subscore.
@@ -189,18 +194,17 @@ pub fn run(args: &ExportArgs, out: &mut dyn Write, err: &mut dyn Write) -> Resul
             ),
         });
     }
-    // First pass: the numbers the header holds.
+    // A first reading: which line of each (sample, epoch) counts.
+    let mut chosen = Chosen::read(&args.files, args.max_line, args.on_conflict, err)?;
+    // Then the numbers the header holds.
     let mut tally = Tally::default();
-    let mut seen = HashSet::new();
     let reading = records::for_each_record(&args.files, args.max_line, |record, path, n| {
-        let id = record.sample_or(|| format!("{}:{n}", path.display()));
-        let epoch = record.epoch.unwrap_or(1);
-        if seen.insert((id.clone(), epoch)) {
-            tally.push(&id, epoch, &record);
+        let key = key_of(&record, path, n);
+        if chosen.chosen(&key) {
+            tally.push(&key.0, key.1, &record);
         }
     })?;
     reading.finish(err)?;
-    drop(seen);
 
     let created = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let task = args.task.clone().unwrap_or_else(|| {
@@ -226,17 +230,16 @@ pub fn run(args: &ExportArgs, out: &mut dyn Write, err: &mut dyn Write) -> Resul
     write_header(&mut log, args, &tally, &reduced, &created, &task, &eval_id)
         .map_err(write_error)?;
 
-    // Second pass: the samples, one line of the files at a time.
-    let mut seen = HashSet::new();
+    // Last: the samples, one line of the files at a time.
+    chosen.rewind();
     let mut first = true;
     let mut failure = None;
     let reading = records::for_each_record(&args.files, args.max_line, |record, path, n| {
         if failure.is_some() {
             return;
         }
-        let id = record.sample_or(|| format!("{}:{n}", path.display()));
-        let epoch = record.epoch.unwrap_or(1);
-        if !seen.insert((id.clone(), epoch)) {
+        let (id, epoch) = key_of(&record, path, n);
+        if !chosen.chosen(&(id.clone(), epoch)) {
             return;
         }
         let written = (|| -> std::io::Result<()> {

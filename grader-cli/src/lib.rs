@@ -43,6 +43,7 @@ use std::io::Write;
 use clap::{Parser, Subcommand, ValueEnum};
 
 pub mod diff;
+pub mod duplicates;
 mod error;
 pub mod export;
 pub mod input;

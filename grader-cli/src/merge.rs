@@ -1,6 +1,8 @@
 //! `grader merge`: joins the results files of several shards (or runs) into one, with
-//! grader-core's [`merge`](grader_eval::merge): every (sample, epoch) once, the first
-//! seen wins, a torn last line of an input left out and reported. Inputs and the output may
+//! grader-eval's [`merge_resolving`](grader_eval::merge_resolving): every (sample, epoch) once,
+//! a torn last line of an input left out and reported. Identical duplicates are left out and
+//! counted; lines of one (sample, epoch) that differ stop the merge (exit 1, nothing written)
+//! unless `--on-conflict first` or `last` says which to keep. Inputs and the output may
 //! be object store URLs (feature `object-store`): the merged lines are then stored as the one
 //! object the output URL names, whole once the merge succeeds.
 
@@ -10,6 +12,8 @@ use std::path::PathBuf;
 use grader_eval::EvalError;
 use grader_eval::line::LinesError;
 
+use crate::duplicates::OnConflict;
+use crate::text::terminal_safe;
 use crate::{CliError, EXIT_OK};
 
 /// Arguments of `grader merge`.
@@ -26,6 +30,11 @@ pub struct MergeArgs {
     /// as it was), and the URL must not hold an evaluation's chunks.
     #[arg(short, long)]
     pub output: PathBuf,
+    /// When lines of one (sample, epoch) differ: stop with an error naming them (nothing is
+    /// written), or keep the first line read or the last (a re-run given after the first run
+    /// replaces it). Identical duplicates are always left out.
+    #[arg(long, value_enum, default_value_t = OnConflict::Fail)]
+    pub on_conflict: OnConflict,
 }
 
 /// Runs `grader merge`: writes the merged file and says what it did on `err`.
@@ -43,18 +52,28 @@ pub fn run(args: &MergeArgs, err: &mut dyn Write) -> Result<u8, CliError> {
             writeln!(err, "grader: note: {}: {missing}", input.display())?;
         }
     }
-    let report = grader_eval::merge(&args.files, &args.output).map_err(|error| match error {
-        EvalError::Io { path, source } if args.files.contains(&path) => {
-            CliError::Read { path, source }
-        }
-        EvalError::Io { path, source } => CliError::Write { path, source },
-        #[cfg(feature = "object-store")]
-        EvalError::Store(error) => CliError::Store(error),
-        EvalError::Lines(LinesError::Io { path, source }) => CliError::Read { path, source },
-        #[cfg(feature = "object-store")]
-        EvalError::Lines(LinesError::Store(error)) => CliError::Store(error),
-        other => CliError::Invalid(other.to_string()),
-    })?;
+    let rule = match args.on_conflict {
+        OnConflict::Fail => grader_eval::OnConflict::Fail,
+        other => grader_eval::OnConflict::Keep(other.keep()),
+    };
+    let report = grader_eval::merge_resolving(&args.files, &args.output, rule).map_err(
+        |error| match error {
+            EvalError::Conflicts { .. } => CliError::Invalid(format!(
+                "{}: {error}: choose with --on-conflict first or last",
+                args.output.display()
+            )),
+            EvalError::Io { path, source } if args.files.contains(&path) => {
+                CliError::Read { path, source }
+            }
+            EvalError::Io { path, source } => CliError::Write { path, source },
+            #[cfg(feature = "object-store")]
+            EvalError::Store(error) => CliError::Store(error),
+            EvalError::Lines(LinesError::Io { path, source }) => CliError::Read { path, source },
+            #[cfg(feature = "object-store")]
+            EvalError::Lines(LinesError::Store(error)) => CliError::Store(error),
+            other => CliError::Invalid(other.to_string()),
+        },
+    )?;
     writeln!(
         err,
         "{}: {} lines from {} files ({} duplicates left out)",
@@ -63,6 +82,34 @@ pub fn run(args: &MergeArgs, err: &mut dyn Write) -> Result<u8, CliError> {
         args.files.len(),
         report.duplicates
     )?;
+    if report.conflicts > 0 {
+        let named: Vec<String> = report
+            .conflicting
+            .iter()
+            .map(|conflict| {
+                format!(
+                    "{} epoch {} ({} lines)",
+                    terminal_safe(&conflict.id),
+                    conflict.epoch,
+                    conflict.lines
+                )
+            })
+            .collect();
+        let more = report.conflicts - named.len();
+        writeln!(
+            err,
+            "grader: warning: {} (sample, epoch) pair(s) had lines that differ; the {} line read \
+             was kept: {}{}",
+            report.conflicts,
+            args.on_conflict.keep(),
+            named.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        )?;
+    }
     for path in &report.torn {
         writeln!(err, "{}: torn last line left out", path.display())?;
     }

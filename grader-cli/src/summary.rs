@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use grader_eval::{Reducer, Summary, SummaryBuilder, SummaryOptions};
 
+use crate::duplicates::{OnConflict, files_named};
 use crate::input::parse_size;
 use crate::records;
 use crate::text::terminal_safe;
@@ -34,6 +35,11 @@ pub struct SummaryFlags {
     /// The longest line read.
     #[arg(long, default_value = "64M", value_parser = parse_size)]
     pub max_line: usize,
+    /// When lines of one (sample, epoch) differ: keep the first line read, the last, or stop
+    /// with an error. Either way they are counted and the first few named; identical
+    /// duplicates are only counted.
+    #[arg(long, value_enum, default_value_t = OnConflict::First)]
+    pub on_conflict: OnConflict,
 }
 
 impl SummaryFlags {
@@ -43,7 +49,8 @@ impl SummaryFlags {
         let mut options = SummaryOptions::default()
             .threshold(self.threshold)
             .seed(self.seed)
-            .reducer(self.reducer);
+            .reducer(self.reducer)
+            .keep(self.on_conflict.keep());
         options.level = self.level;
         if let Some(epochs) = self.epochs {
             options = options.epochs(epochs);
@@ -67,7 +74,10 @@ Rows of the table (the JSON has the same fields):
               a warning row follows when some samples have fewer epochs than asked for
               (--epochs, else the largest number seen): an unfinished or interrupted run
   results     lines with a reward (scored) and without (errored: failed, panicked, isError);
-              errors are counted, never averaged in as 0
+              errors are counted, never averaged in as 0; duplicate lines of one (sample,
+              epoch) are counted and left out
+  conflicts   (sample, epoch) pairs whose lines differ, the first few named, and which line
+              counted (--on-conflict)
   reward      each sample's scored epochs reduced to one value (--reducer, the mean by
               default), then the mean over samples with its standard error; penalties can make
               a reward negative
@@ -114,7 +124,11 @@ pub fn summarize(
         builder.push(record.into_line(id));
     })?;
     reading.finish(err)?;
-    Ok(builder.finish()?)
+    let summary = builder.finish()?;
+    flags
+        .on_conflict
+        .check(&summary, &files_named(files), err)?;
+    Ok(summary)
 }
 
 /// Runs `grader summary`.

@@ -51,6 +51,20 @@ pub enum EvalError {
         /// Why.
         source: serde_json::Error,
     },
+    /// Lines of one (sample, epoch) differ across the inputs of a merge told to fail on that
+    /// ([`OnConflict::Fail`](crate::OnConflict::Fail)): nothing was written.
+    #[error(
+        "{count} (sample, epoch) pair(s) have lines that differ: {}{}; nothing was written \
+         (keep the first or the last line read of each)",
+        named.join(", "),
+        if *count > named.len() { format!(" and {} more", count - named.len()) } else { String::new() }
+    )]
+    Conflicts {
+        /// How many pairs.
+        count: usize,
+        /// The first few, as `id epoch N (K lines)`.
+        named: Vec<String>,
+    },
     /// Gradings were cancelled under the run, not by it (the runtime they ran on shut down
     /// while the run was awaited elsewhere): their (sample, epoch) pairs have no line. What
     /// was written stays; running again resumes.

@@ -12,7 +12,8 @@
 //!   AI's `value_to_float` does.
 //! - [`Evaluation`] (feature `run`, on by default) runs a grading function over samples with bounded
 //!   concurrency, resumes an interrupted run, shards a run across machines, and stops cleanly
-//!   on Ctrl-C; [`merge`] joins the shards' files.
+//!   on Ctrl-C; [`merge`] joins the shards' files ([`merge_resolving`] choosing what to do when
+//!   two lines of one (sample, epoch) differ).
 //! - `store` (feature `object-store`) puts an evaluation's output, and the inputs of
 //!   [`merge`] and the summary, in object storage: `s3://`, `gs://` and `az://` URLs, written
 //!   as numbered chunks per shard.
@@ -58,7 +59,10 @@ pub mod value;
 pub use error::EvalError;
 pub use line::{ErrorKind, LINE_VERSION, Line, LineError};
 #[cfg(feature = "run")]
-pub use run::{Evaluation, INTERRUPTED_EXIT_STATUS, MergeReport, RunReport, Sample, merge};
+pub use run::{
+    Evaluation, INTERRUPTED_EXIT_STATUS, MergeReport, OnConflict, RunReport, Sample, merge,
+    merge_resolving,
+};
 #[cfg(feature = "run")]
 pub use shard::{Shard, ShardEnvError};
 pub use summary::{Reducer, Summary, SummaryBuilder, SummaryOptions, summarize_files};

@@ -11,6 +11,7 @@ use grader_eval::{Summary, SummaryBuilder};
 
 use super::args::ReportArgs;
 use crate::CliError;
+use crate::duplicates::{Chosen, OnConflict, files_named, key_of};
 use crate::records::{self, Record};
 
 /// How many sample ids an error group lists.
@@ -170,15 +171,34 @@ pub(super) fn collect(
     args: &ReportArgs,
     err: &mut dyn Write,
 ) -> Result<(Summary, Collected), CliError> {
+    let rule = args.flags.on_conflict;
+    // Keeping the last line of a (sample, epoch) takes a first reading to find it.
+    let mut chosen = if rule == OnConflict::Last {
+        if args.files.iter().any(|path| path.as_os_str() == "-") {
+            return Err(CliError::Usage(
+                "--on-conflict last reads the files twice, and standard input cannot be read \
+                 again"
+                    .to_owned(),
+            ));
+        }
+        Some(Chosen::read(&args.files, args.flags.max_line, rule, err)?)
+    } else {
+        None
+    };
     let mut builder = SummaryBuilder::new(args.flags.options());
     let mut collected = Collected::default();
     let mut seen = HashSet::new();
     let threshold = args.flags.threshold;
     let reading = records::for_each_record(&args.files, args.flags.max_line, |record, path, n| {
-        let id = record.sample_or(|| format!("{}:{n}", path.display()));
-        let epoch = record.epoch.unwrap_or(1);
-        // As in the summary, the first line of a (sample, epoch) counts and later ones do not.
-        if seen.insert((id.clone(), epoch)) {
+        let key = key_of(&record, path, n);
+        // As in the summary, the line of a (sample, epoch) that counts: the first, or the
+        // last.
+        let counts = match &mut chosen {
+            Some(chosen) => chosen.chosen(&key),
+            None => seen.insert(key.clone()),
+        };
+        let (id, epoch) = key;
+        if counts {
             gather(
                 &mut collected,
                 &record,
@@ -191,7 +211,11 @@ pub(super) fn collect(
         builder.push(record.into_line(id));
     })?;
     reading.finish(err)?;
-    Ok((builder.finish()?, collected))
+    let summary = builder.finish()?;
+    if chosen.is_none() {
+        rule.check(&summary, &files_named(&args.files), err)?;
+    }
+    Ok((summary, collected))
 }
 
 fn gather(

@@ -67,8 +67,12 @@ fn summary_section(summary: &Summary) -> Markup {
                     tr { th { "results" } td #result-count data-results=(summary.lines) {
                         (summary.lines) " — " (summary.scored) " scored, "
                         (summary.errored) " errored"
-                        @if summary.duplicates > 0 { ", " (summary.duplicates) " duplicates ignored" }
+                        @if summary.duplicates > 0 { ", " (summary.duplicates) " duplicate lines left out" }
                     } }
+                    @if let Some(conflicts) = summary.conflicts_text() {
+                        tr { th { "conflicts" } td #conflicts data-conflicts=(summary.conflicts) {
+                            (conflicts) } }
+                    }
                     tr { th { "mean (" (summary.options.reducer.to_string()) ")" }
                         td #mean data-mean=(stats.mean) {
                             (format!("{:.4} ± {:.4} (stderr), std {:.4}, n = {}",

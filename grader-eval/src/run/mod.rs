@@ -25,7 +25,7 @@ mod progress;
 mod report;
 mod samples;
 
-pub use merging::{MergeReport, merge};
+pub use merging::{MergeReport, OnConflict, merge, merge_resolving};
 pub use report::{INTERRUPTED_EXIT_STATUS, RunReport};
 pub use samples::Sample;
 
