@@ -97,7 +97,8 @@ impl Template {
             hud_args_schema(serde_json::to_value(schemars::schema_for!(A)).unwrap_or_default());
         let start =
             move |raw: Map<String, Value>, session: Session| -> Result<TaskFuture, String> {
-                let parsed: A = A::deserialize(Value::Object(raw)).map_err(|e| e.to_string())?;
+                let parsed: A = serde_path_to_error::deserialize(Value::Object(raw))
+                    .map_err(|error| argument_error(&error))?;
                 let future = function(parsed, session);
                 Ok(Box::pin(async move { future.await.into_grade() }) as TaskFuture)
             };
@@ -211,6 +212,17 @@ impl Template {
         }
         let session_args = args.clone();
         (self.start)(session_args, session).map_err(bad)
+    }
+}
+
+/// serde's message for args that did not parse, naming the argument (and the place inside
+/// it) where parsing failed: `argument 'n': invalid type: string "three", expected u32`.
+fn argument_error(error: &serde_path_to_error::Error<serde_json::Error>) -> String {
+    let path = error.path().to_string();
+    if path == "." {
+        error.inner().to_string()
+    } else {
+        format!("argument {}: {}", py_str_repr(&path), error.inner())
     }
 }
 

@@ -82,7 +82,7 @@ async fn a_macro_template_is_listed_checked_and_graded() {
         ),
         (
             json!({"n": "three"}),
-            "task 'count-to': bad args ['n']: invalid type: string \"three\", expected u32",
+            "task 'count-to': bad args ['n']: argument 'n': invalid type: string \"three\", expected u32",
         ),
     ] {
         let reply = call(

@@ -92,7 +92,7 @@ fn hud_client_lists_starts_grades_cancels_and_resumes() {
     refused(
         "wrong_type",
         -32000,
-        "task 'echo': bad args ['word']: invalid type: integer `7`, expected a string",
+        "task 'echo': bad args ['word']: argument 'word': invalid type: integer `7`, expected a string",
     );
     refused("fails", -32000, "boom");
     refused("panics", -32000, "kaboom");

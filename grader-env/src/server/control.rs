@@ -403,6 +403,17 @@ impl Call {
         }
     }
 
+    /// Logs a task that failed to start or to grade, as the reference logs the exception.
+    fn failed(&self, method: &str, task: &str, message: &str) {
+        tracing::error!(
+            task,
+            session = %self.session,
+            method,
+            error = message,
+            "task failed"
+        );
+    }
+
     async fn error(&self, code: i64, message: &str) -> Result<(), FrameError> {
         self.replied.store(true, Ordering::Release);
         send_error(&self.writer, &self.id, code, message).await
@@ -434,7 +445,10 @@ impl Call {
         self.channel.cancel(&self.session).await;
         let mut runner = match self.channel.begin(template, args) {
             Ok(runner) => runner,
-            Err(message) => return self.error(-32000, &message).await,
+            Err(message) => {
+                self.failed("tasks.start", task_id, &message);
+                return self.error(-32000, &message).await;
+            }
         };
         let outcome = tokio::select! {
             biased;
@@ -447,6 +461,7 @@ impl Call {
                 Ok(())
             }
             Some(Err(message)) => {
+                self.failed("tasks.start", task_id, &message);
                 self.channel.finish(runner).await;
                 self.error(-32000, &message).await
             }
@@ -479,6 +494,7 @@ impl Call {
             self.channel.finish(runner).await;
             return self.error(-32000, &no_get(&params)).await;
         };
+        let runner_task = runner.task_id.clone();
         let outcome = tokio::select! {
             biased;
             _ = &mut stop => None,
@@ -488,7 +504,10 @@ impl Call {
         match outcome {
             None => Ok(()),
             Some(Ok(frame)) => self.reply(Value::Object(frame)).await,
-            Some(Err(message)) => self.error(-32000, &message).await,
+            Some(Err(message)) => {
+                self.failed("tasks.grade", &runner_task, &message);
+                self.error(-32000, &message).await
+            }
         }
     }
 }
