@@ -60,6 +60,11 @@ pub struct JudgeDoctests;
 #[cfg(doctest)]
 pub struct SandboxDoctests;
 
+/// The code of `docs/graders.md` compiles: the page is a doctest of this crate.
+#[doc = include_str!("../../docs/graders.md")]
+#[cfg(doctest)]
+pub struct GradersDoctests;
+
 /// The code of `docs/differences.md` compiles: the page is a doctest of this crate.
 #[doc = include_str!("../../docs/differences.md")]
 #[cfg(doctest)]

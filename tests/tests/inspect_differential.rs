@@ -8,6 +8,7 @@
 use grader_core::inspect::{
     self, AnswerKind, ChoiceOptions, Location, MatchOptions, PatternOptions, Reason, Verdict,
 };
+use grader_core::text::pychar;
 use grader_tests::python::{inspect_python, run_script};
 use serde_json::{Value, json};
 
@@ -197,6 +198,10 @@ fn inspect_cases() -> Vec<Value> {
         ("ANSWER:    ", &[" "], "line"),
         ("no answer here", &["x"], "line"),
         ("", &["x"], "word"),
+        ("ANSWER:ANSWER:x", &["x"], "word"),
+        ("ANSWER:ANSWER: x", &["x"], "line"),
+        ("answer : \nanswer : \n", &["answer :"], "line"),
+        ("ANSWER: \u{17F}", &["s"], "letter"),
     ] {
         cases.push(with("answer", completion, targets, json!({"kind": kind})));
     }
@@ -614,4 +619,33 @@ fn documented_differences_are_pinned() {
         values(&ours),
         ["I", "I", "I", "I", "I", "I", "error", "error"]
     );
+}
+
+/// `str.casefold()` and `unicodedata.digit()` of every code point agree with Python's.
+#[test]
+fn casefold_and_digits_agree_on_every_code_point() {
+    let Some(python) = inspect_python(env!("CARGO_TARGET_TMPDIR")) else {
+        return;
+    };
+    let script = "import json, sys, unicodedata\n\
+        cps = [c for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF]\n\
+        fold = {c: chr(c).casefold() for c in cps if chr(c).casefold() != chr(c)}\n\
+        digit = {c: unicodedata.digit(chr(c)) for c in cps if unicodedata.digit(chr(c), None) is not None}\n\
+        print(json.dumps({'fold': fold, 'digit': digit}))";
+    let output = run_script(&python, script, "");
+    let tables: Value = serde_json::from_str(&output).expect("the script's JSON");
+    let mut checked = 0;
+    for c in (0..=0x10_FFFF_u32).filter_map(char::from_u32) {
+        let key = u32::from(c).to_string();
+        let fold = tables["fold"][&key]
+            .as_str()
+            .map_or_else(|| c.to_string(), str::to_owned);
+        assert_eq!(pychar::casefold(&c.to_string()), fold, "casefold of {c:?}");
+        let digit = tables["digit"][&key]
+            .as_u64()
+            .and_then(|d| u8::try_from(d).ok());
+        assert_eq!(pychar::digit_value(c), digit, "digit of {c:?}");
+        checked += 1;
+    }
+    assert!(checked > 1_100_000);
 }

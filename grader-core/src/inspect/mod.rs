@@ -51,6 +51,8 @@ mod number;
 pub mod pattern;
 mod pattern_match;
 mod squad;
+#[cfg(test)]
+mod tests;
 
 use serde::{Deserialize, Serialize};
 
