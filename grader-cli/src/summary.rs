@@ -91,8 +91,10 @@ Rows of the table (the JSON has the same fields):
               the other epoch reducers (Inspect AI's), each averaged over the samples: the
               median epoch, the most frequent value, the best epoch, the value held by more
               than half of the epochs (samples without one are left out)
-  subscores   each top-level subscore's mean value over the scored lines that have it
-  n           how many samples (for subscores, lines) a value is over";
+  subscores   each top-level subscore's mean over the samples that have it, a sample's
+              value the mean of its scored epochs that have it (as the reward with the mean,
+              and as `diff`, `report` and Inspect AI give it), whatever --reducer says
+  n           how many samples a value is over";
 
 /// Arguments of `grader summary`.
 #[derive(Debug, clap::Args)]

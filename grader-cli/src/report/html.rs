@@ -188,10 +188,12 @@ fn subscore_section(summary: &Summary, collected: &Collected, threshold: f64) ->
             } @else {
                 p.muted { "A subscore passes at or above " (threshold) "; a penalty (negative weight) "
                     "counts against the reward when it fires (value above 0), and its row says how "
-                    "often it fired." }
+                    "often it fired. The mean is per sample (each sample's scored epochs averaged "
+                    "first, as the summary, diff and Inspect AI give it); the rates are over the results." }
                 table {
                     thead { tr { th { "subscore" } th.num { "weight" } th.num { "results" }
-                        th.num { "mean" } th.num { "pass rate (≥ " (threshold) ") / fired rate" }
+                        th.num title="each sample's scored epochs averaged, then the mean over the samples: as the summary, diff and Inspect AI give it" { "mean per sample" }
+                        th.num { "pass rate of results (≥ " (threshold) ") / fired rate" }
                         th {} } }
                     tbody {
                         @for (name, tally) in &collected.subscores {

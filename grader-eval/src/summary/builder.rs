@@ -67,7 +67,8 @@ pub struct SummaryBuilder {
     log: spill::Log,
     /// Why spilling failed; nothing is kept after it.
     failure: Option<SpillError>,
-    /// The subscores' names (the sums are made from the log at the end).
+    /// The subscores' names, numbered in the order first seen; the grading time and the errors
+    /// (added up from the log at the end).
     totals: Totals,
     /// A logged line being built.
     logged: spill::Logged,
@@ -85,6 +86,9 @@ struct Kept {
     logged: u64,
     /// [`Line::fingerprint`].
     fingerprint: u64,
+    /// Where its subscores start in [`Run::subs`], and how many.
+    subs: u32,
+    nsubs: u32,
 }
 
 impl Kept {
@@ -94,15 +98,19 @@ impl Kept {
             reward: self.reward,
             logged: self.logged,
             fingerprint: self.fingerprint,
+            subs: self.subs,
+            nsubs: self.nsubs,
         }
     }
 }
 
-/// The lines of one run: the ids of its samples once, and the lines.
+/// The lines of one run: the ids of its samples once, the lines, and the scored lines'
+/// subscores.
 #[derive(Debug, Default)]
 struct Run {
     ids: Ids,
     kept: Vec<Kept>,
+    subs: spill::Subs,
 }
 
 impl Run {
@@ -110,7 +118,10 @@ impl Run {
     fn size(&self) -> usize {
         // Per sample: where its id ends, its slot in the table of ids.
         const PER_SAMPLE: usize = size_of::<usize>() + size_of::<u32>() + 1;
-        self.kept.len() * size_of::<Kept>() + self.ids.bytes.len() + self.ids.len() * PER_SAMPLE
+        self.kept.len() * size_of::<Kept>()
+            + self.subs.len() * size_of::<(u32, f64)>()
+            + self.ids.bytes.len()
+            + self.ids.len() * PER_SAMPLE
     }
 
     /// Sorts the lines: samples in the order of their ids' bytes, each one's by epoch, then in
@@ -127,11 +138,12 @@ impl Run {
         let mut out = spill::RunWriter::create(dir)?;
         for group in self.kept.chunk_by(|a, b| a.sample == b.sample) {
             let id = Ids::get(&self.ids.bytes, &self.ids.ends, group[0].sample);
-            out.sample(id, group.iter().map(Kept::entry))?;
+            out.sample(id, group.iter().map(Kept::entry), &self.subs)?;
         }
         let file = out.finish()?;
         self.ids.clear();
         self.kept.clear();
+        self.subs.clear();
         Ok(file)
     }
 }
@@ -270,15 +282,14 @@ impl SummaryBuilder {
                 .unwrap_or_default(),
             _ => &[],
         };
+        let start = self.run.subs.len();
+        for sub in subscores {
+            let name = u32::try_from(self.totals.name(sub.name())).unwrap_or(u32::MAX);
+            self.run.subs.push((name, sub.value()));
+        }
         let logged = &mut self.logged;
         logged.duration_secs = line.duration_secs;
         logged.outcome = outcome as u8;
-        logged.subscores.clear();
-        for sub in subscores {
-            logged
-                .subscores
-                .push((self.totals.name(sub.name()), sub.value()));
-        }
         let at = match self.log.push(logged) {
             Ok(at) => at,
             Err(source) => {
@@ -292,6 +303,8 @@ impl SummaryBuilder {
             reward: reward.unwrap_or(f64::NAN),
             logged: at,
             fingerprint: line.fingerprint(),
+            subs: u32::try_from(start).unwrap_or(u32::MAX),
+            nsubs: u32::try_from(self.run.subs.len() - start).unwrap_or(u32::MAX),
         });
         if self.run.size() + self.log.memory() >= self.budget {
             self.spill();
@@ -379,10 +392,10 @@ impl SummaryBuilder {
         let mut merge = spill::Merge::new(runs, &dir, fan_in).map_err(fail)?;
         let mut tally = Tally::new(&options, samples);
         let mut resolver = Resolver::new(options.keep);
-        let (mut id, mut entries) = (Vec::new(), Vec::new());
-        while merge.next(&mut id, &mut entries).map_err(fail)? {
+        let (mut id, mut entries, mut subs) = (Vec::new(), Vec::new(), Vec::new());
+        while merge.next(&mut id, &mut entries, &mut subs).map_err(fail)? {
             resolver.sample(&id, &mut entries);
-            tally.sample(entries.iter().map(|entry| entry.reward));
+            tally.sample(&entries, &subs);
         }
         drop(merge);
         Self::conclude(options, tally, resolver, totals, log).map_err(fail)
@@ -407,7 +420,7 @@ impl SummaryBuilder {
             entries.extend(group.iter().map(Kept::entry));
             let id = Ids::get(&run.ids.bytes, &run.ids.ends, group[0].sample);
             resolver.sample(id, &mut entries);
-            tally.sample(entries.iter().map(|entry| entry.reward));
+            tally.sample(&entries, &run.subs);
         }
         drop(run);
         Self::conclude(options, tally, resolver, totals, log)
@@ -434,7 +447,7 @@ impl SummaryBuilder {
                 .get(usize::from(line.outcome))
                 .copied()
                 .unwrap_or(Outcome::IsError);
-            totals.add(line.duration_secs, outcome, line.subscores.iter().copied());
+            totals.add(line.duration_secs, outcome);
         })?;
         let mut summary = tally.summary(options, totals, dropped.len());
         summary.conflicts = conflicts;

@@ -58,12 +58,16 @@ pub struct ReducerStat {
     pub mean: f64,
 }
 
-/// One top-level subscore's statistics over the scored lines.
+/// One top-level subscore's statistics over the samples: as the reward with the default
+/// reducer, and as Inspect AI shows a score, each sample's epochs are reduced to their mean
+/// first, so that a sample with more epochs weighs no more. `grader diff`, the HTML report and
+/// the Inspect AI export give the same number.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SubscoreStat {
-    /// Scored lines that have a subscore of this name.
+    /// Samples with a scored line that has a subscore of this name.
     pub count: usize,
-    /// The mean of its value over those lines.
+    /// The mean over those samples of each one's mean value over its scored lines that have
+    /// it.
     pub mean: f64,
 }
 
@@ -130,7 +134,8 @@ pub struct Summary {
     pub pass_at_k: Vec<ReducerStat>,
     /// Each reducer of [`SummaryOptions::reducers`] averaged over the samples.
     pub reducers: Vec<ReducerStat>,
-    /// Each top-level subscore's mean value over the scored lines, by name.
+    /// Each top-level subscore's mean over the samples (each sample's scored epochs that have
+    /// it reduced to their mean first), by name.
     pub subscores: BTreeMap<String, SubscoreStat>,
     /// Total grading time of the lines, in seconds (a sum over concurrent gradings).
     pub grading_secs: f64,

@@ -80,6 +80,8 @@ mod tests {
             reward: logged as f64,
             logged,
             fingerprint,
+            subs: 0,
+            nsubs: 0,
         }
     }
 

@@ -32,7 +32,15 @@ pub(super) struct Entry {
     pub(super) logged: u64,
     /// The line's [`Line::fingerprint`](crate::Line::fingerprint).
     pub(super) fingerprint: u64,
+    /// Where its subscores (a scored line's: the name's number, the value) start in the
+    /// subscores read with it.
+    pub(super) subs: u32,
+    /// How many subscores it has.
+    pub(super) nsubs: u32,
 }
+
+/// Subscores: the name's number and the value.
+pub(super) type Subs = Vec<(u32, f64)>;
 
 /// The bytes of an [`Entry`] in a file.
 const ENTRY_BYTES: usize = 4 + 8 + 8 + 8;
@@ -109,11 +117,13 @@ impl RunWriter {
         })
     }
 
-    /// Adds a sample, after every sample whose id is smaller.
+    /// Adds a sample, after every sample whose id is smaller; its entries' subscores are in
+    /// `subs`.
     pub(super) fn sample(
         &mut self,
         id: &[u8],
         entries: impl ExactSizeIterator<Item = Entry>,
+        subs: &[(u32, f64)],
     ) -> io::Result<()> {
         write_count(&mut self.out, id.len() as u64)?;
         self.out.write_all(id)?;
@@ -125,6 +135,15 @@ impl RunWriter {
             bytes[12..20].copy_from_slice(&entry.logged.to_le_bytes());
             bytes[20..].copy_from_slice(&entry.fingerprint.to_le_bytes());
             self.out.write_all(&bytes)?;
+            let start = entry.subs as usize;
+            let own = subs
+                .get(start..start + entry.nsubs as usize)
+                .unwrap_or_default();
+            write_count(&mut self.out, own.len() as u64)?;
+            for &(name, value) in own {
+                write_count(&mut self.out, u64::from(name))?;
+                self.out.write_all(&value.to_bits().to_le_bytes())?;
+            }
         }
         Ok(())
     }
@@ -140,8 +159,13 @@ struct RunReader {
 }
 
 impl RunReader {
-    /// Reads the next sample into `id` and `entries`; false at the end of the run.
-    fn next(&mut self, id: &mut Vec<u8>, entries: &mut Vec<Entry>) -> io::Result<bool> {
+    /// Reads the next sample into `id`, `entries` and `subs`; false at the end of the run.
+    fn next(
+        &mut self,
+        id: &mut Vec<u8>,
+        entries: &mut Vec<Entry>,
+        subs: &mut Subs,
+    ) -> io::Result<bool> {
         if self.input.fill_buf()?.is_empty() {
             return Ok(false);
         }
@@ -154,16 +178,25 @@ impl RunReader {
         }
         let count = read_len(&mut self.input)?;
         entries.clear();
+        subs.clear();
         for _ in 0..count {
             let epoch = read_u32(&mut self.input)?;
             let reward = f64::from_bits(read_u64(&mut self.input)?);
             let logged = read_u64(&mut self.input)?;
             let fingerprint = read_u64(&mut self.input)?;
+            let start = subs.len();
+            for _ in 0..read_len(&mut self.input)? {
+                let name = u32::try_from(read_count(&mut self.input)?)
+                    .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "a name's number"))?;
+                subs.push((name, f64::from_bits(read_u64(&mut self.input)?)));
+            }
             entries.push(Entry {
                 epoch,
                 reward,
                 logged,
                 fingerprint,
+                subs: u32::try_from(start).unwrap_or(u32::MAX),
+                nsubs: u32::try_from(subs.len() - start).unwrap_or(u32::MAX),
             });
         }
         Ok(true)
@@ -176,6 +209,7 @@ struct Head {
     /// The run's place: runs hold lines in the order they came, earlier runs first.
     run: usize,
     entries: Vec<Entry>,
+    subs: Subs,
 }
 
 impl Head {
@@ -220,9 +254,9 @@ impl Merge {
             let rest = runs.split_off(fan_in);
             let mut merge = Merge::open(runs)?;
             let mut out = RunWriter::create(dir)?;
-            let (mut id, mut entries) = (Vec::new(), Vec::new());
-            while merge.next(&mut id, &mut entries)? {
-                out.sample(&id, entries.iter().copied())?;
+            let (mut id, mut entries, mut subs) = (Vec::new(), Vec::new(), Vec::new());
+            while merge.next(&mut id, &mut entries, &mut subs)? {
+                out.sample(&id, entries.iter().copied(), &subs)?;
             }
             // The merged run holds the earliest lines: it stays first.
             runs = Vec::with_capacity(rest.len() + 1);
@@ -247,34 +281,41 @@ impl Merge {
                 id: Vec::new(),
                 run,
                 entries: Vec::new(),
+                subs: Vec::new(),
             })?;
         }
         Ok(merge)
     }
 
     fn refill(&mut self, mut head: Head) -> io::Result<()> {
-        if self.readers[head.run].next(&mut head.id, &mut head.entries)? {
+        if self.readers[head.run].next(&mut head.id, &mut head.entries, &mut head.subs)? {
             self.heap.push(Reverse(head));
         }
         Ok(())
     }
 
-    /// Reads the next sample into `id` and `entries` (every line of it, by epoch and arrival);
-    /// false when every run is read.
-    pub(super) fn next(&mut self, id: &mut Vec<u8>, entries: &mut Vec<Entry>) -> io::Result<bool> {
+    /// Reads the next sample into `id`, `entries` (every line of it, by epoch and arrival) and
+    /// `subs` (their subscores); false when every run is read.
+    pub(super) fn next(
+        &mut self,
+        id: &mut Vec<u8>,
+        entries: &mut Vec<Entry>,
+        subs: &mut Subs,
+    ) -> io::Result<bool> {
         entries.clear();
+        subs.clear();
         let Some(Reverse(mut head)) = self.heap.pop() else {
             return Ok(false);
         };
         std::mem::swap(id, &mut head.id);
-        entries.extend_from_slice(&head.entries);
+        take(&head, entries, subs);
         self.refill(head)?;
         // Equal ids come out of the heap by run, earliest first.
         while self.heap.peek().is_some_and(|Reverse(next)| next.id == *id) {
             let Some(Reverse(head)) = self.heap.pop() else {
                 break;
             };
-            entries.extend_from_slice(&head.entries);
+            take(&head, entries, subs);
             self.refill(head)?;
         }
         entries.sort_unstable_by_key(|entry| (entry.epoch, entry.logged));
@@ -282,7 +323,17 @@ impl Merge {
     }
 }
 
-/// What each line adds to the running sums (grading time, error kinds, subscores), in the order
+/// Adds a run's lines of a sample to those of the others, with their subscores.
+fn take(head: &Head, entries: &mut Vec<Entry>, subs: &mut Subs) {
+    let offset = u32::try_from(subs.len()).unwrap_or(u32::MAX);
+    subs.extend_from_slice(&head.subs);
+    entries.extend(head.entries.iter().map(|entry| Entry {
+        subs: entry.subs.saturating_add(offset),
+        ..*entry
+    }));
+}
+
+/// What each line adds to the running sums (grading time, error kinds), in the order
 /// the lines came: added up once it is known which line of each (sample, epoch) counts, so the
 /// sums are the same whether or not anything was spilled. Held in memory until the first spill,
 /// then in a file.
@@ -301,8 +352,6 @@ pub(super) struct Logged {
     pub(super) duration_secs: f64,
     /// [`Outcome`](super::tally::Outcome) as a byte.
     pub(super) outcome: u8,
-    /// A scored line's subscores: (the name's number, the value).
-    pub(super) subscores: Vec<(usize, f64)>,
 }
 
 impl Log {
@@ -349,13 +398,7 @@ impl Log {
 
 fn write_logged(out: &mut impl Write, line: &Logged) -> io::Result<()> {
     out.write_all(&line.duration_secs.to_bits().to_le_bytes())?;
-    out.write_all(&[line.outcome])?;
-    write_count(out, line.subscores.len() as u64)?;
-    for &(name, value) in &line.subscores {
-        write_count(out, name as u64)?;
-        out.write_all(&value.to_bits().to_le_bytes())?;
-    }
-    Ok(())
+    out.write_all(&[line.outcome])
 }
 
 fn replay(
@@ -371,12 +414,6 @@ fn replay(
         let mut outcome = [0_u8];
         input.read_exact(&mut outcome)?;
         line.outcome = outcome[0];
-        line.subscores.clear();
-        for _ in 0..read_len(&mut input)? {
-            let name = read_len(&mut input)?;
-            let value = f64::from_bits(read_u64(&mut input)?);
-            line.subscores.push((name, value));
-        }
         if skipped.next_if_eq(&&at).is_some() {
             continue;
         }

@@ -73,13 +73,14 @@ impl Summary {
         if !self.subscores.is_empty() {
             legend.push((
                 "subscores".to_owned(),
-                "each top-level subscore's mean value over the scored lines that have it"
+                "each top-level subscore's mean over the samples that have it, a sample's value \
+                 the mean of its scored epochs (as the reward by mean, and Inspect AI's scores)"
                     .to_owned(),
             ));
         }
         legend.push((
             "n".to_owned(),
-            "how many samples (or, for subscores, lines) the value is over".to_owned(),
+            "how many samples the value is over".to_owned(),
         ));
         legend
     }
@@ -260,7 +261,7 @@ impl fmt::Display for Summary {
             ));
         }
         if !self.subscores.is_empty() {
-            rows.push(("subscores".into(), String::new()));
+            rows.push(("subscores".into(), "per sample, mean of epochs".to_owned()));
         }
         for (name, stat) in &self.subscores {
             rows.push((

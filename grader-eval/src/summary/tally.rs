@@ -4,9 +4,10 @@
 
 use std::collections::BTreeMap;
 
-use indexmap::IndexMap;
+use indexmap::IndexSet;
 
 use super::options::{Reducer, SummaryOptions};
+use super::spill::Entry;
 use super::{ReducerStat, RewardStats, SubscoreStat, Summary};
 use crate::line::{ErrorKind, Line};
 use crate::metrics::{self, Interval, RunningMean};
@@ -52,25 +53,19 @@ impl Outcome {
     }
 }
 
-/// The running sums: grading time, errors by kind, subscores.
+/// The running sums (grading time, errors by kind) and the subscores' names.
 #[derive(Debug, Default)]
 pub(super) struct Totals {
     pub(super) errors: BTreeMap<String, usize>,
-    /// By name, in the order first seen (a logged line refers to a name by its place): how
-    /// many scored lines have it, and the sum of its values. A name seen only in lines that
-    /// turned out to be duplicates has a count of 0.
-    pub(super) subscores: IndexMap<String, (usize, Neumaier)>,
+    /// The subscores' names, numbered in the order first seen (a line's subscores refer to a
+    /// name by its number). A name seen only in lines left out has no statistics.
+    pub(super) subscores: IndexSet<String>,
     pub(super) durations: Neumaier,
 }
 
 impl Totals {
-    /// Adds a line's grading time, and its error kind or its subscores.
-    pub(super) fn add(
-        &mut self,
-        duration_secs: f64,
-        outcome: Outcome,
-        subscores: impl IntoIterator<Item = (usize, f64)>,
-    ) {
+    /// Adds a line's grading time, and its error kind.
+    pub(super) fn add(&mut self, duration_secs: f64, outcome: Outcome) {
         self.durations.add(duration_secs);
         if let Some(kind) = outcome.error() {
             match self.errors.get_mut(kind) {
@@ -79,13 +74,6 @@ impl Totals {
                     self.errors.insert(kind.to_owned(), 1);
                 }
             }
-            return;
-        }
-        for (name, value) in subscores {
-            if let Some((_, (count, sum))) = self.subscores.get_index_mut(name) {
-                *count += 1;
-                sum.add(value);
-            }
         }
     }
 
@@ -93,11 +81,7 @@ impl Totals {
     pub(super) fn name(&mut self, name: &str) -> usize {
         match self.subscores.get_index_of(name) {
             Some(index) => index,
-            None => {
-                self.subscores
-                    .insert_full(name.to_owned(), (0, Neumaier::default()))
-                    .0
-            }
+            None => self.subscores.insert_full(name.to_owned()).0,
         }
     }
 }
@@ -120,6 +104,12 @@ pub(super) struct Tally {
     lengths: BTreeMap<usize, usize>,
     /// The rewards of the sample at hand by epoch, NaN for an errored one.
     scratch: Vec<f64>,
+    /// By subscore name's number: the mean over samples of each sample's mean over its epochs
+    /// that have it.
+    subscores: Vec<RunningMean>,
+    /// The sample at hand's subscores (name, epoch order, value), and one name's values.
+    sub_scratch: Vec<(u32, usize, f64)>,
+    values_scratch: Vec<f64>,
 }
 
 impl Tally {
@@ -144,15 +134,48 @@ impl Tally {
             epochs: 0,
             lengths: BTreeMap::new(),
             scratch: Vec::new(),
+            subscores: Vec::new(),
+            sub_scratch: Vec::new(),
+            values_scratch: Vec::new(),
         }
     }
 
-    /// Adds a sample: its rewards by epoch, NaN for an errored line.
-    pub(super) fn sample(&mut self, rewards: impl Iterator<Item = f64>) {
+    /// Adds each subscore of a sample: its mean over the sample's lines that have it (the
+    /// scored ones; `entries` are the lines kept, `subs` their subscores).
+    fn sample_subscores(&mut self, entries: &[Entry], subs: &[(u32, f64)]) {
+        self.sub_scratch.clear();
+        for (order, entry) in entries.iter().enumerate() {
+            let start = entry.subs as usize;
+            let own = subs
+                .get(start..start + entry.nsubs as usize)
+                .unwrap_or_default();
+            self.sub_scratch
+                .extend(own.iter().map(|&(name, value)| (name, order, value)));
+        }
+        // By name, each name's values in the order of the epochs.
+        self.sub_scratch
+            .sort_unstable_by_key(|&(name, order, _)| (name, order));
+        for group in self.sub_scratch.chunk_by(|a, b| a.0 == b.0) {
+            let name = group[0].0 as usize;
+            self.values_scratch.clear();
+            self.values_scratch
+                .extend(group.iter().map(|&(_, _, value)| value));
+            if self.subscores.len() <= name {
+                self.subscores.resize_with(name + 1, RunningMean::default);
+            }
+            self.subscores[name].push(metrics::mean(&self.values_scratch));
+        }
+    }
+
+    /// Adds a sample: its lines kept, by epoch (the reward NaN for an errored line), and their
+    /// subscores.
+    pub(super) fn sample(&mut self, entries: &[Entry], subs: &[(u32, f64)]) {
+        self.sample_subscores(entries, subs);
         // Every epoch, the errored ones as NaN: the reducers leave them out, but `majority`
         // counts them as votes for no value (D26), so that an error never helps the agent.
         self.scratch.clear();
-        self.scratch.extend(rewards);
+        self.scratch
+            .extend(entries.iter().map(|entry| entry.reward));
         let lines = self.scratch.len();
         let scored = self
             .scratch
@@ -247,9 +270,11 @@ impl Tally {
         let subscores = totals
             .subscores
             .into_iter()
-            .filter(|(_, (count, _))| *count > 0)
-            .map(|(name, (count, sum))| {
-                let mean = sum.total() / count as f64;
+            .zip(&self.subscores)
+            .filter(|(_, mean)| mean.count() > 0)
+            .map(|(name, mean)| {
+                let count = usize::try_from(mean.count()).unwrap_or(usize::MAX);
+                let mean = mean.mean();
                 (name, SubscoreStat { count, mean })
             })
             .collect();

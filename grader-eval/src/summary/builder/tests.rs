@@ -100,7 +100,9 @@ fn the_compact_builder_keeps_what_the_plain_reading_would() {
         let mut plain: BTreeMap<String, BTreeMap<u32, Option<f64>>> = BTreeMap::new();
         let mut duplicates = 0;
         let mut durations = Vec::new();
-        let mut subscores: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+        // Name → sample → epoch → the values (a name may be given twice in one result).
+        let mut subscores: BTreeMap<String, BTreeMap<String, BTreeMap<u32, Vec<f64>>>> =
+            BTreeMap::new();
         for line in &lines {
             let epochs = plain.entry(line.id.clone()).or_default();
             match epochs.entry(line.epoch) {
@@ -117,6 +119,10 @@ fn the_compact_builder_keeps_what_the_plain_reading_would() {
                         {
                             subscores
                                 .entry(sub.name().to_owned())
+                                .or_default()
+                                .entry(line.id.clone())
+                                .or_default()
+                                .entry(line.epoch)
                                 .or_default()
                                 .push(sub.value());
                         }
@@ -146,9 +152,18 @@ fn the_compact_builder_keeps_what_the_plain_reading_would() {
             grader_core::grade::neumaier_sum(durations.iter().copied()),
             "round {round}: the grading times added in the order of the lines"
         );
+        // Per sample, the mean of its epochs; then the mean over the samples, by id.
         let subscore_means: BTreeMap<String, f64> = subscores
             .iter()
-            .map(|(name, values)| (name.clone(), metrics::mean(values)))
+            .map(|(name, samples)| {
+                let per_sample: Vec<f64> = samples
+                    .values()
+                    .map(|epochs| {
+                        metrics::mean(&epochs.values().flatten().copied().collect::<Vec<_>>())
+                    })
+                    .collect();
+                (name.clone(), metrics::mean(&per_sample))
+            })
             .collect();
         assert_eq!(
             summary
