@@ -15,8 +15,8 @@ use crate::line::Line;
 /// Builds a [`Summary`] from lines pushed one at a time, in memory bounded by
 /// [`MEMORY_BUDGET`](Self::MEMORY_BUDGET) plus 8 bytes a sample.
 ///
-/// Of each line it keeps only what the metrics need (32 bytes, and what it adds to the running
-/// sums in a log: 10 bytes and 9 per subscore), of each sample its id once. Past the budget it
+/// Of each line it keeps only what the metrics need (40 bytes, 16 per top-level subscore, and
+/// what it adds to the running sums in a log: 9 bytes), of each sample its id once. Past the budget it
 /// sorts what it holds by sample id, epoch and arrival and writes it to a temporary file (a
 /// run), the log to another, then starts again empty; [`finish`](Self::finish) merges the runs
 /// one sample at a time, so only the headline value of each sample stays in memory (8 bytes a
@@ -29,7 +29,8 @@ use crate::line::Line;
 ///
 /// The temporary files are made in [`std::env::temp_dir`] (`TMPDIR` on Unix), have no name
 /// (nothing is left behind, even by a killed process) and are closed when the builder is
-/// finished or dropped. The runs take 28 bytes a line and each sample's id once per run.
+/// finished or dropped. The runs take 29 bytes a line, 9 or so per subscore, and each sample's
+/// id once per run.
 ///
 /// The summary is the same, bit for bit, whether or not anything was spilled: the same line of
 /// each (sample, epoch) counts, samples are taken in the order of their ids' bytes, and the
@@ -74,7 +75,7 @@ pub struct SummaryBuilder {
     logged: spill::Logged,
 }
 
-/// One line as a summary keeps it in memory: 32 bytes.
+/// One line as a summary keeps it in memory: 40 bytes (its subscores apart).
 #[derive(Debug, Clone, Copy)]
 struct Kept {
     /// The sample, as its index in [`Run::ids`].
@@ -230,7 +231,7 @@ impl Ids {
 
 impl SummaryBuilder {
     /// How many bytes of lines a builder holds before it writes them to temporary files:
-    /// 8 MiB, about 150 000 lines of two epochs a sample with 25-byte ids and two subscores
+    /// 8 MiB, about 80 000 lines of two epochs a sample with 25-byte ids and two subscores
     /// (the size of a line's JSON does not matter).
     pub const MEMORY_BUDGET: usize = 8 << 20;
 
@@ -457,9 +458,9 @@ impl SummaryBuilder {
 }
 
 impl Summary {
-    /// The summary of `lines` (from one file, several, or memory), computed in memory: about 42
-    /// bytes a line and the ids once, never a temporary file. For more lines than memory holds, push
-    /// them to a [`SummaryBuilder`], which spills to disk past its budget.
+    /// The summary of `lines` (from one file, several, or memory), computed in memory: about
+    /// 50 bytes a line and the ids once, never a temporary file. For more lines than memory
+    /// holds, push them to a [`SummaryBuilder`], which spills to disk past its budget.
     ///
     /// ```
     /// use grader_core::EvaluationResult;
