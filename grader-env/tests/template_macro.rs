@@ -119,3 +119,48 @@ async fn a_macro_template_is_listed_checked_and_graded() {
     assert_eq!(RAN.load(Ordering::SeqCst), 1);
     server.shutdown().await;
 }
+
+/// Clone and test a repository.
+#[template]
+async fn checkout(
+    /// The repository URL
+    repo: String,
+    #[arg(default = 60)] timeout: i64,
+    #[arg(default)] tags: Vec<String>,
+    #[arg(description = "The branch", default = "main".to_owned())] branch: String,
+    session: Session,
+) -> Result<f64, grader_env::PromptError> {
+    let prompt = format!("{repo} {timeout} {tags:?} {branch}");
+    session.prompt(&prompt).await?;
+    Ok(1.0)
+}
+
+/// pydantic's schema for the same parameters, printed by hud 0.6.21:
+/// `repo: Annotated[str, Field(description="The repository URL")], timeout: int = 60,
+/// tags: list[str] = [], branch: Annotated[str, Field(description="The branch")] = "main"`.
+const PYDANTIC_CHECKOUT: &str = r#"{"properties": {"repo": {"description": "The repository URL", "title": "Repo", "type": "string"}, "timeout": {"default": 60, "title": "Timeout", "type": "integer"}, "tags": {"default": [], "items": {"type": "string"}, "title": "Tags", "type": "array"}, "branch": {"default": "main", "description": "The branch", "title": "Branch", "type": "string"}}, "required": ["repo"], "type": "object", "additionalProperties": false}"#;
+
+#[tokio::test]
+async fn arg_attributes_describe_and_default_arguments_as_pydantic_does() {
+    let template = Checkout::template();
+    let theirs: Value = serde_json::from_str(PYDANTIC_CHECKOUT).unwrap();
+    assert_eq!(template.args_schema(), &theirs);
+
+    let env = Environment::new("checkout").template(template).unwrap();
+    let server = env.bind(&ServeConfig::default()).await.unwrap();
+    let (read, mut writer) = TcpStream::connect(server.local_addr())
+        .await
+        .unwrap()
+        .into_split();
+    let mut reader = BufReader::new(read);
+    let start = call(
+        &mut reader,
+        &mut writer,
+        1,
+        "tasks.start",
+        json!({"id": "checkout", "args": {"repo": "r"}}),
+    )
+    .await;
+    assert_eq!(start["result"], json!({"prompt": "r 60 [] main"}));
+    server.shutdown().await;
+}

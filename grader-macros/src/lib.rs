@@ -400,12 +400,44 @@ pub fn derive_grader(input: TokenStream) -> TokenStream {
 ///
 /// An `Option<T>` parameter is optional: a task that leaves it out gets `None`.
 ///
+/// # Describing and defaulting arguments
+///
+/// A parameter's doc comment, or `#[arg(description = "…")]`, is its `description` in the
+/// manifest's schema; `#[arg(default = value)]` makes it optional with that value (the schema's
+/// `default`, as hud's `Annotated[T, Field(description=…)]` and `= value` write them), and
+/// `#[arg(default)]` with its type's `Default`. Both come off the function, which is emitted
+/// otherwise as written.
+///
+/// ```
+/// use grader_env::{Session, template};
+///
+/// #[template]
+/// async fn run_tests(
+///     /// The repository to check out.
+///     repo: String,
+///     #[arg(description = "Seconds the tests may take", default = 60)] timeout: u64,
+///     #[arg(default)] flags: Vec<String>,
+///     session: Session,
+/// ) -> Result<f64, grader_env::PromptError> {
+///     session.prompt(format!("Fix {repo} ({timeout} s, {flags:?})")).await?;
+///     Ok(1.0)
+/// }
+///
+/// let args = RunTests::template().args_schema().clone();
+/// assert_eq!(args["properties"]["repo"]["description"], "The repository to check out.");
+/// assert_eq!(args["properties"]["timeout"]["default"], 60);
+/// assert_eq!(args["required"], serde_json::json!(["repo"]));
+/// ```
+///
 /// # Compile errors
 ///
 /// Reported at once, on the token to change: a function that is not `async`, a method, a
 /// generic function, a last parameter that is not the `Session`, a parameter that is a pattern
 /// or a borrowed type (`&str`, `impl Trait`, a lifetime), an unknown or duplicate option, an
-/// empty `id`. The compiler reports a return type that cannot become a grade (see
+/// empty `id`; an `#[arg]` that is not a list, is empty, has an unknown or duplicate option, a
+/// `description` that is not a string or a `default` without a value, an argument described
+/// twice (doc comment and `description`), and an `#[arg]` or doc comment on the session. A
+/// `default` of the wrong type is the compiler's type error, on the value. The compiler reports a return type that cannot become a grade (see
 /// `IntoGrade`) and a parameter type serde cannot parse. On errors the function and a stub
 /// args type are still emitted, so code that uses the template reports nothing more.
 #[proc_macro_attribute]

@@ -51,17 +51,31 @@ pub(crate) async fn raw_names(
     )?)
 }
 
+/// Described and defaulted arguments, one of them a raw identifier.
+#[template]
+pub async fn described(
+    /// The repository.
+    repo: String,
+    #[arg(description = "Seconds", default = 60)] timeout: u64,
+    #[arg(default)] r#type: Vec<String>,
+    session: Session,
+) -> Result<bool, PromptError> {
+    let prompt = format!("{repo} {timeout} {}", r#type.len());
+    Ok(session.prompt(prompt).await? == "yes")
+}
+
 #[test]
 fn every_template_registers() {
     let env = Environment::new("lints")
         .template(AllOptions::template())
         .and_then(|env| env.template(NoArgs::template()))
         .and_then(|env| env.template(RawNames::template()))
+        .and_then(|env| env.template(Described::template()))
         .expect("distinct ids");
     let ids: Vec<&str> = env
         .templates()
         .iter()
         .map(grader_env::Template::id)
         .collect();
-    assert_eq!(ids, ["all-options", "no_args", "raw_names"]);
+    assert_eq!(ids, ["all-options", "no_args", "raw_names", "described"]);
 }

@@ -6,7 +6,8 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use syn::LitStr;
 
-use super::model::Template;
+use super::model::{Field, Template};
+use super::param::Default;
 use super::validate::borrowed_part;
 
 fn crate_string(template: &Template, inner: &str) -> LitStr {
@@ -32,7 +33,23 @@ pub fn expand(template: &Template) -> TokenStream {
     let function = &template.func.sig.ident;
     let docs = template.docs();
     let names: Vec<_> = template.fields.iter().map(|field| field.ident).collect();
-    let types: Vec<_> = template.fields.iter().map(|field| field.ty).collect();
+    let fields = template.fields.iter().map(|field| {
+        let (name, ty) = (field.ident, field.ty);
+        let attrs = field_attributes(template, field);
+        quote!(#attrs #vis #name: #ty,)
+    });
+    let defaults = template.fields.iter().filter_map(|field| {
+        let Some(Default::Value(value)) = field.param.and_then(|param| param.default.as_ref())
+        else {
+            return None;
+        };
+        let (name, ty) = (default_function(field), field.ty);
+        Some(quote! {
+            fn #name() -> #ty {
+                #value
+            }
+        })
+    });
     let serde_path = crate_string(template, "serde");
     let schemars_path = crate_string(template, "schemars");
     let input = template.input.map(|ty| quote!(.input::<#ty>()));
@@ -67,11 +84,13 @@ pub fn expand(template: &Template) -> TokenStream {
         // A doc comment on a field would become its description in the manifest's schema.
         #[allow(missing_docs)]
         #vis struct #ident {
-            #( #vis #names: #types, )*
+            #( #fields )*
         }
 
         #(#cfgs)*
         impl #ident {
+            #( #defaults )*
+
             /// The template, to register with `Environment::template`.
             #[must_use]
             #vis fn template() -> #krate::Template {
@@ -118,6 +137,32 @@ pub fn fallback(input: TokenStream, template: &Template, error: &syn::Error) -> 
             }
         }
     }
+}
+
+/// The function giving an argument's `default = value`.
+fn default_function(field: &Field<'_>) -> syn::Ident {
+    use syn::ext::IdentExt as _;
+    quote::format_ident!("__default_{}", field.ident.unraw())
+}
+
+/// `#[schemars(description = …)]` and `#[serde(default …)]` from the parameter's `#[arg]`.
+fn field_attributes(template: &Template, field: &Field<'_>) -> TokenStream {
+    let Some(param) = field.param else {
+        return TokenStream::new();
+    };
+    let description = param
+        .description
+        .as_ref()
+        .map(|text| quote!(#[schemars(description = #text)]));
+    let default = param.default.as_ref().map(|default| match default {
+        Default::Trait => quote!(#[serde(default)]),
+        Default::Value(_) => {
+            let path = format!("{}::{}", template.ident, default_function(field));
+            let path = LitStr::new(&path, proc_macro2::Span::call_site());
+            quote!(#[serde(default = #path)])
+        }
+    });
+    quote!(#description #default)
 }
 
 /// The tokens with every span set to `span` (groups' contents included).

@@ -5,6 +5,7 @@
 mod args;
 mod expand;
 mod model;
+mod param;
 mod validate;
 
 #[cfg(test)]
@@ -28,13 +29,22 @@ pub fn template(args: TokenStream, input: TokenStream) -> TokenStream {
             return quote! { #errors #input };
         }
     };
-    errors.extend(validate::check(&func, &options));
-    let model = model::Template::new(&func, &options);
+    let inputs: Vec<&syn::FnArg> = func.sig.inputs.iter().collect();
+    let (params, param_errors) = param::parse(&inputs);
+    errors.extend(param_errors);
+    errors.extend(validate::check(&func, &options, &params));
+    let model = model::Template::new(&func, &options, &params);
+    // The function as written, unless `#[arg]` attributes must come off its parameters.
+    let function = if func.has_arg_attributes() {
+        func.without_arg_attributes()
+    } else {
+        input
+    };
     match errors.into_error() {
         None => {
             let generated = expand::expand(&model);
-            quote! { #input #generated }
+            quote! { #function #generated }
         }
-        Some(error) => expand::fallback(input, &model, &error),
+        Some(error) => expand::fallback(function, &model, &error),
     }
 }

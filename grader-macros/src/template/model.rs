@@ -14,6 +14,7 @@ use syn::{
 };
 
 use super::args::Options;
+use super::param::{self, Param};
 
 /// The annotated function's attributes, visibility and signature; the body is never parsed.
 pub struct Function {
@@ -23,6 +24,8 @@ pub struct Function {
     pub vis: Visibility,
     /// Signature.
     pub sig: Signature,
+    /// The body, as raw tokens.
+    pub body: TokenStream,
 }
 
 impl Parse for Function {
@@ -41,8 +44,42 @@ impl Parse for Function {
             ));
         }
         let sig: Signature = input.parse()?;
-        input.parse::<TokenStream>()?;
-        Ok(Function { attrs, vis, sig })
+        let body = input.parse::<TokenStream>()?;
+        Ok(Function {
+            attrs,
+            vis,
+            sig,
+            body,
+        })
+    }
+}
+
+impl Function {
+    /// Whether a parameter carries `#[arg]` or a doc comment.
+    pub fn has_arg_attributes(&self) -> bool {
+        self.sig.inputs.iter().any(|input| match input {
+            FnArg::Typed(typed) => typed.attrs.iter().any(param::is_ours),
+            FnArg::Receiver(receiver) => receiver.attrs.iter().any(param::is_ours),
+        })
+    }
+
+    /// The function as written, without the `#[arg]` attributes and doc comments of its
+    /// parameters (the compiler accepts neither there); the body untouched.
+    pub fn without_arg_attributes(&self) -> TokenStream {
+        let Function {
+            attrs,
+            vis,
+            sig,
+            body,
+        } = self;
+        let mut sig = sig.clone();
+        for input in &mut sig.inputs {
+            match input {
+                FnArg::Typed(typed) => typed.attrs.retain(|attr| !param::is_ours(attr)),
+                FnArg::Receiver(receiver) => receiver.attrs.retain(|attr| !param::is_ours(attr)),
+            }
+        }
+        quote!(#(#attrs)* #vis #sig #body)
     }
 }
 
@@ -52,6 +89,8 @@ pub struct Field<'a> {
     pub ident: &'a Ident,
     /// Its type.
     pub ty: &'a Type,
+    /// Its `#[arg]` options.
+    pub param: Option<&'a Param>,
 }
 
 /// Everything the expansion needs.
@@ -77,7 +116,7 @@ pub struct Template<'a> {
 }
 
 impl<'a> Template<'a> {
-    pub fn new(func: &'a Function, options: &'a Options) -> Self {
+    pub fn new(func: &'a Function, options: &'a Options, params: &'a [Param]) -> Self {
         let name = func.sig.ident.unraw().to_string();
         let krate = options
             .krate
@@ -95,11 +134,13 @@ impl<'a> Template<'a> {
         let args = inputs.split_last().map_or(&[][..], |(_, rest)| rest);
         let fields = args
             .iter()
-            .filter_map(|arg| match arg {
+            .enumerate()
+            .filter_map(|(at, arg)| match arg {
                 FnArg::Typed(typed) => match &*typed.pat {
                     Pat::Ident(pat) if pat.subpat.is_none() => Some(Field {
                         ident: &pat.ident,
                         ty: &typed.ty,
+                        param: params.get(at),
                     }),
                     _ => None,
                 },

@@ -86,3 +86,63 @@ fn errors_keep_the_function_and_a_stub() {
         "##]],
     );
 }
+
+#[test]
+fn described_and_defaulted_arguments() {
+    check(
+        quote!(),
+        quote! {
+            async fn checkout(
+                /// The repository.
+                repo: String,
+                #[arg(description = "Seconds", default = 60)] timeout: u64,
+                #[arg(default)] tags: Vec<String>,
+                session: Session,
+            ) -> f64 {
+                1.0
+            }
+        },
+        &expect![[r#"
+            async fn checkout(
+                repo: String,
+                timeout: u64,
+                tags: Vec<String>,
+                session: Session,
+            ) -> f64 {
+                1.0
+            }
+            #[derive(
+                ::grader_env::__private::serde::Deserialize,
+                ::grader_env::__private::schemars::JsonSchema
+            )]
+            #[serde(crate = "::grader_env::__private::serde")]
+            #[schemars(crate = "::grader_env::__private::schemars")]
+            #[allow(missing_docs)]
+            struct Checkout {
+                #[schemars(description = "The repository.")]
+                repo: String,
+                #[schemars(description = "Seconds")]
+                #[serde(default = "Checkout::__default_timeout")]
+                timeout: u64,
+                #[serde(default)]
+                tags: Vec<String>,
+            }
+            impl Checkout {
+                fn __default_timeout() -> u64 {
+                    60
+                }
+                /// The template, to register with `Environment::template`.
+                #[must_use]
+                fn template() -> ::grader_env::Template {
+                    ::grader_env::Template::new(
+                            "checkout",
+                            |args: Checkout, session: ::grader_env::Session| {
+                                checkout(args.repo, args.timeout, args.tags, session)
+                            },
+                        )
+                        .description("")
+                }
+            }
+        "#]],
+    );
+}

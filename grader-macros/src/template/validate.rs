@@ -5,10 +5,11 @@ use syn::{FnArg, Pat, Type};
 
 use super::args::Options;
 use super::model::Function;
+use super::param::Param;
 use crate::args::Errors;
 
 /// Checks the function; `None` when it can be served.
-pub fn check(func: &Function, _options: &Options) -> Option<syn::Error> {
+pub fn check(func: &Function, _options: &Options, params: &[Param]) -> Option<syn::Error> {
     let mut errors = Errors::default();
     let sig = &func.sig;
     if sig.asyncness.is_none() {
@@ -25,6 +26,13 @@ pub fn check(func: &Function, _options: &Options) -> Option<syn::Error> {
         ));
     }
     let inputs: Vec<&FnArg> = sig.inputs.iter().collect();
+    if let Some(span) = params.last().and_then(|param| param.span) {
+        errors.at(
+            span,
+            "the session parameter of a #[template] function takes no #[arg] or doc comment: \
+             it is not an argument of the task",
+        );
+    }
     match inputs.last() {
         Some(FnArg::Typed(last)) if is_session(&last.ty) => {}
         Some(last) => errors.push(syn::Error::new_spanned(

@@ -1,0 +1,14 @@
+use grader_env::{Session, template};
+
+#[template]
+async fn echo(
+    /// The word to repeat.
+    #[arg(description = "The word")]
+    word: String,
+    session: Session,
+) -> f64 {
+    let _ = (word, session);
+    1.0
+}
+
+fn main() {}
