@@ -139,7 +139,11 @@ fn unsafe_code_is_allowed_in_one_file_only() {
         "only {UNSAFE_ALLOWED} may allow unsafe code: {offenders:?}"
     );
     let hook = std::fs::read_to_string(root.join(UNSAFE_ALLOWED)).expect("the hook exists");
-    assert_eq!(hook.matches("unsafe {").count(), 1, "one unsafe block, with its SAFETY");
+    assert_eq!(
+        hook.matches("unsafe {").count(),
+        1,
+        "one unsafe block, with its SAFETY"
+    );
 }
 
 // ---------------------------------------------------------------------------------------

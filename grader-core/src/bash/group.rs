@@ -8,6 +8,9 @@ use tokio::process::Child;
 
 use super::sweep::{self, Window, leader};
 
+/// The shell every command runs in, as `/bin/bash -lc COMMAND`.
+pub(super) const BASH: &str = "/bin/bash";
+
 /// Used as `env --default-signal /bin/bash …` when this process ignores signals.
 pub(super) const ENV: &str = "/usr/bin/env";
 

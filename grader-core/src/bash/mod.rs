@@ -30,11 +30,10 @@ use crate::sandbox::{Limits, Sandbox};
 use crate::score::{Info, Score, SubScore};
 
 use capture::Capture;
+use group::BASH;
 use secrets::Inherit;
-use spawn::Started;
+use spawn::{Launch, Started};
 
-/// The shell every command runs in, as `/bin/bash -lc COMMAND`.
-const BASH: &str = "/bin/bash";
 /// How long output is still read after the command's group is stopped, for a process that
 /// left the group and keeps the pipes open.
 const DRAIN_WAIT: Duration = Duration::from_millis(100);
@@ -427,10 +426,47 @@ impl BashGrader {
         runtime.block_on(self.grade(weight))
     }
 
+    /// What the command is started with.
+    fn launch(&self) -> Launch<'_> {
+        Launch {
+            command: &self.command,
+            cwd: self.cwd.as_deref(),
+            env: &self.env,
+            login_shell: self.login_shell,
+            inherit: self.inherit,
+            limits: &self.limits,
+            sandbox: self.sandbox.as_ref(),
+            timeout: self.timeout,
+        }
+    }
+
+    /// Starts the command on a [starter thread](start), with the checks that touch the
+    /// filesystem before it. If the grading is dropped while the command starts, the guard,
+    /// dropped on the starter thread, stops it.
+    async fn start_off_executor(
+        self,
+        shell: &Path,
+        withheld: Vec<OsString>,
+    ) -> Result<(Self, Option<Started>), Failure> {
+        let shell = shell.to_owned();
+        let job = move || {
+            let started = self.launch().start(&shell, &withheld);
+            started.map(|started| (self, started))
+        };
+        match start::run(job).await {
+            Ok(Ok(started)) => started,
+            Ok(Err(panic)) => std::panic::resume_unwind(panic),
+            Err(source) => Err(Failure::Io {
+                context: "handing the command to the threads that start commands".to_owned(),
+                source,
+            }),
+        }
+    }
+
     /// Runs the command with `shell` (`/bin/bash` but in tests) and scores it.
     async fn run(self, shell: &Path) -> Result<Score, Failure> {
         check_runtime()?;
-        self.check_env()?;
+        spawn::check_env(&self.env)?;
         let set: Vec<OsString> = self.env.iter().map(|(name, _)| name.clone()).collect();
         let withheld = secrets::withheld(self.inherit, &self.passed, &set);
         let (this, started) = self.start_off_executor(shell, withheld.clone()).await?;

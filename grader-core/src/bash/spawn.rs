@@ -10,13 +10,15 @@ use std::process::Stdio;
 
 use tokio::time::Instant;
 
-use crate::error::Failure;
-use crate::sandbox::{Applied, Sandbox};
+use std::time::Duration;
 
-use super::group::{self, CommandGuard, ENV};
+use crate::error::Failure;
+use crate::sandbox::{Applied, Limits, Sandbox};
+
+use super::group::{self, BASH, CommandGuard, ENV};
 use super::secrets::Inherit;
 use super::sweep::{self, Tag};
-use super::{BASH, BashGrader, start, watch};
+use super::watch;
 
 /// A command that started: its guard, when it started, its limits, and how it was sandboxed
 /// (for `info.sandbox`). `None` in its place means there was no shell to run it with.
@@ -27,40 +29,33 @@ pub(super) struct Started {
     pub(super) sandbox: Option<String>,
 }
 
-impl BashGrader {
-    /// Starts the command on a [starter thread](start), with the checks that touch the
-    /// filesystem before it. If the grading is dropped while the command starts, the guard,
-    /// dropped on the starter thread, stops it.
-    pub(super) async fn start_off_executor(
-        self,
-        shell: &Path,
-        withheld: Vec<OsString>,
-    ) -> Result<(Self, Option<Started>), Failure> {
-        let shell = shell.to_owned();
-        let job = move || {
-            let started = self.start(&shell, &withheld);
-            started.map(|started| (self, started))
-        };
-        match start::run(job).await {
-            Ok(Ok(started)) => started,
-            Ok(Err(panic)) => std::panic::resume_unwind(panic),
-            Err(source) => Err(Failure::Io {
-                context: "handing the command to the threads that start commands".to_owned(),
-                source,
-            }),
-        }
-    }
+/// What a command is started with: the grader's settings, borrowed.
+pub(super) struct Launch<'a> {
+    pub(super) command: &'a str,
+    pub(super) cwd: Option<&'a Path>,
+    pub(super) env: &'a [(OsString, OsString)],
+    pub(super) login_shell: bool,
+    pub(super) inherit: Inherit,
+    pub(super) limits: &'a Limits,
+    pub(super) sandbox: Option<&'a Sandbox>,
+    pub(super) timeout: Duration,
+}
 
+impl Launch<'_> {
     /// Checks the working directory, the shell and the sandbox, then starts the command: the
     /// part of a grade that blocks.
-    fn start(&self, shell: &Path, withheld: &[OsString]) -> Result<Option<Started>, Failure> {
-        if let Some(dir) = &self.cwd {
+    pub(super) fn start(
+        &self,
+        shell: &Path,
+        withheld: &[OsString],
+    ) -> Result<Option<Started>, Failure> {
+        if let Some(dir) = self.cwd {
             check_directory(dir)?;
         }
         if !shell.exists() {
             return Ok(None);
         }
-        let sandbox = self.sandbox.as_ref().map(sandboxing).transpose()?;
+        let sandbox = self.sandbox.map(sandboxing).transpose()?;
         sweep::start().map_err(|source| Failure::Io {
             context: "starting the thread that stops commands' processes".to_owned(),
             source,
@@ -76,8 +71,8 @@ impl BashGrader {
         }
         let sandbox_label = match sandbox {
             Some(Sandboxing::Bwrap(bwrap, sandbox)) => {
-                let cwd = match &self.cwd {
-                    Some(dir) => dir.clone(),
+                let cwd = match self.cwd {
+                    Some(dir) => dir.to_owned(),
                     None => std::env::current_dir().map_err(|source| Failure::Io {
                         context: "finding the working directory to sandbox".to_owned(),
                         source,
@@ -108,14 +103,14 @@ impl BashGrader {
         }
         let tag = Tag::next();
         command
-            .arg(&self.command)
+            .arg(self.command)
             .env(tag.name, tag.value())
             .envs(self.env.iter().map(|(key, value)| (key, value)))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0);
-        if let Some(dir) = &self.cwd {
+        if let Some(dir) = self.cwd {
             command.current_dir(dir);
         }
         let mut limits = self.limits.prepare().map_err(|source| Failure::Io {
@@ -142,7 +137,7 @@ impl BashGrader {
                 if !shell.exists() {
                     return Ok(None);
                 }
-                if let Some(dir) = &self.cwd {
+                if let Some(dir) = self.cwd {
                     // It was fine when checked; it is gone or closed now.
                     check_directory(dir)?;
                 }
@@ -150,29 +145,29 @@ impl BashGrader {
             }
         }
     }
+}
 
-    /// Fails on an environment variable that cannot be set as given.
-    pub(super) fn check_env(&self) -> Result<(), Failure> {
-        for (name, value) in &self.env {
-            let bytes = name.as_bytes();
-            let reason = if bytes.is_empty() {
-                "has an empty name"
-            } else if bytes.contains(&b'=') {
-                "has `=` in its name"
-            } else if bytes.contains(&0) {
-                "has a NUL byte in its name"
-            } else if value.as_bytes().contains(&0) {
-                "has a NUL byte in its value"
-            } else {
-                continue;
-            };
-            return Err(Failure::Environment {
-                name: name.to_string_lossy().into_owned(),
-                reason: reason.to_owned(),
-            });
-        }
-        Ok(())
+/// Fails on an environment variable that cannot be set as given.
+pub(super) fn check_env(env: &[(OsString, OsString)]) -> Result<(), Failure> {
+    for (name, value) in env {
+        let bytes = name.as_bytes();
+        let reason = if bytes.is_empty() {
+            "has an empty name"
+        } else if bytes.contains(&b'=') {
+            "has `=` in its name"
+        } else if bytes.contains(&0) {
+            "has a NUL byte in its name"
+        } else if value.as_bytes().contains(&0) {
+            "has a NUL byte in its value"
+        } else {
+            continue;
+        };
+        return Err(Failure::Environment {
+            name: name.to_string_lossy().into_owned(),
+            reason: reason.to_owned(),
+        });
     }
+    Ok(())
 }
 
 /// How a command with a sandbox runs: in bwrap, or (the user chose it) without, and why.
