@@ -10,9 +10,10 @@ COPY . .
 RUN cargo build --release --locked -p grader-examples --example coding_env
 
 FROM debian:bookworm-slim
-# The template's tests run with python3 through bash.
+# The template's tests run with python3 through bash, in bubblewrap's sandbox where the
+# container runtime allows user namespaces (otherwise unsandboxed, as the example chooses).
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends python3 \
+    && apt-get install -y --no-install-recommends python3 bubblewrap \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/target/release/examples/coding_env /usr/local/bin/coding-env
 EXPOSE 8765

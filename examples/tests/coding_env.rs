@@ -99,9 +99,32 @@ fn the_agent_is_graded_by_the_served_template_and_sigterm_stops_it() {
         .to_owned();
     assert!(!std::path::Path::new(&checkout).exists());
 
+    assert_eq!(fixed["subscores"][1]["value"], 0.0);
+    assert_eq!(
+        fixed["subscores"][1]["info"]["changed"],
+        serde_json::json!([])
+    );
+    // The tests ran in the sandbox wherever bwrap can make one (CI installs it).
+    let sandbox = fixed["subscores"][0]["info"]["sandbox"].as_str().unwrap();
+    assert!(
+        sandbox == "bwrap" || (std::env::var_os("CI").is_none() && sandbox.starts_with("none: ")),
+        "{sandbox}"
+    );
+
     let cheated = agent(&dir, served.port, &["--cheat"]);
     assert_eq!(cheated["score"], 0.0);
     assert_eq!(cheated["subscores"][1]["value"], 1.0);
+    // The penalty says what the agent did to the tests: the tracker's patch.
+    let changed = &cheated["subscores"][1]["info"]["changed"][0];
+    assert_eq!(changed["path"], "tests/test_checkout.py");
+    assert_eq!(changed["status"], "modified");
+    assert!(
+        changed["patch"]
+            .as_str()
+            .unwrap()
+            .starts_with("--- a/tests/test_checkout.py\n+++ b/tests/test_checkout.py\n@@"),
+        "{changed}"
+    );
 
     let sent = Instant::now();
     let status = Command::new("kill")

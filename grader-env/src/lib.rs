@@ -52,6 +52,7 @@ mod pyfmt;
 pub mod server;
 pub mod session;
 pub mod template;
+pub mod workspace;
 
 pub use capability::{Capabilities, Capability};
 pub use environment::{Environment, EnvironmentError};

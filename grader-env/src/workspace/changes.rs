@@ -1,0 +1,510 @@
+//! [`Tracker`] and [`Changes`]: what changed under a directory since a baseline, as the
+//! reference's file tracker (`hud.environment.file_tracker.FileTracker`) computes it, as a Rust
+//! value a grader reads.
+
+use std::collections::HashMap;
+use std::fs;
+use std::io::Read as _;
+use std::os::unix::fs::MetadataExt as _;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use sha2::{Digest as _, Sha256};
+
+use super::difflib::unified_diff;
+use super::pattern::{self, DEFAULT_EXCLUDES, SECRET_DENY};
+
+/// Files larger than this are not tracked at all (the reference's `DEFAULT_MAX_FILE_SIZE`,
+/// 10 MB).
+pub const DEFAULT_MAX_FILE_SIZE: u64 = 10 * 1024 * 1024;
+/// The most bytes of new file content one scan reads (50 MB); past it a changed file is
+/// tracked by size and time only.
+const MAX_SCAN_CONTENT_BYTES: u64 = 50 * 1024 * 1024;
+/// The most bytes of patches one set of changes holds (50 MB); the rest is left out and
+/// [`Changes::truncated`] says so.
+const MAX_DIFF_BYTES: usize = 50 * 1024 * 1024;
+/// Files larger than this get a placeholder instead of a diff (1 MiB).
+const MAX_DIFF_FILE_BYTES: u64 = 1024 * 1024;
+
+/// Why a tracker could not start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TrackerError {
+    /// The root is missing or is not a directory.
+    #[error("cannot track changes under `{}`: {reason}", path.display())]
+    Root {
+        /// The root as given.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+}
+
+/// How a file changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// It is new.
+    Added,
+    /// Its content changed.
+    Modified,
+    /// It is gone.
+    Deleted,
+}
+
+/// One changed file: its path relative to the root (`/`-separated), how it changed, and its
+/// patch: a unified diff for text (`a/PATH`, `b/PATH`, 3 lines of context, as Python's
+/// `difflib`), or a one-line placeholder for a secret (`Secret file changed (content
+/// redacted): PATH`), a file over 1 MiB (`File too large to diff (N -> M bytes): PATH`) or a
+/// binary one (`Binary file changed: PATH`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Change {
+    /// The path relative to the root.
+    pub path: String,
+    /// How it changed.
+    pub status: Status,
+    /// The unified diff, or the placeholder.
+    pub patch: String,
+    /// Its size before, in bytes (0 when added).
+    pub size_before: u64,
+    /// Its size after, in bytes (0 when deleted).
+    pub size_after: u64,
+    /// The SHA-256 of its content before (`redacted:…`, `overlimit:…` for what was not read).
+    pub content_hash_before: Option<String>,
+    /// The SHA-256 of its content after.
+    pub content_hash_after: Option<String>,
+}
+
+/// What changed under a root between two scans: the reference's `DiffResult`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Changes {
+    /// The changed files, smallest first (by the larger of the two sizes), then by path.
+    #[serde(rename = "patches")]
+    pub files: Vec<Change>,
+    /// How many files the later scan tracked.
+    pub files_scanned: usize,
+    /// How many files changed (those left out by the patch budget included).
+    pub files_changed: usize,
+    /// Whether changes were left out because the patches would exceed 50 MB.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
+}
+
+impl Changes {
+    /// The change of `path`, if it changed.
+    #[must_use]
+    pub fn get(&self, path: &str) -> Option<&Change> {
+        self.files.iter().find(|change| change.path == path)
+    }
+
+    /// Whether any changed path matches `pattern`, a glob over the whole relative path (`*`
+    /// also crosses `/`, as Python's `fnmatch`): `changes.touched("tests/*")`.
+    #[must_use]
+    pub fn touched(&self, pattern: &str) -> bool {
+        self.files
+            .iter()
+            .any(|change| pattern::fnmatch(&change.path, pattern))
+    }
+
+    /// Whether nothing changed.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.files_changed == 0
+    }
+
+    /// The `filetracking/1` wire form of a `diff` reply.
+    #[must_use]
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).unwrap_or_default()
+    }
+}
+
+/// What a scan knows of one file.
+#[derive(Debug, Clone)]
+struct Entry {
+    size: u64,
+    mtime_ns: i128,
+    hash: String,
+    /// The text's lines; `None` for binary, unreadable, over a limit, or a secret.
+    lines: Option<std::sync::Arc<Vec<String>>>,
+    redacted: bool,
+}
+
+type Snapshot = HashMap<String, Entry>;
+
+/// Tracks what changes under a directory, from a baseline taken when it starts: the files
+/// added, removed and modified, with unified diffs for text, as the reference's file tracker
+/// (hud 0.6.21) computes them, with its limits, its excludes ([`DEFAULT_EXCLUDES`], and the
+/// root `.gitignore`'s patterns) and its deny list for credential-shaped paths
+/// ([`SECRET_DENY`]: tracked by size and time, never read).
+///
+/// Symbolic links are not followed, in or out of the root: a link is neither a file nor a
+/// directory here, so one pointing at a host path outside the root reads nothing there.
+///
+/// ```
+/// use grader_env::workspace::Tracker;
+///
+/// let root = std::env::temp_dir().join(format!("doc-tracker-{}", std::process::id()));
+/// std::fs::create_dir_all(root.join("tests"))?;
+/// std::fs::write(root.join("tests/test_app.py"), "assert add(1, 2) == 3\n")?;
+/// let tracker = Tracker::start(&root)?;
+///
+/// // The agent empties the tests.
+/// std::fs::write(root.join("tests/test_app.py"), "")?;
+/// let changes = tracker.changes();
+/// assert!(changes.touched("tests/*"));
+/// assert_eq!(
+///     changes.get("tests/test_app.py").unwrap().patch,
+///     "--- a/tests/test_app.py\n+++ b/tests/test_app.py\n@@ -1 +0,0 @@\n-assert add(1, 2) == 3"
+/// );
+/// # std::fs::remove_dir_all(&root)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct Tracker {
+    root: PathBuf,
+    excludes: Vec<String>,
+    max_file_size: u64,
+    baseline: Snapshot,
+    previous: Snapshot,
+}
+
+impl Tracker {
+    /// Starts tracking `root` with the reference's defaults: takes the baseline now.
+    ///
+    /// # Errors
+    /// When `root` is not a directory.
+    pub fn start(root: impl AsRef<Path>) -> Result<Tracker, TrackerError> {
+        Tracker::with_excludes(root, DEFAULT_EXCLUDES)
+    }
+
+    /// As [`start`](Self::start), leaving out `excludes` instead of [`DEFAULT_EXCLUDES`] (the
+    /// root `.gitignore` is honoured either way; the deny list always applies).
+    ///
+    /// # Errors
+    /// When `root` is not a directory.
+    pub fn with_excludes<S: AsRef<str>>(
+        root: impl AsRef<Path>,
+        excludes: &[S],
+    ) -> Result<Tracker, TrackerError> {
+        let given = root.as_ref();
+        let failed = |reason: String| TrackerError::Root {
+            path: given.to_owned(),
+            reason,
+        };
+        let root = fs::canonicalize(given).map_err(|e| failed(e.to_string()))?;
+        if !root.is_dir() {
+            return Err(failed("is not a directory".to_owned()));
+        }
+        let mut excludes: Vec<String> = excludes.iter().map(|s| s.as_ref().to_owned()).collect();
+        excludes.extend(gitignore(&root));
+        let mut tracker = Tracker {
+            root,
+            excludes,
+            max_file_size: DEFAULT_MAX_FILE_SIZE,
+            baseline: Snapshot::new(),
+            previous: Snapshot::new(),
+        };
+        let baseline = tracker.scan();
+        tracker.baseline = baseline.clone();
+        tracker.previous = baseline;
+        Ok(tracker)
+    }
+
+    /// The root, resolved.
+    #[must_use]
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// What changed since the baseline (the task's start): the agent's changes. Scans the
+    /// root again; the baseline stays.
+    #[must_use]
+    pub fn changes(&self) -> Changes {
+        let current = self.scan_after(&self.baseline);
+        diff(&self.baseline, &current).0
+    }
+
+    /// What changed since the last `diff` (or the baseline), then remembers the current
+    /// state for the next one: the reference's `take_snapshot`, the `filetracking/1` `diff`
+    /// method. Changes left out by the patch budget stay pending for the next call.
+    pub fn diff(&mut self) -> Changes {
+        let mut current = self.scan_after(&self.previous);
+        let (changes, skipped) = diff(&self.previous, &current);
+        for path in skipped {
+            match self.previous.get(&path) {
+                Some(old) => {
+                    current.insert(path, old.clone());
+                }
+                None => {
+                    current.remove(&path);
+                }
+            }
+        }
+        self.previous = current;
+        changes
+    }
+
+    fn scan(&self) -> Snapshot {
+        self.scan_after(&Snapshot::new())
+    }
+
+    /// A scan that reuses what `previous` read of a file whose size and time are unchanged.
+    fn scan_after(&self, previous: &Snapshot) -> Snapshot {
+        let mut files = Snapshot::new();
+        let mut budget = 0;
+        self.walk(&self.root, previous, &mut files, &mut budget);
+        files
+    }
+
+    fn walk(&self, dir: &Path, previous: &Snapshot, files: &mut Snapshot, budget: &mut u64) {
+        let Ok(entries) = fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let Ok(rel) = path.strip_prefix(&self.root) else {
+                continue;
+            };
+            let Some(rel) = rel.to_str() else {
+                // Python reads such a name as surrogate escapes; left out here.
+                continue;
+            };
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if pattern::matches(rel, kind.is_dir(), &self.excludes) {
+                continue;
+            }
+            if kind.is_dir() {
+                self.walk(&path, previous, files, budget);
+                continue;
+            }
+            if !kind.is_file() {
+                continue;
+            }
+            let Ok(meta) = fs::symlink_metadata(&path) else {
+                continue;
+            };
+            if meta.len() > self.max_file_size {
+                continue;
+            }
+            let entry = build(&path, rel, &meta, previous.get(rel), budget);
+            files.insert(rel.to_owned(), entry);
+        }
+    }
+}
+
+fn mtime_ns(meta: &fs::Metadata) -> i128 {
+    i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec())
+}
+
+/// What a scan records of one file: the reference's `_build_entry`.
+fn build(
+    path: &Path,
+    rel: &str,
+    meta: &fs::Metadata,
+    prev: Option<&Entry>,
+    budget: &mut u64,
+) -> Entry {
+    let (size, mtime) = (meta.len(), mtime_ns(meta));
+    if let Some(prev) = prev
+        && prev.size == size
+        && prev.mtime_ns == mtime
+    {
+        return prev.clone();
+    }
+    let placeholder = |kind: &str| format!("{kind}:{size}:{mtime}");
+    if pattern::matches(rel, false, SECRET_DENY) {
+        return Entry {
+            size,
+            mtime_ns: mtime,
+            hash: placeholder("redacted"),
+            lines: None,
+            redacted: true,
+        };
+    }
+    let (hash, lines) = if size > MAX_DIFF_FILE_BYTES {
+        (placeholder("overlimit"), None)
+    } else if *budget + size > MAX_SCAN_CONTENT_BYTES {
+        (placeholder("budget_exceeded"), None)
+    } else {
+        *budget += size;
+        match read(path) {
+            Some(bytes) => (hex(&Sha256::digest(&bytes)), text_lines(&bytes)),
+            None => (format!("unreadable:{size}"), None),
+        }
+    };
+    Entry {
+        size,
+        mtime_ns: mtime,
+        hash,
+        lines: lines.map(std::sync::Arc::new),
+        redacted: false,
+    }
+}
+
+/// The file's bytes, never following a link (a file replaced by a link since the scan saw it
+/// reads as unreadable).
+fn read(path: &Path) -> Option<Vec<u8>> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let mut file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(i32::try_from(rustix::fs::OFlags::NOFOLLOW.bits()).unwrap_or(0))
+        .open(path)
+        .ok()?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes).ok()?;
+    Some(bytes)
+}
+
+fn hex(digest: &[u8]) -> String {
+    use std::fmt::Write as _;
+    digest
+        .iter()
+        .fold(String::with_capacity(64), |mut out, byte| {
+            let _ = write!(out, "{byte:02x}");
+            out
+        })
+}
+
+/// The lines Python reads: strict UTF-8 (a BOM kept), universal newlines (`\r\n` and `\r`
+/// become `\n`), then `str.splitlines()`.
+fn text_lines(bytes: &[u8]) -> Option<Vec<String>> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let text = text.replace("\r\n", "\n").replace('\r', "\n");
+    let mut lines = Vec::new();
+    let mut start = 0;
+    for (i, c) in text.char_indices() {
+        if matches!(
+            c,
+            '\n' | '\u{0b}'
+                | '\u{0c}'
+                | '\u{1c}'
+                | '\u{1d}'
+                | '\u{1e}'
+                | '\u{85}'
+                | '\u{2028}'
+                | '\u{2029}'
+        ) {
+            lines.push(text[start..i].to_owned());
+            start = i + c.len_utf8();
+        }
+    }
+    if start < text.len() {
+        lines.push(text[start..].to_owned());
+    }
+    Some(lines)
+}
+
+/// The root `.gitignore`'s patterns, as the reference reads them: comments, blank lines and
+/// negations skipped, a leading `/` removed.
+fn gitignore(root: &Path) -> Vec<String> {
+    let Some(bytes) = read(&root.join(".gitignore")) else {
+        return Vec::new();
+    };
+    String::from_utf8_lossy(&bytes)
+        .replace("\r\n", "\n")
+        .replace('\r', "\n")
+        .split('\n')
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && !line.starts_with('#') && !line.starts_with('!'))
+        .map(|line| line.trim_start_matches('/').to_owned())
+        .collect()
+}
+
+/// The changes from `old` to `new`, and the paths left out by the patch budget.
+fn diff(old: &Snapshot, new: &Snapshot) -> (Changes, Vec<String>) {
+    let mut changed: Vec<(&str, Option<&Entry>, Option<&Entry>, Status)> = Vec::new();
+    for (path, before) in old {
+        match new.get(path) {
+            None => changed.push((path, Some(before), None, Status::Deleted)),
+            Some(after) if after.hash != before.hash => {
+                changed.push((path, Some(before), Some(after), Status::Modified));
+            }
+            Some(_) => {}
+        }
+    }
+    for (path, after) in new {
+        if !old.contains_key(path) {
+            changed.push((path, None, Some(after), Status::Added));
+        }
+    }
+    let size = |entry: Option<&Entry>| entry.map_or(0, |e| e.size);
+    changed.sort_by(|x, y| {
+        let (sx, sy) = (size(x.1).max(size(x.2)), size(y.1).max(size(y.2)));
+        sx.cmp(&sy).then_with(|| x.0.cmp(y.0))
+    });
+    let mut files = Vec::new();
+    let mut skipped = Vec::new();
+    let mut total = 0usize;
+    for (path, before, after, status) in changed {
+        let patch = patch_text(path, before, after);
+        if total + patch.len() > MAX_DIFF_BYTES {
+            skipped.push(path.to_owned());
+            continue;
+        }
+        total += patch.len();
+        files.push(Change {
+            path: path.to_owned(),
+            status,
+            patch,
+            size_before: size(before),
+            size_after: size(after),
+            content_hash_before: before.map(|e| e.hash.clone()),
+            content_hash_after: after.map(|e| e.hash.clone()),
+        });
+    }
+    let changes = Changes {
+        files_scanned: new.len(),
+        files_changed: files.len() + skipped.len(),
+        truncated: !skipped.is_empty(),
+        files,
+    };
+    (changes, skipped)
+}
+
+/// The reference's `_patch_text`.
+fn patch_text(path: &str, before: Option<&Entry>, after: Option<&Entry>) -> String {
+    if before.is_some_and(|e| e.redacted) || after.is_some_and(|e| e.redacted) {
+        return format!("Secret file changed (content redacted): {path}\n");
+    }
+    let (size_before, size_after) = (before.map_or(0, |e| e.size), after.map_or(0, |e| e.size));
+    if size_before > MAX_DIFF_FILE_BYTES || size_after > MAX_DIFF_FILE_BYTES {
+        return format!("File too large to diff ({size_before} -> {size_after} bytes): {path}\n");
+    }
+    let empty = std::sync::Arc::new(Vec::new());
+    let lines = |entry: Option<&Entry>| match entry {
+        None => Some(std::sync::Arc::clone(&empty)),
+        Some(entry) => entry.lines.clone(),
+    };
+    let (Some(old), Some(new)) = (lines(before), lines(after)) else {
+        return format!("Binary file changed: {path}\n");
+    };
+    let old: Vec<&str> = old.iter().map(String::as_str).collect();
+    let new: Vec<&str> = new.iter().map(String::as_str).collect();
+    unified_diff(&old, &new, &format!("a/{path}"), &format!("b/{path}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_are_read_as_python_reads_text() {
+        let lines = text_lines(b"a\r\nb\rc\x0bd\xc2\x85e\n\nf").unwrap();
+        assert_eq!(lines, ["a", "b", "c", "d", "e", "", "f"]);
+        assert_eq!(text_lines(b"\xef\xbb\xbfbom\n").unwrap(), ["\u{feff}bom"]);
+        assert!(text_lines(b"\xff\xfe").is_none());
+        assert!(text_lines(b"").unwrap().is_empty());
+    }
+
+    #[test]
+    fn gitignore_lines_become_patterns() {
+        let dir = std::env::temp_dir().join(format!("tracker-gitignore-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join(".gitignore"), "# c\n\n/build/\n!keep\n*.log\n").unwrap();
+        assert_eq!(gitignore(&dir), ["build/", "*.log"]);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+}
