@@ -9,11 +9,14 @@ connected, its `echo` task started and awaiting its grade, reads the resident se
 prints the growth per session. Run it with the interpreter of the venv the tests make
 (`target/tmp/hud-venv/env/bin/python`), for instance:
 
-    target/tmp/hud-venv/env/bin/python scripts/env_live_sessions.py -- target/release/env-probe
+    cargo build --release -p grader-tests --bin env-probe
+    target/tmp/hud-venv/env/bin/python scripts/env_live_sessions.py -- \
+        target/release/env-probe --max-connections 2000
     target/tmp/hud-venv/env/bin/python scripts/env_live_sessions.py -- \
         target/tmp/hud-venv/env/bin/python tests/data/env/env_probe.py
 
-The server's template must be the probe's `echo` (args `{"word": …}`).
+The server's template must be the probe's `echo` (args `{"word": …}`). A grader-env server
+holds at most 512 connections by default: raise its cap above N as above.
 """
 
 import argparse
