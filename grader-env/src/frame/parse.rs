@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::FrameError;
+use super::error::FrameError;
 use crate::pyfmt::py_type_name;
 
 /// The deepest nesting a frame may have (the frame's own object is level 1). The reference

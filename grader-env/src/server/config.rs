@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use super::ServeError;
+use super::error::ServeError;
 use super::limits::{DEFAULT_BUFFERED_BYTES, DEFAULT_FRAME_TIMEOUT, default_max_connections};
 
 /// Where to listen: `127.0.0.1` on a free port by default.

@@ -4,6 +4,7 @@
 mod channel;
 mod config;
 mod control;
+mod error;
 mod hello;
 mod limits;
 mod tunnel;
@@ -22,6 +23,7 @@ use crate::environment::Environment;
 use crate::frame::{FRAME_LIMIT, FrameError, FrameReader, Id};
 use channel::Channel;
 pub use config::ServeConfig;
+pub use error::ServeError;
 pub use limits::{
     DEFAULT_BUFFERED_BYTES, DEFAULT_FRAME_TIMEOUT, ServerStats, default_max_connections,
 };
@@ -38,40 +40,6 @@ const SESSION_GRACE: Duration = Duration::from_secs(3);
 /// How long the teardown and shutdown hooks get once the sessions are gone; with
 /// [`SESSION_GRACE`] a stop takes at most 8 s.
 const HOOK_GRACE: Duration = Duration::from_secs(5);
-
-/// Why serving could not start.
-#[derive(Debug, thiserror::Error)]
-pub enum ServeError {
-    /// Bad command-line arguments.
-    #[error("{0}")]
-    Usage(String),
-    /// An `initialize` hook of the environment failed.
-    #[error("environment {env:?}: an initialize hook failed: {message}")]
-    Initialize {
-        /// The environment.
-        env: String,
-        /// The hook's message.
-        message: String,
-    },
-    /// The address could not be bound.
-    #[error("environment {env:?}: cannot listen on {address}: {source}")]
-    Bind {
-        /// The environment.
-        env: String,
-        /// The address.
-        address: String,
-        /// The cause.
-        source: std::io::Error,
-    },
-    /// Writing the port line or waiting for signals failed.
-    #[error("environment {env:?}: {source}")]
-    Io {
-        /// The environment.
-        env: String,
-        /// The cause.
-        source: std::io::Error,
-    },
-}
 
 /// Why [`Environment::serve`] returned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
