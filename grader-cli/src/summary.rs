@@ -83,8 +83,9 @@ Rows of the table (the JSON has the same fields):
               a reward negative
   CI          confidence intervals of that mean (bootstrap, t, and Wilson when every value is
               0 or 1)
-  pass rate   share of samples whose reduced value is >= --threshold (with the mean: every
-              scored epoch passed)
+  pass rate   share of samples whose reduced value is >= --threshold: labelled \"all epochs
+              >= t\" when that is what it counts (the mean, and no reward above the
+              threshold), else \"mean of epochs >= t\" (or the reducer's name)
   pass_at_k   chance that at least one of k epochs of a sample passes, averaged over samples
               with k scored epochs; pass_at_1 is a sample's share of passing epochs, averaged
   median, mode, max, majority

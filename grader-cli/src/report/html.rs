@@ -81,7 +81,7 @@ fn summary_section(summary: &Summary) -> Markup {
                         td { (format!("bootstrap [{:.4}, {:.4}], t [{:.4}, {:.4}]",
                             stats.ci_bootstrap.lower, stats.ci_bootstrap.upper,
                             stats.ci_t.lower, stats.ci_t.upper)) } }
-                    tr { th { "pass rate (≥ " (summary.options.threshold) ")" }
+                    tr { th { (summary.pass_rate_label()) }
                         td { (format!("{:.4}", stats.pass_rate)) } }
                     @for stat in &summary.pass_at_k {
                         tr { th { (stat.reducer.to_string()) }

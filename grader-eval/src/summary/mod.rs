@@ -139,6 +139,9 @@ pub struct Summary {
     pub subscores: BTreeMap<String, SubscoreStat>,
     /// Total grading time of the lines, in seconds (a sum over concurrent gradings).
     pub grading_secs: f64,
+    /// The highest reward of the scored lines counted; `None` when none is scored.
+    #[serde(default)]
+    pub highest_reward: Option<f64>,
 }
 
 impl Summary {

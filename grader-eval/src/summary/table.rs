@@ -27,8 +27,9 @@ impl Summary {
                 "pass rate".to_owned(),
                 format!(
                     "share of samples whose reduced reward is ≥ {threshold}{}",
-                    if reducer == Reducer::Mean {
-                        " (with the mean: every scored epoch passed)"
+                    if self.pass_means_all_epochs() {
+                        " (no reward is above it, so a sample's mean reaches it only when every \
+                         scored epoch does: all epochs passed)"
                     } else {
                         ""
                     }
@@ -135,6 +136,46 @@ impl Summary {
     }
 }
 
+impl Summary {
+    /// Whether the pass rate is the share of samples whose every scored epoch passed: the
+    /// reducer is the mean and no reward is above the threshold (so a mean reaches it only when
+    /// every epoch does).
+    fn pass_means_all_epochs(&self) -> bool {
+        self.options.reducer == Reducer::Mean
+            && self
+                .highest_reward
+                .is_some_and(|highest| highest <= self.options.threshold)
+    }
+
+    /// The pass rate's name, saying what passes: `pass rate (all epochs ≥ 1)` when that is what
+    /// it counts, else `pass rate (median of epochs ≥ 0.9)` and the like.
+    ///
+    /// ```
+    /// use grader_core::EvaluationResult;
+    /// use grader_eval::{Line, Summary, SummaryOptions};
+    ///
+    /// let line = |epoch, reward| Line::graded("a", epoch, EvaluationResult::from_reward(reward).unwrap(), 0.1);
+    /// let lines = [line(1, 1.0), line(2, 0.5)];
+    /// let summary = Summary::from_lines(lines.clone(), SummaryOptions::default());
+    /// assert_eq!(summary.pass_rate_label(), "pass rate (all epochs ≥ 1)");
+    /// let summary = Summary::from_lines(lines, SummaryOptions::default().threshold(0.7));
+    /// assert_eq!(summary.pass_rate_label(), "pass rate (mean of epochs ≥ 0.7)");
+    /// assert_eq!(summary.reward.pass_rate, 1.0); // 0.75 ≥ 0.7, though epoch 2 is below
+    /// ```
+    #[must_use]
+    pub fn pass_rate_label(&self) -> String {
+        let threshold = self.options.threshold;
+        if self.pass_means_all_epochs() {
+            format!("pass rate (all epochs ≥ {threshold})")
+        } else {
+            format!(
+                "pass rate ({} of epochs ≥ {threshold})",
+                self.options.reducer
+            )
+        }
+    }
+}
+
 impl fmt::Display for Summary {
     /// A terminal table: counts (with a warning for samples that have fewer epochs than asked
     /// for), the headline metrics, pass@k, the other reducers, subscores, then a legend.
@@ -237,7 +278,7 @@ impl fmt::Display for Summary {
                 ),
             ),
             (
-                format!("pass rate (≥ {})", options.threshold),
+                self.pass_rate_label(),
                 format!("{:.4} (n={})", self.reward.pass_rate, self.reward.n),
             ),
         ]);
@@ -421,7 +462,7 @@ mod tests {
                 "results",
                 "reward",
                 "95% CI",
-                "pass rate (≥ 1)",
+                "pass rate (all epochs ≥ 1)",
                 "pass_at_1",
                 "pass_at_2",
                 "median",

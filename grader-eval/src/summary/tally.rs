@@ -104,6 +104,8 @@ pub(super) struct Tally {
     lengths: BTreeMap<usize, usize>,
     /// The rewards of the sample at hand by epoch, NaN for an errored one.
     scratch: Vec<f64>,
+    /// The highest reward scored.
+    highest: Option<f64>,
     /// By subscore name's number: the mean over samples of each sample's mean over its epochs
     /// that have it.
     subscores: Vec<RunningMean>,
@@ -134,6 +136,7 @@ impl Tally {
             epochs: 0,
             lengths: BTreeMap::new(),
             scratch: Vec::new(),
+            highest: None,
             subscores: Vec::new(),
             sub_scratch: Vec::new(),
             values_scratch: Vec::new(),
@@ -176,6 +179,9 @@ impl Tally {
         self.scratch.clear();
         self.scratch
             .extend(entries.iter().map(|entry| entry.reward));
+        for &reward in self.scratch.iter().filter(|reward| !reward.is_nan()) {
+            self.highest = Some(self.highest.map_or(reward, |highest| highest.max(reward)));
+        }
         let lines = self.scratch.len();
         let scored = self
             .scratch
@@ -295,6 +301,7 @@ impl Tally {
             reducers,
             subscores,
             grading_secs: totals.durations.total(),
+            highest_reward: self.highest,
             options,
         }
     }
