@@ -52,6 +52,9 @@ pub(crate) async fn raw_names(
 }
 
 /// Described and defaulted arguments, one of them a raw identifier.
+///
+/// # Errors
+/// When the agent's answer cannot be read.
 #[template]
 pub async fn described(
     /// The repository.
