@@ -99,7 +99,9 @@ impl Occurrences {
         let bytes = text.as_bytes();
         let mut found = Vec::new();
         let mut at = 0;
-        while at < bytes.len() {
+        // `ANSWER` starts with an `a` of either case, which has no other case variant.
+        while let Some(offset) = bytes[at..].iter().position(|&b| b | 0x20 == b'a') {
+            at += offset;
             match matches_answer(text, at) {
                 Some(after) => {
                     found.push((at, after));

@@ -9,8 +9,9 @@ use std::sync::LazyLock;
 use regex::{Captures, Regex, RegexBuilder};
 use serde::Serialize;
 
+use super::pattern::{PY_NOT_WORD, PY_SPACE};
 use super::{Reason, Verdict, is_no_response};
-use crate::text::pychar::{is_space, space_ranges, strip, word_ranges};
+use crate::text::pychar::{is_space, strip};
 
 /// The question a completion answered, as the `multiple_choice` solver asked it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
@@ -75,8 +76,7 @@ struct Patterns {
 
 impl Patterns {
     fn new() -> Result<Self, regex::Error> {
-        let space = class(space_ranges(), false);
-        let not_word = class(word_ranges(), true);
+        let (space, not_word) = (PY_SPACE, PY_NOT_WORD);
         // Python's `re.IGNORECASE` lets `[A-Za-z]` match these four too.
         let letters_i = r"A-Za-z\x{130}\x{131}\x{17F}\x{212A}";
         let build = |p: &str| RegexBuilder::new(p).build();
@@ -97,16 +97,6 @@ impl Patterns {
 }
 
 static PATTERNS: LazyLock<Option<Patterns>> = LazyLock::new(|| Patterns::new().ok());
-
-/// A class of `ranges`, negated with `negate`.
-fn class(ranges: &[(u32, u32)], negate: bool) -> String {
-    let mut out = String::from(if negate { "[^" } else { "[" });
-    for &(lo, hi) in ranges {
-        out.push_str(&format!("\\x{{{lo:X}}}-\\x{{{hi:X}}}"));
-    }
-    out.push(']');
-    out
-}
 
 /// The lookahead `(?=\s*(?:,|\.|\n|\Z))` at byte `at`.
 fn before_separator(text: &str, at: usize) -> bool {

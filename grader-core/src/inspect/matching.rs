@@ -65,7 +65,7 @@ impl Default for MatchOptions {
 #[must_use]
 pub fn match_str(value: &str, target: &str, options: MatchOptions) -> (String, bool) {
     let stripped = strip(value);
-    let (mut v, mut t) = if options.ignore_case {
+    let (v, mut t) = if options.ignore_case {
         (
             casefold(stripped).into_owned(),
             casefold(strip(target)).into_owned(),
@@ -79,7 +79,7 @@ pub fn match_str(value: &str, target: &str, options: MatchOptions) -> (String, b
             return match_number(&v, &t, stripped, options.location);
         }
     }
-    v = strip_punctuation(&v).to_owned();
+    let v = strip_punctuation(&v);
     let t = strip_punctuation(&t);
     let matched = match options.location {
         Location::Begin => v.starts_with(t),
@@ -91,18 +91,23 @@ pub fn match_str(value: &str, target: &str, options: MatchOptions) -> (String, b
 }
 
 /// The numeric branch of `match_str`, for a target that reads as a number.
+///
+/// `strip_numeric_punctuation` neither adds nor removes whitespace and looks no further than
+/// the next character, which is whitespace at a word's end: it is applied word by word, and
+/// only to the words read.
 fn match_number(v: &str, t: &str, answer: &str, location: Location) -> (String, bool) {
-    let v = strip_numeric_punctuation(v);
     let t = normalize_number(t, true);
-    let mut words = v.split(is_space).filter(|word| !word.is_empty());
-    let first_number = |word: Option<&str>| word.map(|w| normalize_number(w, true));
+    let mut words = v
+        .split(is_space)
+        .filter(|word| !word.is_empty())
+        .map(strip_numeric_punctuation);
+    let number = |word: &String| parse_number(word, true).map(|_| normalize_number(word, true));
     let v = match location {
-        Location::Begin => first_number(words.find(|w| parse_number(w, true).is_some())),
-        Location::End => first_number(words.rfind(|w| parse_number(w, true).is_some())),
-        Location::Exact => Some(normalize_number(&v, false)),
+        Location::Begin => words.find_map(|w| number(&w)),
+        Location::End => words.rev().find_map(|w| number(&w)),
+        Location::Exact => Some(normalize_number(&strip_numeric_punctuation(v), false)),
         Location::Any => {
-            for word in words.filter(|w| parse_number(w, true).is_some()) {
-                let number = normalize_number(word, true);
+            for number in words.filter_map(|w| number(&w)) {
                 if number == t {
                     return (number, true);
                 }

@@ -75,6 +75,11 @@ pub(crate) fn normalize_number(s: &str, trim_punctuation: bool) -> String {
 /// Inspect's `unicode_number_to_float`, without the readings this crate leaves out (Chinese
 /// numerals, vulgar fractions, single numeric symbols such as `Ⅻ`): `None` for those.
 fn unicode_number(s: &str) -> Option<f64> {
+    // In ASCII, only these can be part of a number it reads: anything else fails it.
+    const ASCII_NUMBER: &[u8] = b"0123456789eE+-.,' \t\n\x0b\x0c\r\x1c\x1d\x1e\x1f";
+    if s.is_ascii() && s.bytes().any(|b| !ASCII_NUMBER.contains(&b)) {
+        return None;
+    }
     let mut text = pychar::strip(s);
     if text.is_empty() || text.chars().any(|c| CHINESE_NUMERALS.contains(c)) {
         return None;

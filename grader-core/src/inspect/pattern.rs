@@ -11,11 +11,13 @@
 //! `$` (without `(?m)`) matches only at the very end, where Python's also matches before a
 //! final line break, and `\b`/`\B` use the `regex` crate's Unicode word characters.
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use regex::{Regex, RegexBuilder};
 
 use super::pattern_match::{PatternOptions, score_groups};
 use super::{Reason, Verdict, is_no_response};
-use crate::text::pychar::{space_ranges, word_ranges};
 
 /// A pattern [`pattern`] cannot run.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -118,8 +120,53 @@ pub fn pattern<S: AsRef<str>>(
     targets: &[S],
     options: PatternOptions,
 ) -> Result<Verdict, PatternError> {
-    Ok(CompiledPattern::new(pattern, options.ignore_case)?.score(completion, targets, options))
+    Ok(cached(pattern, options.ignore_case)?.score(completion, targets, options))
 }
+
+/// How many compiled patterns each thread keeps (Python's `re` keeps 512 per process).
+const CACHE_SIZE: usize = 64;
+
+/// A cached pattern: its text and `ignore_case`, compiled.
+type CacheEntry = ((String, bool), Rc<CompiledPattern>);
+
+thread_local! {
+    /// The patterns this thread compiled last, as Python's `re` caches them: a grader that
+    /// runs the same pattern on many completions compiles it once per thread.
+    static CACHE: RefCell<Vec<CacheEntry>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The compiled `pattern`, from this thread's cache or compiled now (and kept). Shared, not
+/// cloned: a cloned `Regex` starts with empty search caches.
+fn cached(pattern: &str, ignore_case: bool) -> Result<Rc<CompiledPattern>, PatternError> {
+    let hit = CACHE.with_borrow(|cache| {
+        cache
+            .iter()
+            .find(|((p, i), _)| p == pattern && *i == ignore_case)
+            .map(|(_, compiled)| Rc::clone(compiled))
+    });
+    if let Some(compiled) = hit {
+        return Ok(compiled);
+    }
+    let compiled = Rc::new(CompiledPattern::new(pattern, ignore_case)?);
+    CACHE.with_borrow_mut(|cache| {
+        if cache.len() == CACHE_SIZE {
+            cache.remove(0);
+        }
+        cache.push(((pattern.to_owned(), ignore_case), Rc::clone(&compiled)));
+    });
+    Ok(compiled)
+}
+
+/// Python's `\w` in a `str` pattern (`str.isalnum()` or `_`): exactly the letters, the numbers
+/// and `_` (checked on every code point by the tests). Nested classes, valid inside a class too.
+pub(crate) const PY_WORD: &str = r"[\p{L}\p{N}_]";
+/// Python's `\W`.
+pub(crate) const PY_NOT_WORD: &str = r"[^\p{L}\p{N}_]";
+/// Python's `\s` (`str.isspace()`): the separators, the ASCII controls `\t` to `\r` and
+/// `\x1C` to `\x1F`, and U+0085.
+pub(crate) const PY_SPACE: &str = r"[\p{Zs}\p{Zl}\p{Zp}\t-\r\x1C-\x1F\x{85}]";
+/// Python's `\S`.
+pub(crate) const PY_NOT_SPACE: &str = r"[^\p{Zs}\p{Zl}\p{Zp}\t-\r\x1C-\x1F\x{85}]";
 
 /// Rewrites the escapes whose meaning differs between Python's `re` and the `regex` crate.
 fn translate(pattern: &str) -> Result<String, String> {
@@ -134,10 +181,10 @@ fn translate(pattern: &str) -> Result<String, String> {
             return Err("the pattern ends with a lone backslash".to_owned());
         };
         match escaped {
-            'w' => push_class(&mut out, word_ranges(), false),
-            'W' => push_class(&mut out, word_ranges(), true),
-            's' => push_class(&mut out, space_ranges(), false),
-            'S' => push_class(&mut out, space_ranges(), true),
+            'w' => out.push_str(PY_WORD),
+            'W' => out.push_str(PY_NOT_WORD),
+            's' => out.push_str(PY_SPACE),
+            'S' => out.push_str(PY_NOT_SPACE),
             'Z' => out.push_str(r"\z"),
             '1'..='9' => {
                 return Err(format!("backreference \\{escaped} is not supported"));
@@ -151,17 +198,30 @@ fn translate(pattern: &str) -> Result<String, String> {
     Ok(out)
 }
 
-/// Writes a class of `ranges` (negated with `negate`): a nested class, valid inside a class too.
-fn push_class(out: &mut String, ranges: &[(u32, u32)], negate: bool) {
-    out.push('[');
-    if negate {
-        out.push('^');
-    }
-    for &(lo, hi) in ranges {
-        out.push_str(&format!("\\x{{{lo:X}}}"));
-        if hi != lo {
-            out.push_str(&format!("-\\x{{{hi:X}}}"));
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::text::pychar::{is_space, is_word};
+
+    /// The classes written for `\w` and `\s` are Python's on every code point the tables know
+    /// (Unicode 14.0; the `regex` crate's newer Unicode may add characters assigned since).
+    #[test]
+    fn python_classes_match_the_tables() -> Result<(), regex::Error> {
+        let word = Regex::new(&format!("^{PY_WORD}$"))?;
+        let space = Regex::new(&format!("^{PY_SPACE}$"))?;
+        let not_word = Regex::new(&format!("^{PY_NOT_WORD}$"))?;
+        let mut newer = 0;
+        for c in (0..=0x10_FFFF_u32).filter_map(char::from_u32) {
+            let text = c.to_string();
+            assert_eq!(space.is_match(&text), is_space(c), "{c:?}");
+            assert_ne!(word.is_match(&text), not_word.is_match(&text), "{c:?}");
+            if word.is_match(&text) != is_word(c) {
+                // Only letters and numbers assigned after Unicode 14.0 may differ.
+                assert!(!is_word(c), "{c:?} is a word character to Python");
+                newer += 1;
+            }
         }
+        assert!(newer < 10_000, "{newer} newer word characters");
+        Ok(())
     }
-    out.push(']');
 }

@@ -77,6 +77,12 @@ pub fn decimal_value(c: char) -> Option<u8> {
 /// Python and Rust share (`[+-]` then digits with an optional `.` and exponent, or `inf`,
 /// `infinity`, `nan` in any case). `None` where Python raises `ValueError`.
 pub fn parse_float(s: &str) -> Option<f64> {
+    // ASCII without `_`: Rust's grammar is Python's once the whitespace is stripped.
+    if s.is_ascii() && !s.contains('_') {
+        let trimmed =
+            s.trim_matches(|c: char| matches!(c, ' ' | '\t' | '\n' | '\x0b' | '\x0c' | '\r'));
+        return trimmed.parse().ok();
+    }
     // `float()` strips ASCII whitespace as C's `isspace` has it (not U+001C to U+001F, which
     // `str.isspace()` counts) and non-ASCII whitespace as `str.isspace()`.
     let s = s.trim_matches(|c: char| {
@@ -192,18 +198,6 @@ pub fn lower(s: &str) -> Cow<'_, str> {
     out.push_str(&s[..first]);
     lower_each(s, first, |c| out.push(c));
     Cow::Owned(out)
-}
-
-/// The ranges of code points that are `\w` in a Python `str` pattern, sorted.
-#[cfg(feature = "pattern")]
-pub(crate) fn word_ranges() -> &'static [(u32, u32)] {
-    WORD
-}
-
-/// The ranges of code points that are `\s` in a Python `str` pattern, sorted.
-#[cfg(feature = "pattern")]
-pub(crate) fn space_ranges() -> &'static [(u32, u32)] {
-    SPACE
 }
 
 /// `str.casefold()`: the full case folding (`ß` becomes `ss`, `ς` and `Σ` become `σ`), which
