@@ -398,3 +398,6 @@ pub fn reply(id: &Value, result: Value) -> Value {
 pub fn error(id: &Value, code: i64, message: &str) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
 }
+
+#[cfg(test)]
+mod tests;

@@ -18,7 +18,8 @@ use super::limits::{DEFAULT_BUFFERED_BYTES, DEFAULT_FRAME_TIMEOUT, default_max_c
 /// # Ok::<(), grader_env::ServeError>(())
 /// ```
 ///
-/// It also sets what the server lets its peers hold as a whole (see [`ServerStats`](super::ServerStats)): at most
+/// It also sets what the server lets its peers hold as a whole (see
+/// [`ServerStats`](super::ServerStats)): at most
 /// [`max_connections`](Self::max_connections) open connections (default
 /// [`default_max_connections`]: 512, or half the open-file limit when lower), at most
 /// [`buffered_bytes`](Self::buffered_bytes) bytes buffered for frames still arriving (default

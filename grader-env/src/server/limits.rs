@@ -3,9 +3,9 @@
 //! refuses the one connection or frame that would pass it, logs (at `warn`) what it refused, and
 //! keeps serving every other connection.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::time::Duration;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use crate::frame::{Budget, FRAME_LIMIT, SMALL_BUFFER};
 
@@ -56,6 +56,28 @@ pub struct ServerStats {
     pub timed_out: u64,
 }
 
+/// What refusals of one kind may log: one warning a second at most, which says how many went
+/// unlogged before it, so that a flood of hostile connections cannot flood the log.
+#[derive(Debug, Default)]
+pub(crate) struct Throttle {
+    next: Mutex<Option<Instant>>,
+    unlogged: AtomicU64,
+}
+
+impl Throttle {
+    /// `Some(n)` when this refusal may be logged (`n` went unlogged since the last one).
+    pub(crate) fn allow(&self) -> Option<u64> {
+        let now = Instant::now();
+        let mut next = self.next.lock().unwrap_or_else(PoisonError::into_inner);
+        if next.is_some_and(|at| now < at) {
+            self.unlogged.fetch_add(1, Ordering::Relaxed);
+            return None;
+        }
+        *next = Some(now + Duration::from_secs(1));
+        Some(self.unlogged.swap(0, Ordering::Relaxed))
+    }
+}
+
 /// The limits in force and the counts behind [`ServerStats`], shared by the accept loop and
 /// every connection.
 #[derive(Debug)]
@@ -67,6 +89,8 @@ pub(crate) struct Guard {
     refused_connections: AtomicU64,
     refused_frames: AtomicU64,
     timed_out: AtomicU64,
+    /// The warnings for refused connections, refused frames and timeouts.
+    pub(crate) logs: [Throttle; 3],
 }
 
 /// A connection's place under the cap, given back when dropped.
@@ -90,6 +114,7 @@ impl Guard {
             refused_connections: AtomicU64::new(0),
             refused_frames: AtomicU64::new(0),
             timed_out: AtomicU64::new(0),
+            logs: Default::default(),
         }
     }
 

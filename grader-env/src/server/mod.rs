@@ -277,10 +277,11 @@ async fn accept_loop(
                 Ok((stream, peer)) => match guard.admit() {
                     Some(slot) => {
                         let _ = stream.set_nodelay(true);
-                        let serve = connection(Arc::clone(&channel), Arc::clone(&guard), slot, stream, stop.clone());
-                        connections.spawn(serve);
+                        let channel = Arc::clone(&channel);
+                        let guard = Arc::clone(&guard);
+                        connections.spawn(connection(channel, guard, slot, stream, stop.clone()));
                     }
-                    None => refuse(&stream, peer, guard.max_connections),
+                    None => refuse(&stream, peer, &guard),
                 },
                 Err(error) => {
                     tracing::warn!(%error, "accept failed");
@@ -300,8 +301,16 @@ async fn accept_loop(
 }
 
 /// Answers a connection over the cap with one error frame, without waiting, and closes it.
-fn refuse(stream: &TcpStream, peer: SocketAddr, max: usize) {
-    tracing::warn!(%peer, max_connections = max, "refusing a connection: the server holds as many as it may");
+fn refuse(stream: &TcpStream, peer: SocketAddr, guard: &Guard) {
+    let max = guard.max_connections;
+    if let Some(unlogged) = guard.logs[0].allow() {
+        tracing::warn!(
+            %peer,
+            max_connections = max,
+            unlogged,
+            "refusing a connection: the server holds as many as it may"
+        );
+    }
     let message =
         format!("The server holds {max} connections, as many as it may; try again later.");
     if let Ok(bytes) = crate::frame::encode_response(
@@ -359,17 +368,26 @@ async fn connection(
         Err(error @ (FrameError::TimedOut { .. } | FrameError::Busy { .. })) => {
             if matches!(error, FrameError::TimedOut { .. }) {
                 guard.timed_out();
-                tracing::warn!(peer = ?peer, %error, "closing a connection whose frame stopped arriving");
+                if let Some(unlogged) = guard.logs[2].allow() {
+                    let what = "closing a connection whose frame stopped arriving";
+                    tracing::warn!(peer = ?peer, %error, unlogged, "{what}");
+                }
             } else {
                 guard.refused_frame();
-                tracing::warn!(peer = ?peer, %error, "refusing a frame: the buffered-bytes budget is spent");
+                if let Some(unlogged) = guard.logs[1].allow() {
+                    let what = "refusing a frame: the buffered-bytes budget is spent";
+                    tracing::warn!(peer = ?peer, %error, unlogged, "{what}");
+                }
             }
             let message = error.to_string();
             let _ = control::send_control_error(&writer, &Id::NULL, -32000, &message).await;
         }
         Err(FrameError::Io(error)) if error.kind() == std::io::ErrorKind::TimedOut => {
             guard.timed_out();
-            tracing::warn!(peer = ?peer, %error, "closing a connection that does not read its replies");
+            if let Some(unlogged) = guard.logs[2].allow() {
+                let what = "closing a connection that does not read its replies";
+                tracing::warn!(peer = ?peer, %error, unlogged, "{what}");
+            }
         }
         Err(error) => tracing::debug!(%error, "connection ended"),
         Ok(()) => {}
