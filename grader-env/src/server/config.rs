@@ -14,6 +14,10 @@ use super::limits::{DEFAULT_BUFFERED_BYTES, DEFAULT_FRAME_TIMEOUT, default_max_c
 /// assert_eq!(config.address(), "0.0.0.0:8765");
 /// let config = config.max_connections(64).frame_timeout(std::time::Duration::from_secs(5));
 /// assert_eq!(config.limits().0, 64);
+/// let config = ServeConfig::from_args(["--max-connections=16", "--frame-timeout", "2.5"])?;
+/// assert_eq!(config.limits().0, 16);
+/// assert_eq!(config.limits().2, std::time::Duration::from_millis(2500));
+/// assert!(ServeConfig::from_args(["--frame-timeout", "0"]).is_err());
 /// assert!(ServeConfig::from_args(["--port", "many"]).is_err());
 /// # Ok::<(), grader_env::ServeError>(())
 /// ```
