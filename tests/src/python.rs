@@ -41,6 +41,19 @@ pub fn inspect_python(target_tmpdir: &str) -> Option<PathBuf> {
     venv_python(target_tmpdir, "inspect-venv", INSPECT_REQUIREMENT)
 }
 
+/// rapidfuzz and Google's rouge-score, whose edit distances and ROUGE the `similarity` module
+/// is compared with (several requirements, separated by spaces).
+pub const SIMILARITY_REQUIREMENT: &str = "rapidfuzz==3.14.3 rouge-score==0.1.2";
+
+/// As [`hud_python`], for a separate environment with [`SIMILARITY_REQUIREMENT`] installed.
+///
+/// # Panics
+/// As [`hud_python`].
+#[must_use]
+pub fn similarity_python(target_tmpdir: &str) -> Option<PathBuf> {
+    venv_python(target_tmpdir, "similarity-venv", SIMILARITY_REQUIREMENT)
+}
+
 /// moto's S3-compatible server, for the object storage tests (a real server on 127.0.0.1).
 pub const MOTO_REQUIREMENT: &str = "moto[server]==5.2.5";
 
@@ -89,14 +102,15 @@ fn venv_python(target_tmpdir: &str, folder: &str, requirement: &str) -> Option<P
             fs::remove_dir_all(&venv).expect("remove a half-made venv");
         }
         run(Command::new(&system_python).args(["-m", "venv"]).arg(&venv));
-        run(Command::new(&python).args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            requirement,
-        ]));
+        run(Command::new(&python)
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+            ])
+            .args(requirement.split_whitespace()));
         let mut file = File::create(&marker).expect("write the install marker");
         writeln!(file, "{requirement}").expect("write the install marker");
     }

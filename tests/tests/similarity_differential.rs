@@ -1,0 +1,249 @@
+//! grader-core's `similarity` module gives rapidfuzz 3.14.3's edit distances and rouge-score
+//! 0.1.2's ROUGE, bit for bit, on hand-picked and thousands of seeded random pairs of texts.
+//!
+//! One run of `scripts/similarity_cases.py` (the packages themselves) scores every case.
+
+use grader_core::similarity::{
+    self, MAX_CELLS, RougeScore, SimilarityError, indel, levenshtein, levenshtein_similarity,
+    ratio, rouge_l, rouge_n, rouge_tokens,
+};
+use grader_tests::python::{run_script, similarity_python};
+use serde_json::{Value, json};
+
+const SCRIPT: &str = include_str!("../../scripts/similarity_cases.py");
+
+fn float(x: f64) -> Value {
+    // Python's `repr` and Rust's `{:?}` both write the shortest text that reads back exactly;
+    // compare what they read back as.
+    Value::from(format!("{x:?}"))
+}
+
+fn rouge_value(score: RougeScore) -> Value {
+    json!([
+        float(score.precision),
+        float(score.recall),
+        float(score.fmeasure)
+    ])
+}
+
+/// grader-core's result for `case`, in the script's form.
+fn run(case: &Value) -> Value {
+    let a = case["a"].as_str().expect("a");
+    let b = case["b"].as_str().unwrap_or("");
+    match case["f"].as_str().expect("f") {
+        "levenshtein" => levenshtein(a, b).expect("small").into(),
+        "levenshtein_similarity" => float(levenshtein_similarity(a, b).expect("small")),
+        "indel" => indel(a, b).expect("small").into(),
+        "ratio" => float(ratio(a, b).expect("small")),
+        "rouge_n" => {
+            let n = usize::try_from(case["n"].as_u64().expect("n")).expect("fits");
+            rouge_value(rouge_n(a, b, n).expect("n > 0"))
+        }
+        "rouge_l" => rouge_value(rouge_l(a, b).expect("small")),
+        "tokens" => rouge_tokens(a).into(),
+        other => panic!("unknown case {other}"),
+    }
+}
+
+/// Reads every float the script wrote (a `repr` string) as a number, so that `1.0` and `1`
+/// compare equal where both languages mean the same double.
+fn numbers(value: &Value) -> Value {
+    match value {
+        Value::String(s) => s
+            .parse::<f64>()
+            .map_or_else(|_| value.clone(), |x| json!(x)),
+        Value::Array(items) => items.iter().map(numbers).collect(),
+        other => other.clone(),
+    }
+}
+
+fn differ(cases: &[Value]) -> Option<Vec<String>> {
+    let python = similarity_python(env!("CARGO_TARGET_TMPDIR"))?;
+    let output = run_script(&python, SCRIPT, &Value::from(cases.to_vec()).to_string());
+    let theirs: Vec<Value> = serde_json::from_str(&output).expect("the script's JSON");
+    assert_eq!(theirs.len(), cases.len());
+    Some(
+        cases
+            .iter()
+            .zip(&theirs)
+            .filter_map(|(case, theirs)| {
+                let (ours, theirs) = (numbers(&run(case)), numbers(theirs));
+                (ours != theirs).then(|| format!("{case}\n  python: {theirs}\n  ours:   {ours}"))
+            })
+            .collect(),
+    )
+}
+
+/// Every comparison of `a` and `b`.
+fn all_cases(a: &str, b: &str, out: &mut Vec<Value>) {
+    for f in [
+        "levenshtein",
+        "levenshtein_similarity",
+        "indel",
+        "ratio",
+        "rouge_l",
+    ] {
+        out.push(json!({"f": f, "a": a, "b": b}));
+    }
+    for n in 1..=3 {
+        out.push(json!({"f": "rouge_n", "a": a, "b": b, "n": n}));
+    }
+    out.push(json!({"f": "tokens", "a": a}));
+}
+
+#[test]
+fn hand_picked_pairs_agree() {
+    let mut cases = Vec::new();
+    for (a, b) in [
+        ("", ""),
+        ("", "abc"),
+        ("kitten", "sitting"),
+        ("this is a test", "this is a test!"),
+        ("The cat sat on the mat.", "the cat is on the mat"),
+        ("the the the the", "the"),
+        ("café", "cafe"),
+        ("😀 emoji 👍🏽", "emoji 😀"),
+        ("İstanbul K", "istanbul k"),
+        ("ΟΔΟΣ", "οδος"),
+        ("police killed the gunman", "the gunman police killed"),
+        ("a b c d e f", "f e d c b a"),
+        ("2nd-best ranking, 3.14", "2nd best ranking 3 14"),
+    ] {
+        all_cases(a, b, &mut cases);
+    }
+    let Some(differ) = differ(&cases) else {
+        return;
+    };
+    eprintln!(
+        "hand-picked: {} of {} agree",
+        cases.len() - differ.len(),
+        cases.len()
+    );
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+}
+
+/// SplitMix64: a small seeded generator, so every run checks the same cases.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        usize::try_from(self.next() % n as u64).expect("fits")
+    }
+
+    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+}
+
+#[rustfmt::skip]
+const WORDS: &[&str] = &[
+    "the", "The", "cat", "sat", "on", "mat", "a", "dog", "is", "was", "big", "Big", "2nd", "42",
+    "café", "naïve", "İ", "ß", "ΟΔΟΣ", "中文", "😀", "-", ",", ".", "!", "'s", "\n", " ", "x",
+];
+
+fn random_text(rng: &mut Rng) -> String {
+    let mut out = String::new();
+    for _ in 0..rng.below(12) {
+        out.push_str(*rng.pick(WORDS));
+        if rng.below(3) > 0 {
+            out.push(' ');
+        }
+    }
+    out
+}
+
+/// `text` with a few words changed, dropped or moved.
+fn edited(rng: &mut Rng, text: &str) -> String {
+    let mut words: Vec<String> = text.split(' ').map(str::to_owned).collect();
+    for _ in 0..rng.below(4) {
+        if words.is_empty() {
+            break;
+        }
+        let i = rng.below(words.len());
+        match rng.below(3) {
+            0 => words[i] = (*rng.pick(WORDS)).to_owned(),
+            1 => {
+                words.remove(i);
+            }
+            _ => {
+                let word = words.remove(i);
+                let j = rng.below(words.len() + 1);
+                words.insert(j, word);
+            }
+        }
+    }
+    words.join(" ")
+}
+
+#[test]
+fn generated_pairs_agree() {
+    let mut rng = Rng(0x5EED_51A1);
+    let mut cases = Vec::new();
+    for _ in 0..1200 {
+        let a = random_text(&mut rng);
+        let b = if rng.below(3) == 0 {
+            random_text(&mut rng)
+        } else {
+            edited(&mut rng, &a)
+        };
+        all_cases(&a, &b, &mut cases);
+    }
+    let Some(differ) = differ(&cases) else {
+        return;
+    };
+    eprintln!(
+        "generated: {} of {} agree",
+        cases.len() - differ.len(),
+        cases.len()
+    );
+    assert!(
+        differ.is_empty(),
+        "{} differ, the first ones:\n{}",
+        differ.len(),
+        differ
+            .iter()
+            .take(10)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+#[test]
+fn large_inputs_get_a_typed_error() {
+    let a = "ab".repeat(10_001);
+    let b = "ba".repeat(10_001);
+    assert!(matches!(
+        levenshtein(&a, &b),
+        Err(SimilarityError::TooLarge {
+            grader: "levenshtein",
+            limit: MAX_CELLS,
+            ..
+        })
+    ));
+    assert!(matches!(
+        ratio(&a, &b),
+        Err(SimilarityError::TooLarge { .. })
+    ));
+    // Megabytes that differ only in one place: the common affixes cost nothing.
+    let long = "x".repeat(4 << 20);
+    assert_eq!(levenshtein(&long, &format!("{long}y")), Ok(1));
+    let words = "w ".repeat(20_000);
+    assert!(matches!(
+        rouge_l(&words, &words),
+        Err(SimilarityError::TooLarge { .. })
+    ));
+    assert_eq!(rouge_n(&words, &words, 2).map(|s| s.fmeasure), Ok(1.0));
+    assert!(matches!(
+        similarity::rouge_n("a", "a", 0),
+        Err(SimilarityError::ZeroN { n: 0, .. })
+    ));
+}
