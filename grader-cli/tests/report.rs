@@ -169,7 +169,7 @@ fn the_page_renders_in_a_headless_browser() {
     );
     // Each result's grade tree is in the page, folded in its row until opened.
     assert!(
-        dom.contains(r#"<details><summary>2 subscore(s)</summary><ul class="tree"><li data-subscore="tests" data-weight="0.8""#),
+        dom.contains(r#"<details><summary>2 subscore(s), none failed</summary><ul class="tree"><li data-subscore="tests" data-weight="0.8""#),
         "{dom}"
     );
     // The markup from the file is text in the page.
@@ -378,7 +378,17 @@ fn filters_and_sorting_work_in_a_headless_browser() {
         "{penalised}"
     );
     assert!(penalised.contains(r#"<span class="badge pass">penalty not fired</span>"#));
-    assert!(penalised.contains("<details open=\"\"><summary>3 subscore(s)</summary>"));
+    let folded = penalised
+        .split("<details open=\"\"><summary>")
+        .nth(1)
+        .and_then(|rest| rest.split("</summary>").next())
+        .unwrap_or_default()
+        .to_owned();
+    // Folded, the row already says which subscore went wrong, and why.
+    assert_eq!(
+        folded,
+        "<span class=\"fail sub-name\">tests_edited</span>: <span class=\"why\">penalty −0.5 fired</span><span class=\"muted\"> (3 subscore(s))</span>"
+    );
     // The page's style gives both classes of a fired penalty the failure colour.
     assert!(penalised.contains(".fail { color: var(--fail); }"));
     assert!(penalised.contains("li.penalty-fired > .sub-name { color: var(--fail); }"));

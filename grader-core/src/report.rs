@@ -211,6 +211,27 @@ impl Display for Number {
     }
 }
 
+/// Why `sub` has its value, in a few words, as the readable report writes it after the
+/// subscore's value: an error, why it was skipped, which stage of a cascade decided, a timeout
+/// (`timed out after 10s`), an exit code with the last line of the command's output, or else the
+/// start of its info. At most 72 characters, on one line, with control and bidirectional
+/// characters replaced; `None` when its info says nothing (or it has none).
+///
+/// ```
+/// use grader_core::{SubScore, info_from_value};
+/// use grader_core::report::subscore_reason;
+///
+/// let info = info_from_value(serde_json::json!({"exit_code": null, "timed_out": true, "timeout": 10}))?;
+/// let sub = SubScore::new("tests", 0.0)?.with_info(info);
+/// assert_eq!(subscore_reason(&sub).as_deref(), Some("timed out after 10s"));
+/// assert_eq!(subscore_reason(&SubScore::new("bare", 1.0)?), None);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[must_use]
+pub fn subscore_reason(sub: &SubScore) -> Option<String> {
+    sub.info().and_then(reason)
+}
+
 /// Why a subscore has its value, in a few words, from its info: an error, why it was skipped,
 /// which stage of a cascade decided, a timeout, an exit code, or else the info itself (without
 /// `_parameters`).

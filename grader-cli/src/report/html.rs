@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use grader_core::SubScore;
+use grader_core::report::subscore_reason;
 use grader_eval::Summary;
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 use serde_json::Value;
@@ -13,6 +14,7 @@ use super::args::ReportArgs;
 use super::assets::{SCRIPT, STYLE, content_security_policy};
 use super::data::{Collected, ErrorGroup, Row, any_fired, fired, sub_failed};
 use super::excerpt::excerpt;
+use super::why::{self, weight_text};
 
 /// The page.
 pub(super) fn render(
@@ -167,15 +169,6 @@ fn histogram(rewards: &[f64]) -> Markup {
                 }
             }
         }
-    }
-}
-
-/// A weight as the page shows it: `0.7`, `−0.5`.
-fn weight_text(weight: f64) -> String {
-    let text = format!("{weight}");
-    match text.strip_prefix('-') {
-        Some(rest) => format!("−{rest}"),
-        None => text,
     }
 }
 
@@ -393,8 +386,22 @@ fn grade_cell(row: &Row, subscores: &[SubScore], threshold: f64) -> Markup {
             (text_block("error", error, None, true))
         }
         @if let Some(result) = &row.result {
+            @let wrong = why::wrong(subscores, threshold);
             details {
-                summary { (subscores.len()) " subscore(s)"
+                summary {
+                    @if wrong.is_empty() {
+                        @if subscores.is_empty() { "no subscores" }
+                        @else { (subscores.len()) " subscore(s), none failed" }
+                    } @else {
+                        @for (at, item) in wrong.iter().take(why::NAMED).enumerate() {
+                            @if at > 0 { " · " }
+                            span.fail.sub-name { (item.name) } ": " span.why { (item.why) }
+                        }
+                        @if wrong.len() > why::NAMED {
+                            " · and " (wrong.len() - why::NAMED) " more failed"
+                        }
+                        span.muted { " (" (subscores.len()) " subscore(s))" }
+                    }
                     @if let Some(content) = &result.content { " — " (one_line(content, 200)) } }
                 (info_view(&result.info))
                 (tree(subscores, threshold))
@@ -421,6 +428,7 @@ fn tree(subscores: &[SubScore], threshold: f64) -> Markup {
                         span.sub-name { (sub.name()) }
                         " " span.muted { "weight " (weight_text(sub.weight())) " · value " }
                         span class=(class) { (format!("{:.4}", sub.value())) }
+                        @if let Some(why) = subscore_reason(sub) { " " span.why.muted { (why) } }
                         @if penalty {
                             @if fired(sub) {
                                 span.badge.fail { "penalty fired" }

@@ -20,8 +20,8 @@
 //!
 //! The command ([`run`]) reads the files once into the page's data (`data`: [`Collected`]),
 //! then draws the page (`html`) with its style and script (`assets`); long texts are cut by
-//! [`excerpt()`] (`excerpt`), which `grader export` shares. [`ReportArgs`] (`args`) are its
-//! options.
+//! [`excerpt()`] (`excerpt`), which `grader export` shares; a collapsed row's line of what
+//! went wrong comes from `why`. [`ReportArgs`] (`args`) are its options.
 
 use std::io::Write;
 
@@ -32,6 +32,7 @@ mod assets;
 mod data;
 mod excerpt;
 mod html;
+mod why;
 
 pub use args::ReportArgs;
 pub use data::{Collected, ErrorGroup, Row, Standing, SubscoreTally, group_key};
