@@ -214,10 +214,11 @@ fn hostile_connections_and_half_frames_leave_hud_s_client_served() {
     env.wait_for("freed a place", |s| s.connections == 7);
     hud_client_is_served(&python, port);
 
-    // The greedy connection was only held, never dropped: its frame still completes.
+    // The greedy connection was only held, never dropped: its frame completes at last, and is
+    // refused, since parsing it beside the buffer it fills would pass the budget.
     greedy.write_all(b"\n").unwrap();
     let said = until_closed(&mut greedy);
-    assert_eq!(said, "", "a line of x is malformed: closed without a reply");
+    assert!(said.contains("buffering all it may"), "{said}");
     let stats = env.stats();
     assert!(stats.peak_buffered_bytes <= budget, "{stats:?}");
     assert_eq!(stats.timed_out, 0);
@@ -312,9 +313,83 @@ fn a_large_frame_grows_a_buffer_that_shrinks_back() {
         &rpc(3, "tasks.grade", &json!({"answer": answer})),
     );
     assert_eq!(grade["result"]["score"], 0.0);
-    let stats = env.stats();
+    let stats = env.wait_for("shrunk back", |s| s.buffered_bytes == baseline);
     assert!(stats.peak_buffered_bytes > 3 << 20, "{stats:?}");
-    assert_eq!(stats.buffered_bytes, baseline, "{stats:?}");
+}
+
+#[test]
+fn a_frame_that_would_pass_the_budget_once_parsed_is_refused() {
+    let growth = 8 << 20;
+    let budget = 8 * grader_env::frame::SMALL_BUFFER + growth;
+    let env = InProcess::serve(
+        &ServeConfig::default()
+            .max_connections(8)
+            .buffered_bytes(budget),
+    );
+    let start = rpc(
+        1,
+        "tasks.start",
+        &json!({"id": "echo", "args": {"word": "w"}}),
+    );
+    // A megabyte of zeros is half a million values: far more than 8 MiB once parsed.
+    let mut zeros = connect(env.port());
+    call(&mut zeros, &start);
+    let answer = format!("[{}0]", "0,".repeat(1 << 19));
+    let frame = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tasks.grade\",\"params\":{{\"answer\":{answer}}}}}\n"
+    );
+    zeros.write_all(frame.as_bytes()).unwrap();
+    let said = until_closed(&mut zeros);
+    assert!(said.contains("buffering all it may"), "{said}");
+    let stats = env.wait_for("refused the frame", |s| s.refused_frames == 1);
+    assert!(stats.peak_buffered_bytes <= budget, "{stats:?}");
+    // A megabyte of text costs about a megabyte: graded.
+    let mut text = connect(env.port());
+    call(&mut text, &start);
+    let grade = call(
+        &mut text,
+        &rpc(3, "tasks.grade", &json!({"answer": "x".repeat(1 << 20)})),
+    );
+    assert_eq!(grade["result"]["score"], 0.0);
+    let stats = env.stats();
+    assert!(stats.peak_buffered_bytes <= budget, "{stats:?}");
+}
+
+fn peak_resident_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
+        .unwrap()
+}
+
+/// A 16 MiB frame of zeros took 1.2 GB to parse (70 times its size), enough for one connection
+/// to take a server in a 1 GiB container down: the default budget refuses it, and the server's
+/// peak resident set stays near the frame's own size.
+#[test]
+fn a_16_mib_frame_of_zeros_no_longer_takes_a_gigabyte() {
+    let env = EnvProcess::spawn(Command::new(PROBE), Duration::from_secs(20));
+    let mut client = connect(env.port);
+    call(
+        &mut client,
+        &rpc(
+            1,
+            "tasks.start",
+            &json!({"id": "echo", "args": {"word": "w"}}),
+        ),
+    );
+    let count = (16 << 20) / 2 - 100;
+    let mut frame =
+        br#"{"jsonrpc":"2.0","id":2,"method":"tasks.grade","params":{"answer":["#.to_vec();
+    frame.extend_from_slice(&b"0,".repeat(count));
+    frame.extend_from_slice(b"0]}}\n");
+    assert!(frame.len() <= (16 << 20) + 1);
+    client.write_all(&frame).unwrap();
+    let said = until_closed(&mut client);
+    assert!(said.contains("buffering all it may"), "{said}");
+    let peak = peak_resident_kib(env.pid());
+    assert!(peak < 128 << 10, "peak resident set {peak} KiB");
 }
 
 /// The red team's case: with 256 file descriptors, 300 silent connections locked every new

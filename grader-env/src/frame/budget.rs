@@ -1,6 +1,7 @@
 //! The bytes every connection's read buffer holds, counted as a whole: each connection's small
 //! buffer (bounded by the number of connections) and what buffers grow by for a large frame
-//! (bounded by what is left of the server's budget).
+//! (bounded by what is left of the server's budget); and, from the same budget, what a large
+//! frame costs once parsed, while its request is handled.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -88,5 +89,39 @@ impl Budget {
     /// The most bytes buffers may grow by.
     pub(crate) fn growth_limit(&self) -> usize {
         self.0.growth_limit
+    }
+}
+
+/// Growth counted in a budget until dropped: what a parsed frame holds while its request is
+/// handled.
+#[derive(Debug)]
+pub(crate) struct Held {
+    budget: Option<Budget>,
+    bytes: usize,
+}
+
+impl Held {
+    /// Nothing held.
+    pub(crate) fn nothing() -> Self {
+        Held {
+            budget: None,
+            bytes: 0,
+        }
+    }
+
+    /// `bytes` held in `budget`, or `None` when that would pass its limit.
+    pub(crate) fn take(budget: &Budget, bytes: usize) -> Option<Self> {
+        budget.try_grow(bytes).then(|| Held {
+            budget: Some(budget.clone()),
+            bytes,
+        })
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        if let Some(budget) = &self.budget {
+            budget.release_growth(self.bytes);
+        }
     }
 }

@@ -26,7 +26,7 @@ use serde_json::{Map, Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt as _};
 use tokio::time::Instant;
 
-pub(crate) use budget::Budget;
+pub(crate) use budget::{Budget, Held};
 pub use error::FrameError;
 pub use parse::MAX_DEPTH;
 pub(crate) use parse::{Id, Request};
@@ -288,7 +288,7 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
         let Some(range) = self.next_line().await? else {
             return Ok(None);
         };
-        let request = parse::request(&self.buf[range.clone()]);
+        let request = parse::request(&self.buf[range.clone()], &self.charge.budget);
         self.consume(range.end);
         request.map(Some)
     }

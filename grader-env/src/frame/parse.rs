@@ -15,6 +15,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use super::budget::{Budget, Held};
 use super::error::FrameError;
 use crate::pyfmt::py_type_name;
 
@@ -24,6 +25,15 @@ pub const MAX_DEPTH: usize = 980;
 
 /// The stack a thread gets to read a frame nested deeper than serde_json's default limit.
 const DEEP_STACK: usize = 64 << 20;
+
+/// What one JSON value may cost once parsed, at most, beyond its text: the `Value` itself (80
+/// bytes with ordered maps) with the slack of the vector or map that holds it while it grows
+/// (measured: a 16 MiB array of zeros peaks at 1.2 GB, 140 bytes an element).
+const VALUE_COST: usize = 160;
+
+/// The parsed cost below which a frame is not counted in the budget: what a connection may
+/// hold without asking, so that a small request is served even when the budget is spent.
+const UNCOUNTED: usize = 64 << 10;
 
 /// A request's id, written back in replies as the reference writes it.
 #[derive(Debug, Clone)]
@@ -68,10 +78,52 @@ pub(crate) struct Request {
     pub(crate) msg: Map<String, Value>,
     /// `msg["id"]`, exact.
     pub(crate) id: Id,
+    /// What the parsed frame is counted as in the budget, until its request is handled.
+    pub(crate) held: Held,
 }
 
-/// Reads one frame (its newline included or not).
-pub(crate) fn request(line: &[u8]) -> Result<Request, FrameError> {
+/// An upper bound of what the frame costs once parsed: its bytes and [`VALUE_COST`] for each
+/// value in it (counted by the separators and openings outside strings).
+fn parsed_cost(bytes: &[u8]) -> usize {
+    let (mut values, mut in_string, mut escaped) = (1usize, false, false);
+    for &byte in bytes {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if byte == b'\\' {
+                escaped = true;
+            } else if byte == b'"' {
+                in_string = false;
+            }
+        } else {
+            match byte {
+                b'"' => in_string = true,
+                b'[' | b'{' | b',' => values += 1,
+                _ => {}
+            }
+        }
+    }
+    bytes
+        .len()
+        .saturating_add(values.saturating_mul(VALUE_COST))
+}
+
+/// Reads one frame (its newline included or not), counting what it costs parsed in `budget`
+/// when that is more than a small frame's.
+pub(crate) fn request(line: &[u8], budget: &Budget) -> Result<Request, FrameError> {
+    let cost = if line.len().saturating_mul(VALUE_COST) > UNCOUNTED {
+        parsed_cost(line)
+    } else {
+        0
+    };
+    let held = if cost > UNCOUNTED {
+        Held::take(budget, cost).ok_or(FrameError::Busy {
+            received: line.len(),
+            budget: budget.growth_limit(),
+        })?
+    } else {
+        Held::nothing()
+    };
     let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
     let (value, text) = match value(line) {
         Ok(value) => (value, std::borrow::Cow::Borrowed(line)),
@@ -94,7 +146,7 @@ pub(crate) fn request(line: &[u8]) -> Result<Request, FrameError> {
         }
         Some(other) => Id::Json(other.clone()),
     };
-    Ok(Request { msg, id })
+    Ok(Request { msg, id, held })
 }
 
 fn malformed(error: &serde_json::Error) -> FrameError {
@@ -245,6 +297,10 @@ pub(crate) fn python_length(bytes: &[u8]) -> usize {
 mod tests {
     use super::*;
 
+    fn request(line: &[u8]) -> Result<Request, FrameError> {
+        super::request(line, &Budget::unlimited())
+    }
+
     fn id_text(line: &str) -> String {
         let mut out = Vec::new();
         request(line.as_bytes()).unwrap().id.write(&mut out);
@@ -298,6 +354,24 @@ mod tests {
         assert!(request(nested(200).as_bytes()).is_ok());
         assert!(request(nested(MAX_DEPTH).as_bytes()).is_ok());
         assert!(request(nested(MAX_DEPTH + 1).as_bytes()).is_err());
+    }
+
+    #[test]
+    fn a_frame_is_counted_at_what_it_costs_parsed() {
+        let budget = Budget::new(4 << 20, 0);
+        let zeros = format!("{{\"a\":[{}0]}}", "0,".repeat(10_000));
+        let read = super::request(zeros.as_bytes(), &budget).unwrap();
+        assert!(budget.used() > 10_000 * VALUE_COST, "{}", budget.used());
+        drop(read);
+        assert_eq!(budget.used(), 0);
+        let text = format!("{{\"a\":\"{}\"}}", "x".repeat(100_000));
+        let read = super::request(text.as_bytes(), &budget).unwrap();
+        assert!(budget.used() < 101_000, "{}", budget.used());
+        drop(read);
+        let small = Budget::new(0, 0);
+        assert!(super::request(br#"{"id":1}"#, &small).is_ok());
+        let error = super::request(zeros.as_bytes(), &small).unwrap_err();
+        assert!(matches!(error, FrameError::Busy { .. }), "{error}");
     }
 
     #[test]

@@ -20,7 +20,9 @@ use tokio::sync::{Mutex, oneshot, watch};
 
 use super::channel::{Channel, NoTask, Resume};
 use super::hello::{check_connection, check_route, no_workspace};
-use crate::frame::{FRAME_LIMIT, FrameError, FrameReader, Id, Outcome, Request, encode_response};
+use crate::frame::{
+    FRAME_LIMIT, FrameError, FrameReader, Held, Id, Outcome, Request, encode_response,
+};
 use crate::pyfmt::{py_str, py_str_repr, py_truthy, py_type_name};
 
 /// The write half of a connection, shared by the read loop and the task call it runs.
@@ -107,6 +109,8 @@ struct Work {
     stop: Option<oneshot::Sender<()>>,
     replied: Arc<AtomicBool>,
     future: Pin<Box<dyn Future<Output = Result<(), FrameError>> + Send>>,
+    /// What its parsed frame is counted as in the budget, released with the call.
+    _held: Held,
 }
 
 struct Control {
@@ -208,7 +212,7 @@ impl Control {
 
     /// Acts on one frame; `false` once the peer has said goodbye.
     async fn receive(&mut self, request: Request) -> Result<bool, FrameError> {
-        let Request { msg, id } = request;
+        let Request { msg, id, held } = request;
         let method = msg
             .get("method")
             .cloned()
@@ -235,7 +239,7 @@ impl Control {
             let message = format!("{}: a task call is still running", py_str(&method));
             send_error(&self.writer, &id, -32600, &message).await?;
         } else if method.is_string() && (name == "tasks.start" || name == "tasks.grade") {
-            self.spawn_work(name, id, params_of(&msg));
+            self.spawn_work(name, id, params_of(&msg), held);
         } else {
             let params = params_of(&msg);
             let outcome = match name {
@@ -265,7 +269,7 @@ impl Control {
         Ok(true)
     }
 
-    fn spawn_work(&mut self, method: &str, id: Id, params: Value) {
+    fn spawn_work(&mut self, method: &str, id: Id, params: Value, held: Held) {
         let (stop_tx, stop_rx) = oneshot::channel();
         let replied = Arc::new(AtomicBool::new(false));
         let call = Call {
@@ -287,6 +291,7 @@ impl Control {
             stop: Some(stop_tx),
             replied,
             future,
+            _held: held,
         });
     }
 

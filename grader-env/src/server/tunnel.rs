@@ -20,7 +20,7 @@ pub(crate) async fn run(
     reader: FrameReader<OwnedReadHalf>,
     writer: Writer,
 ) -> Result<(), FrameError> {
-    let Request { msg, id } = request;
+    let Request { msg, id, .. } = request;
     let params = msg.get("params").cloned().unwrap_or(Value::Null);
     let name = match &params {
         Value::Object(map) => map.get("capability").cloned().unwrap_or(Value::Null),
