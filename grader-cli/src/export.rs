@@ -7,13 +7,15 @@
 //! - one sample per (sample, epoch), the first line of each as in `summary`; a sample whose
 //!   grading failed (or whose result is marked `isError`) carries the message as its `error`
 //!   and no scores, so it is never counted as a 0;
-//! - the scores of a sample: `reward` (the result's reward, its `content` as the explanation,
-//!   its `info` in the metadata), and one per top-level subscore under the subscore's name (a
-//!   subscore named `reward` becomes `reward (subscore)`), whose explanation is what a person
-//!   reads first (a judge's `reason`, an `error`, a command's exit code and output, long
-//!   output cut to its first and last lines as in the report, or else its children with their
-//!   values and reasons, as a judge's criteria) and whose metadata holds the
-//!   weight, the whole `info` and the subscore's children;
+//! - the scores of a sample: `reward` (the result's reward; as its explanation, its `content`
+//!   and the weighted breakdown, `- tests: 0.7 × 0.0000 = 0.0000` a subscore; its `info` in the
+//!   metadata), and one per top-level subscore under the subscore's name (a subscore named
+//!   `reward` becomes `reward (subscore)`), whose explanation is what a person reads first: a
+//!   penalty's `penalty −0.5: fired` (or `not fired`), then a judge's `reason` or an `error`,
+//!   or else the reason the terminal gives (`exit code 1: FAILED (failures=1)`, `timed out
+//!   after 10s`) and the command's output, long output cut to its first and last lines as in
+//!   the report, or else its children with their values and reasons, as a judge's criteria;
+//!   its metadata holds the weight, the whole `info` and the subscore's children;
 //! - the results: for each score, `mean` and `stderr` over the samples, each sample's scored
 //!   epochs first reduced to their mean, as Inspect AI computes them for a scorer with
 //!   `metrics=[mean(), stderr()]` and `epochs_reducer=["mean"]` (grader-core's
@@ -449,7 +451,7 @@ fn sample(id: &str, epoch: u32, record: &Record) -> Value {
                 REWARD.to_owned(),
                 json!({
                     "value": reward,
-                    "explanation": result.content,
+                    "explanation": reward_explanation(reward, result),
                     "metadata": {"info": result.info},
                 }),
             );
@@ -485,12 +487,69 @@ fn subscore(sub: &SubScore) -> Value {
     if let Some(children) = sub.children() {
         metadata["children"] = json!(children);
     }
-    let explanation = explanation(info).or_else(|| sub.children().and_then(children_explanation));
+    let explanation = subscore_explanation(sub, info);
     json!({
         "value": sub.value(),
         "explanation": explanation,
         "metadata": metadata,
     })
+}
+
+/// What explains a subscore, first line first: a penalty says whether it fired (`penalty −0.5:
+/// fired`); then a judge's reason or an error as it was given, or else the reason the terminal
+/// gives (`exit code 1: FAILED (failures=1)`, `timed out after 10s`) and the command's output,
+/// or else its children.
+fn subscore_explanation(sub: &SubScore, info: &Map<String, Value>) -> Option<String> {
+    let mut parts = Vec::new();
+    if sub.weight() < 0.0 {
+        parts.push(if sub.value() > 0.0 {
+            format!(
+                "penalty {}: fired",
+                crate::text::signed(sub.weight() * sub.value())
+            )
+        } else {
+            format!("penalty {}: not fired", crate::text::signed(sub.weight()))
+        });
+    }
+    let own = ["reason", "explanation", "error"]
+        .into_iter()
+        .find_map(|key| info.get(key).and_then(Value::as_str));
+    if let Some(own) = own {
+        parts.push(own.to_owned());
+    } else {
+        if let Some(reason) = grader_core::report::subscore_reason(sub) {
+            parts.push(reason);
+        }
+        parts.extend(output_blocks(info));
+        if parts.is_empty()
+            && let Some(children) = sub.children().and_then(children_explanation)
+        {
+            parts.push(children);
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join("\n\n"))
+}
+
+/// The reward's explanation: the result's content, then the weighted breakdown, one top-level
+/// subscore a line (`- tests: 0.7 × 0.0000 = 0.0000`).
+fn reward_explanation(reward: f64, result: &grader_core::EvaluationResult) -> Option<String> {
+    let subscores = result.subscores.as_deref().unwrap_or_default();
+    let mut parts: Vec<String> = result.content.iter().cloned().collect();
+    if !subscores.is_empty() {
+        let mut lines = vec![format!("reward {reward:.4} = Σ weight × value:")];
+        for sub in subscores {
+            let penalty = if sub.weight() < 0.0 { " (penalty)" } else { "" };
+            lines.push(format!(
+                "- {}{penalty}: {} × {:.4} = {}",
+                sub.name(),
+                crate::text::signed(sub.weight()),
+                sub.value(),
+                crate::text::signed_fixed(sub.weight() * sub.value()),
+            ));
+        }
+        parts.push(lines.join("\n"));
+    }
+    (!parts.is_empty()).then(|| parts.join("\n\n"))
 }
 
 /// A subscore's children as a Markdown list, each with its weight, value and what explains it
@@ -541,6 +600,14 @@ pub fn explanation(info: &Map<String, Value>) -> Option<String> {
     if info.get("timed_out") == Some(&Value::Bool(true)) {
         parts.push("timed out".to_owned());
     }
+    parts.extend(output_blocks(info));
+    (!parts.is_empty()).then(|| parts.join("\n\n"))
+}
+
+/// A command's `stdout` and `stderr`, each a fenced block (long output cut to its first and
+/// last lines, as in the report), the empty ones left out.
+fn output_blocks(info: &Map<String, Value>) -> Vec<String> {
+    let mut parts = Vec::new();
     for stream in ["stdout", "stderr"] {
         let Some(Value::String(text)) = info.get(stream) else {
             continue;
@@ -574,7 +641,7 @@ pub fn explanation(info: &Map<String, Value>) -> Option<String> {
         let last = parts.len() - 1;
         parts[last] = format!("{}\n{fence}\n{body}\n{fence}", parts[last]);
     }
-    (!parts.is_empty()).then(|| parts.join("\n\n"))
+    parts
 }
 
 fn longest_backtick_run(text: &str) -> usize {

@@ -68,3 +68,31 @@ pub fn paint(text: &str, style: Style, color: bool) -> String {
         text.to_owned()
     }
 }
+
+/// A number as a person writes it, with a true minus sign: `0.7`, `−0.5`.
+///
+/// ```
+/// assert_eq!(grader_cli::text::signed(-0.5), "−0.5");
+/// assert_eq!(grader_cli::text::signed(0.7), "0.7");
+/// ```
+#[must_use]
+pub fn signed(number: f64) -> String {
+    true_minus(format!("{number}"))
+}
+
+/// A number with four decimals and a true minus sign: `0.3500`, `−0.5000`.
+///
+/// ```
+/// assert_eq!(grader_cli::text::signed_fixed(-0.5), "−0.5000");
+/// ```
+#[must_use]
+pub fn signed_fixed(number: f64) -> String {
+    true_minus(format!("{number:.4}"))
+}
+
+fn true_minus(text: String) -> String {
+    match text.strip_prefix('-') {
+        Some(rest) => format!("−{rest}"),
+        None => text,
+    }
+}

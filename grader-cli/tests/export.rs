@@ -233,7 +233,7 @@ fn inspect_ai_reads_the_log_and_gets_our_rewards() {
     assert_eq!(q0["tests"]["value"], 0.0);
     assert_eq!(
         q0["tests"]["explanation"],
-        "exit code 1\n\nstderr:\n```\nFAIL: test_parse\n\nFAILED (failures=1)\n```"
+        "exit code 1: FAILED (failures=1)\n\nstderr:\n```\nFAIL: test_parse\n\nFAILED (failures=1)\n```"
     );
     assert_eq!(q0["tests"]["metadata"]["weight"], 0.7);
     assert_eq!(
@@ -242,7 +242,27 @@ fn inspect_ai_reads_the_log_and_gets_our_rewards() {
     );
     assert_eq!(q0["judge"]["explanation"], "The fix is minimal.");
     assert_eq!(q0["tests_edited"]["metadata"]["weight"], -0.5);
+    assert_eq!(q0["tests_edited"]["explanation"], "penalty −0.5: not fired");
     assert_eq!(find("q3", 2)["scores"]["tests_edited"]["value"], 1.0);
+    // A fired penalty says so, where a plain score of 1 read as a success.
+    assert!(
+        find("q3", 2)["scores"]["tests_edited"]["explanation"]
+            .as_str()
+            .unwrap()
+            .starts_with("penalty −0.5: fired"),
+        "{}",
+        find("q3", 2)["scores"]["tests_edited"]
+    );
+    // The reward's explanation is the weighted breakdown.
+    let breakdown = q0["reward"]["explanation"].as_str().unwrap();
+    assert!(
+        breakdown.contains("= Σ weight × value:\n- tests: 0.7 × 0.0000 = 0.0000\n"),
+        "{breakdown}"
+    );
+    assert!(
+        breakdown.contains("- tests_edited (penalty): −0.5 × 0.0000"),
+        "{breakdown}"
+    );
     // A tree's children stay in the metadata.
     let checks = &find("tree", 1)["scores"]["checks"];
     assert_eq!(checks["metadata"]["children"][0]["name"], "lint");

@@ -63,11 +63,7 @@ fn describe(sub: &SubScore, threshold: f64) -> Wrong {
 
 /// A weight or a penalty as the page shows it: `0.7`, `−0.5` (a true minus sign).
 pub(super) fn weight_text(weight: f64) -> String {
-    let text = format!("{weight}");
-    match text.strip_prefix('-') {
-        Some(rest) => format!("−{rest}"),
-        None => text,
-    }
+    crate::text::signed(weight)
 }
 
 #[cfg(test)]
