@@ -5,10 +5,26 @@
 //! tracker does (its excludes, its deny list for credential-shaped paths, its limits, and
 //! Python `difflib`'s unified diffs byte for byte). The sandbox a workspace runs the agent in
 //! is [`grader_core::sandbox`].
+//!
+//! With the `workspace` feature, [`Workspace`] serves a root to the agent as hud's `ssh/2`
+//! capability: an SSH server whose sessions all run in one bubblewrap sandbox, ended with
+//! every process in it when the workspace stops.
 
 mod changes;
 mod difflib;
+#[cfg(feature = "workspace")]
+mod error;
 mod pattern;
+#[cfg(feature = "workspace")]
+mod sandbox;
+#[cfg(feature = "workspace")]
+mod server;
+#[cfg(feature = "workspace")]
+mod ssh;
 
 pub use changes::{Change, Changes, DEFAULT_MAX_FILE_SIZE, Status, Tracker, TrackerError};
+#[cfg(feature = "workspace")]
+pub use error::WorkspaceError;
 pub use pattern::{DEFAULT_EXCLUDES, SECRET_DENY, fnmatch};
+#[cfg(feature = "workspace")]
+pub use server::{Isolation, Workspace, WorkspaceBuilder};

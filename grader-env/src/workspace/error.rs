@@ -1,0 +1,51 @@
+//! [`WorkspaceError`]: why a workspace could not start.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// Why a [`Workspace`](super::Workspace) could not start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WorkspaceError {
+    /// Isolation was required ([`require_isolation`](super::WorkspaceBuilder::require_isolation))
+    /// and bwrap cannot sandbox here; the message is the reference's, then why.
+    #[error(
+        "isolation was required but bwrap cannot sandbox here: install bubblewrap and use a \
+         container runtime that allows unprivileged user namespaces. Refusing to serve sessions \
+         that would silently run unisolated. ({reason})"
+    )]
+    IsolationUnavailable {
+        /// Why bwrap cannot sandbox (missing, or the namespaces refused).
+        reason: String,
+    },
+    /// The root could not be created or resolved.
+    #[error("workspace root {}: {source}", path.display())]
+    Root {
+        /// The root as given.
+        path: PathBuf,
+        /// What the filesystem said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The path the root is mounted at inside the sandbox is not an absolute path.
+    #[error("the workspace's guest path must be absolute and name a directory: {0:?}")]
+    GuestPath(String),
+    /// The host and port given do not name an address to listen on.
+    #[error("cannot resolve the workspace's SSH address {0:?}")]
+    Address(String),
+    /// The SSH server could not listen there.
+    #[error("cannot listen for SSH on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A key could not be generated or encoded.
+    #[error("cannot make the workspace's SSH keys: {0}")]
+    Key(String),
+    /// The sandbox the sessions share did not start.
+    #[error("the workspace sandbox did not start: {0}")]
+    Sandbox(String),
+}

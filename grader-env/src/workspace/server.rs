@@ -1,0 +1,397 @@
+//! [`Workspace`]: a directory served to the agent over SSH, every session inside one
+//! bubblewrap sandbox, published as hud's `ssh/2` capability.
+
+use std::collections::BTreeMap;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use russh::keys::ssh_key::LineEnding;
+use russh::keys::{Algorithm, PrivateKey};
+use russh::{MethodKind, MethodSet};
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+use super::error::WorkspaceError;
+use super::sandbox::{Launcher, Spec, on_path};
+use super::ssh::{Shared, accept_loop};
+use crate::Capability;
+
+/// Whether sessions run sandboxed: the `isolation` param of the `ssh/2` capability.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Isolation {
+    /// Every session runs inside the workspace's bubblewrap sandbox.
+    Bwrap,
+    /// Sessions run directly on the host, in the root (bwrap cannot sandbox here, or the
+    /// workspace was built with [`sandboxed(false)`](WorkspaceBuilder::sandboxed)).
+    None,
+}
+
+impl Isolation {
+    /// The param's value: `"bwrap"` or `"none"`.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Isolation::Bwrap => "bwrap",
+            Isolation::None => "none",
+        }
+    }
+}
+
+/// How a [`Workspace`] is set up; [`start`](Self::start) serves it.
+///
+/// The options are the reference's `Workspace(...)` keywords of the same names.
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct WorkspaceBuilder {
+    root: PathBuf,
+    host: String,
+    port: u16,
+    user: String,
+    guest_path: String,
+    network: bool,
+    env: BTreeMap<String, String>,
+    require_isolation: bool,
+    sandboxed: bool,
+}
+
+impl WorkspaceBuilder {
+    /// The address the SSH server listens on (default `127.0.0.1`).
+    pub fn host(mut self, host: impl Into<String>) -> Self {
+        self.host = host.into();
+        self
+    }
+
+    /// The port (default 0: one the system picks).
+    pub fn port(mut self, port: u16) -> Self {
+        self.port = port;
+        self
+    }
+
+    /// The user name published in the capability (default `agent`); any name logs in with
+    /// the managed key, as the reference's server.
+    pub fn user(mut self, user: impl Into<String>) -> Self {
+        self.user = user.into();
+        self
+    }
+
+    /// Where the root is mounted inside the sandbox, and where sessions start (default
+    /// `/workspace`).
+    pub fn guest_path(mut self, path: impl Into<String>) -> Self {
+        self.guest_path = path.into();
+        self
+    }
+
+    /// Whether sessions share the host's network (default `false`: the sandbox has its own,
+    /// with nothing in it but a loopback, so the host's `127.0.0.1` is out of reach).
+    pub fn network(mut self, allow: bool) -> Self {
+        self.network = allow;
+        self
+    }
+
+    /// A variable every session gets (over the serving process's; a session's own `env`
+    /// requests override it).
+    pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.env.insert(key.into(), value.into());
+        self
+    }
+
+    /// Refuse to start where bwrap cannot sandbox (default `false`: start with
+    /// `isolation: none`, and say so at warn level).
+    pub fn require_isolation(mut self, require: bool) -> Self {
+        self.require_isolation = require;
+        self
+    }
+
+    /// Whether to sandbox at all (default `true`). `false` runs sessions directly in the root
+    /// and publishes `isolation: none`, for a host that is the sandbox already.
+    pub fn sandboxed(mut self, sandboxed: bool) -> Self {
+        self.sandboxed = sandboxed;
+        self
+    }
+
+    /// Creates the root if needed, generates the keys, binds the SSH server and (under
+    /// isolation) starts the sandbox; returns once the server accepts connections.
+    ///
+    /// # Errors
+    /// [`WorkspaceError`]: isolation required but unavailable, a root that cannot be made, a
+    /// relative guest path, an address that cannot be bound, a sandbox that does not start.
+    pub async fn start(self) -> Result<Workspace, WorkspaceError> {
+        Workspace::start_with(self).await
+    }
+}
+
+/// A directory served to the agent as hud's `ssh/2` capability.
+///
+/// An SSH server on `127.0.0.1` (by default) with a generated ed25519 host key, accepting only
+/// a generated client key, whose sessions run `bash -lc <command>` (or a login shell) inside
+/// one bubblewrap sandbox shared by all of them: the reference's system mounts (read-only
+/// `/usr` and `/etc`, the `/bin`, `/sbin`, `/lib`, `/lib64` links, `/proc`, a minimal `/dev`,
+/// a private `/tmp`), the root read-write at `/workspace` (where sessions start), its own
+/// user, PID, IPC and UTS namespaces and no network, and the serving process's environment
+/// without `HUD_*` keys. [`capability`](Self::capability) is what an agent connects with.
+///
+/// [`stop`](Self::stop) (or dropping the workspace) ends every session and every process they
+/// started, detached ones included; [`discard_sandbox`](Self::discard_sandbox) does so between
+/// tasks while the server keeps serving.
+///
+/// ```no_run
+/// use grader_env::workspace::Workspace;
+///
+/// # async fn demo() -> Result<(), grader_env::workspace::WorkspaceError> {
+/// let workspace = Workspace::builder("/srv/task").start().await?;
+/// let shell = workspace.capability();
+/// assert_eq!(shell.protocol, "ssh/2");
+/// assert_eq!(shell.params["cwd"], "/workspace");
+/// workspace.stop().await;
+/// # Ok(())
+/// # }
+/// ```
+pub struct Workspace {
+    shared: Arc<Shared>,
+    accept: JoinHandle<()>,
+    addr: SocketAddr,
+    user: String,
+    cwd: String,
+    isolation: Isolation,
+    client_key: String,
+    host_pubkey: String,
+}
+
+impl std::fmt::Debug for Workspace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Workspace")
+            .field("addr", &self.addr)
+            .field("user", &self.user)
+            .field("cwd", &self.cwd)
+            .field("isolation", &self.isolation)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Workspace {
+    /// A workspace on `root`, with the reference's defaults; see [`WorkspaceBuilder`].
+    pub fn builder(root: impl Into<PathBuf>) -> WorkspaceBuilder {
+        WorkspaceBuilder {
+            root: root.into(),
+            host: "127.0.0.1".to_owned(),
+            port: 0,
+            user: "agent".to_owned(),
+            guest_path: "/workspace".to_owned(),
+            network: false,
+            env: BTreeMap::new(),
+            require_isolation: false,
+            sandboxed: true,
+        }
+    }
+
+    async fn start_with(options: WorkspaceBuilder) -> Result<Workspace, WorkspaceError> {
+        let spec = isolation_spec(&options)?;
+        if !options.guest_path.starts_with('/') || options.guest_path.contains('\0') {
+            return Err(WorkspaceError::GuestPath(options.guest_path));
+        }
+        let root = make_root(&options.root)?;
+        let isolation = if spec.is_some() {
+            Isolation::Bwrap
+        } else {
+            Isolation::None
+        };
+        // Without a sandbox there is no guest path: sessions start in the real root.
+        let cwd = match isolation {
+            Isolation::Bwrap => options.guest_path.clone(),
+            Isolation::None => root.to_string_lossy().into_owned(),
+        };
+        let mut rng = rand::rng();
+        let key_error = |e: russh::keys::ssh_key::Error| WorkspaceError::Key(e.to_string());
+        let host_key = PrivateKey::random(&mut rng, Algorithm::Ed25519).map_err(key_error)?;
+        let client = PrivateKey::random(&mut rng, Algorithm::Ed25519).map_err(key_error)?;
+        let client_key = client.to_openssh(LineEnding::LF).map_err(key_error)?;
+        let host_pubkey = host_key.public_key().to_openssh().map_err(key_error)?;
+
+        let wanted = format!("{}:{}", options.host, options.port);
+        let addr = resolve(&options.host, options.port)
+            .ok_or_else(|| WorkspaceError::Address(wanted.clone()))?;
+        let listener = TcpListener::bind(addr)
+            .await
+            .map_err(|source| WorkspaceError::Bind { addr, source })?;
+        let addr = listener
+            .local_addr()
+            .map_err(|source| WorkspaceError::Bind { addr, source })?;
+
+        let launcher = Launcher::new(spec, root, cwd.clone(), options.env);
+        launcher.prepare().await?;
+        let shared = Arc::new(Shared::new(client.public_key().clone(), launcher));
+        let mut methods = MethodSet::empty();
+        methods.push(MethodKind::PublicKey);
+        let config = russh::server::Config {
+            methods,
+            keys: vec![host_key],
+            auth_rejection_time: Duration::from_millis(200),
+            auth_rejection_time_initial: Some(Duration::ZERO),
+            // An agent may think for a long time between commands: the connection is not
+            // dropped for being idle, only when keepalives go unanswered (the reference's 30 s).
+            inactivity_timeout: None,
+            keepalive_interval: Some(Duration::from_secs(30)),
+            keepalive_max: 3,
+            nodelay: true,
+            ..Default::default()
+        };
+        let accept = tokio::spawn(accept_loop(listener, Arc::new(config), Arc::clone(&shared)));
+        tracing::info!(%addr, user = %options.user, isolation = isolation.as_str(), "workspace SSH serving");
+        Ok(Workspace {
+            shared,
+            accept,
+            addr,
+            user: options.user,
+            cwd,
+            isolation,
+            client_key: client_key.to_string(),
+            host_pubkey,
+        })
+    }
+
+    /// The `ssh/2` capability, named `shell` as the reference's default.
+    #[must_use]
+    pub fn capability(&self) -> Capability {
+        self.capability_named("shell")
+    }
+
+    /// The `ssh/2` capability under another name, with the reference's params: `user`,
+    /// `host_pubkey`, `shell` (`bash`), `client_key` (the private key's OpenSSH text, so that a
+    /// client in another network namespace can authenticate), `cwd` and `isolation`.
+    #[must_use]
+    pub fn capability_named(&self, name: &str) -> Capability {
+        Capability::new(name, "ssh/2", self.url())
+            .param("user", self.user.clone())
+            .param("host_pubkey", self.host_pubkey.clone())
+            .param("shell", "bash")
+            .param("client_key", self.client_key.clone())
+            .param("cwd", self.cwd.clone())
+            .param("isolation", self.isolation.as_str())
+    }
+
+    /// `ssh://host:port`.
+    #[must_use]
+    pub fn url(&self) -> String {
+        format!("ssh://{}", self.addr)
+    }
+
+    /// The address the SSH server listens on.
+    #[must_use]
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Whether sessions run sandboxed.
+    #[must_use]
+    pub fn isolation(&self) -> Isolation {
+        self.isolation
+    }
+
+    /// The managed client key, in OpenSSH's private key format.
+    #[must_use]
+    pub fn client_key(&self) -> &str {
+        &self.client_key
+    }
+
+    /// The host key, as an OpenSSH public key line (for `known_hosts`).
+    #[must_use]
+    pub fn host_pubkey(&self) -> &str {
+        &self.host_pubkey
+    }
+
+    /// Where sessions start: the guest path under isolation, else the root's real path.
+    #[must_use]
+    pub fn cwd(&self) -> &str {
+        &self.cwd
+    }
+
+    /// The number of SSH connections open now.
+    #[must_use]
+    pub fn connections(&self) -> usize {
+        self.shared.connection_count()
+    }
+
+    /// The host PID of the sandbox's PID-namespace init while one runs (every process the
+    /// agent started descends from it), for checks from the host.
+    #[must_use]
+    pub fn sandbox_pid(&self) -> Option<u32> {
+        self.shared.launcher.init_pid()
+    }
+
+    /// Ends the sandbox and every process in it (detached ones included), returning once they
+    /// are gone; the server keeps serving and the next session starts a fresh sandbox. The
+    /// boundary between two tasks.
+    pub async fn discard_sandbox(&self) {
+        self.shared.launcher.discard().await;
+    }
+
+    /// Stops serving: closes the listener and every connection, and ends the sandbox and every
+    /// process in it, returning once they are gone.
+    pub async fn stop(self) {
+        self.accept.abort();
+        self.shared.disconnect_all().await;
+        self.shared.launcher.stop().await;
+    }
+}
+
+impl Drop for Workspace {
+    fn drop(&mut self) {
+        self.accept.abort();
+        self.shared.launcher.kill_now();
+    }
+}
+
+/// The sandbox's makings, or `None` (said at warn level) where bwrap cannot sandbox.
+fn isolation_spec(options: &WorkspaceBuilder) -> Result<Option<Spec>, WorkspaceError> {
+    if !options.sandboxed {
+        if options.require_isolation {
+            return Err(WorkspaceError::IsolationUnavailable {
+                reason: "the workspace was built unsandboxed".to_owned(),
+            });
+        }
+        return Ok(None);
+    }
+    let found = grader_core::sandbox::Sandbox::check()
+        .map(Path::to_path_buf)
+        .map_err(str::to_owned)
+        .and_then(|bwrap| {
+            on_path("nsenter")
+                .map(|nsenter| (bwrap, nsenter))
+                .ok_or_else(|| "nsenter (util-linux) is not on PATH".to_owned())
+        });
+    match found {
+        Ok((bwrap, nsenter)) => Ok(Some(Spec {
+            bwrap,
+            nsenter,
+            network: options.network,
+        })),
+        Err(reason) if options.require_isolation => {
+            Err(WorkspaceError::IsolationUnavailable { reason })
+        }
+        Err(reason) => {
+            tracing::warn!(
+                %reason,
+                "bwrap cannot sandbox here; SSH sessions will run WITHOUT isolation"
+            );
+            Ok(None)
+        }
+    }
+}
+
+/// Creates the root if missing and resolves it.
+fn make_root(root: &Path) -> Result<PathBuf, WorkspaceError> {
+    let error = |source| WorkspaceError::Root {
+        path: root.to_path_buf(),
+        source,
+    };
+    std::fs::create_dir_all(root).map_err(error)?;
+    std::fs::canonicalize(root).map_err(error)
+}
+
+/// The first address `host:port` names.
+fn resolve(host: &str, port: u16) -> Option<SocketAddr> {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    (host, port).to_socket_addrs().ok()?.next()
+}

@@ -1,0 +1,560 @@
+//! The workspace's SSH server driven by hud 0.6.21's own `SSHClient` (the client hud's agents
+//! use) and by OpenSSH's `ssh`: exec with both streams and the exit status or signal, stdin,
+//! the cwd, env requests, concurrent sessions; what a session cannot see or reach (`HUD_*`
+//! variables, host directories, the host's 127.0.0.1, the host's processes); and that nothing
+//! a session started, detached or not, outlives the workspace (checked from the host).
+//!
+//! Every command a session runs is bounded by the client (60 s); every wait on the host is a
+//! bounded loop.
+
+#![allow(clippy::unwrap_used)] // a test that cannot unwrap has failed
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+use grader_env::Capability;
+use grader_env::workspace::{Isolation, Workspace, WorkspaceError};
+use grader_tests::python::hud_python;
+use serde_json::{Value, json};
+
+const TMP: &str = env!("CARGO_TARGET_TMPDIR");
+
+/// hud's `SSHClient`, in a Python process answering one request per line.
+struct Agent {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    greeting: Value,
+}
+
+impl Agent {
+    fn connect(python: &Path, capability: &Capability, extra: &[&str]) -> Self {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/ssh_agent.py");
+        let mut child = Command::new(python)
+            .arg(script)
+            .arg(serde_json::to_string(capability).unwrap())
+            .args(extra)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start the Python agent");
+        let stdin = child.stdin.take().unwrap();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        let greeting = serde_json::from_str(&line).unwrap_or_else(|_| json!({ "raw": line }));
+        Agent {
+            child,
+            stdin,
+            stdout,
+            greeting,
+        }
+    }
+
+    fn ask(&mut self, request: &Value) -> Value {
+        writeln!(self.stdin, "{request}").unwrap();
+        self.stdin.flush().unwrap();
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+        let reply: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|_| panic!("the agent answered {line:?} to {request}"));
+        assert!(reply.get("error").is_none(), "{request} failed: {reply}");
+        reply
+    }
+
+    fn run(&mut self, cmd: &str) -> Value {
+        self.ask(&json!({ "cmd": cmd }))
+    }
+
+    fn stdout(&mut self, cmd: &str) -> String {
+        let reply = self.run(cmd);
+        assert_eq!(reply["exit_status"], 0, "{cmd}: {reply}");
+        reply["stdout"].as_str().unwrap().to_owned()
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn python() -> Option<PathBuf> {
+    hud_python(TMP)
+}
+
+async fn start(root: &Path) -> Workspace {
+    Workspace::builder(root)
+        .require_isolation(true)
+        .start()
+        .await
+        .expect("the workspace starts (bwrap is installed)")
+}
+
+/// Host processes whose command line is `sleep <marker>`.
+fn sleeping(marker: &str) -> usize {
+    let want = format!("sleep\0{marker}\0");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|entry| {
+            std::fs::read(entry.path().join("cmdline")).is_ok_and(|c| c == want.as_bytes())
+        })
+        .count()
+}
+
+/// A marker no other test uses: a sleep of that many seconds is as good as forever.
+fn marker(n: u32) -> String {
+    format!("{}{n:02}", 900_000 + std::process::id() % 90_000)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hud_ssh_client_runs_commands_in_the_workspace() {
+    let Some(python) = python() else { return };
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("seed.txt"), "from the host\n").unwrap();
+    let workspace = start(root.path()).await;
+    let cap = workspace.capability();
+    assert_eq!(cap.name, "shell");
+    assert_eq!(cap.protocol, "ssh/2");
+    assert_eq!(
+        cap.url,
+        format!("ssh://127.0.0.1:{}", workspace.addr().port())
+    );
+    assert_eq!(cap.params["user"], "agent");
+    assert_eq!(cap.params["shell"], "bash");
+    assert_eq!(cap.params["cwd"], "/workspace");
+    assert_eq!(cap.params["isolation"], "bwrap");
+    assert!(
+        cap.params["host_pubkey"]
+            .as_str()
+            .unwrap()
+            .starts_with("ssh-ed25519 ")
+    );
+    assert!(
+        cap.params["client_key"]
+            .as_str()
+            .unwrap()
+            .starts_with("-----BEGIN OPENSSH PRIVATE KEY-----")
+    );
+    let python = python.clone();
+    let checks = tokio::task::spawn_blocking(move || {
+        let mut agent = Agent::connect(&python, &cap, &[]);
+        assert_eq!(agent.greeting, json!({ "connected": true }));
+
+        let both = agent.run("echo out; echo err >&2; exit 3");
+        assert_eq!(both["stdout"], "out\n");
+        assert_eq!(both["stderr"], "err\n");
+        assert_eq!(both["exit_status"], 3);
+
+        let echoed = agent.ask(&json!({ "cmd": "cat; echo .", "input": "line one\nline two\n" }));
+        assert_eq!(echoed["stdout"], "line one\nline two\n.\n");
+
+        assert_eq!(agent.stdout("pwd"), "/workspace\n");
+        assert_eq!(agent.stdout("cat seed.txt"), "from the host\n");
+
+        let env =
+            agent.ask(&json!({ "cmd": "echo \"$GREETING\"", "env": { "GREETING": "hi there" } }));
+        assert_eq!(env["stdout"], "hi there\n");
+
+        let killed = agent.run("kill -KILL $$");
+        assert_eq!(killed["exit_signal"], "KILL", "{killed}");
+
+        // hud's file helpers (`cat > path`, `cat -- path`, `ls -1A`).
+        agent.run("mkdir -p notes");
+        agent.ask(&json!({ "op": "write", "path": "notes/a.txt", "content": "" }));
+        assert_eq!(agent.stdout("wc -c < notes/a.txt"), "0\n");
+        agent.ask(&json!({ "op": "write", "path": "notes/a.txt", "content": "é\nbody\n" }));
+        let read = agent.ask(&json!({ "op": "read", "path": "/workspace/notes/a.txt" }));
+        assert_eq!(read["content"], "é\nbody\n");
+        let names = agent.ask(&json!({ "op": "listdir", "path": "." }));
+        assert_eq!(names["names"], json!(["notes", "seed.txt"]));
+
+        let cmds: Vec<String> = (0..24)
+            .map(|i| format!("echo {i}; echo e{i} >&2"))
+            .collect();
+        let parallel = agent.ask(&json!({ "op": "parallel", "cmds": cmds }));
+        for (i, result) in parallel["results"].as_array().unwrap().iter().enumerate() {
+            assert_eq!(result["stdout"], format!("{i}\n"));
+            assert_eq!(result["stderr"], format!("e{i}\n"));
+        }
+    })
+    .await;
+    assert_eq!(
+        std::fs::read_to_string(root.path().join("notes/a.txt")).unwrap(),
+        "é\nbody\n",
+        "the agent's write lands in the root on the host"
+    );
+    workspace.stop().await;
+    checks.unwrap();
+}
+
+/// Run with `HUD_API_KEY` in the serving process's environment, by
+/// `sessions_never_see_hud_variables`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inner_sessions_see_no_hud_variable() {
+    if std::env::var_os("GRADER_WORKSPACE_INNER").is_none() {
+        return;
+    }
+    assert_eq!(
+        std::env::var("HUD_API_KEY").as_deref(),
+        Ok("sk-test-secret")
+    );
+    let Some(python) = python() else { return };
+    let root = tempfile::tempdir().unwrap();
+    let workspace = Workspace::builder(root.path())
+        .env("TASK_FLAG", "set by the task")
+        .start()
+        .await
+        .unwrap();
+    let cap = workspace.capability();
+    let seen = tokio::task::spawn_blocking(move || {
+        let mut agent = Agent::connect(&python, &cap, &[]);
+        (
+            agent.stdout("env"),
+            agent.stdout("cat /proc/self/environ | tr '\\0' '\\n'"),
+        )
+    })
+    .await;
+    workspace.stop().await;
+    let (env, environ) = seen.unwrap();
+    assert!(!env.contains("HUD_"), "{env}");
+    assert!(!environ.contains("sk-test-secret"), "{environ}");
+    assert!(env.contains("TASK_FLAG=set by the task"), "{env}");
+    assert!(
+        env.contains("GRADER_WORKSPACE_INNER=1"),
+        "the rest passes through: {env}"
+    );
+}
+
+#[test]
+fn sessions_never_see_hud_variables() {
+    if std::env::var_os("GRADER_WORKSPACE_INNER").is_some() {
+        return;
+    }
+    let status = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "inner_sessions_see_no_hud_variable",
+            "--nocapture",
+        ])
+        .env("GRADER_WORKSPACE_INNER", "1")
+        .env("HUD_API_KEY", "sk-test-secret")
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_cannot_reach_the_host() {
+    let Some(python) = python() else { return };
+    let root = tempfile::tempdir().unwrap();
+    // Stands for the environment's control channel: a port on the host's 127.0.0.1.
+    let control = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = control.local_addr().unwrap().port();
+    let secret_dir = tempfile::tempdir().unwrap();
+    std::fs::write(secret_dir.path().join("secret"), "host only").unwrap();
+    let secret = secret_dir.path().join("secret");
+
+    let isolated = start(root.path()).await;
+    let open = Workspace::builder(root.path())
+        .network(true)
+        .start()
+        .await
+        .unwrap();
+    let (cap, open_cap) = (isolated.capability(), open.capability());
+    let ssh_port = isolated.addr().port();
+    let (python2, secret2) = (python.clone(), secret.clone());
+    let checks = tokio::task::spawn_blocking(move || {
+        let mut agent = Agent::connect(&python2, &cap, &[]);
+        let reach = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo reached");
+        let control = agent.run(&reach);
+        assert_ne!(
+            control["exit_status"], 0,
+            "the control port answered: {control}"
+        );
+        let own = agent.run(&format!(
+            "exec 3<>/dev/tcp/127.0.0.1/{ssh_port} && echo reached"
+        ));
+        assert_ne!(
+            own["exit_status"], 0,
+            "the SSH port answered from inside: {own}"
+        );
+        let hidden = agent.run(&format!("cat {}", secret2.display()));
+        assert_ne!(hidden["exit_status"], 0, "{hidden}");
+        assert_eq!(
+            agent.stdout("ls /"),
+            "bin\ndev\netc\nlib\nlib64\nproc\nsbin\ntmp\nusr\nworkspace\n"
+        );
+        let home = agent.run("ls /root /home /var");
+        assert_ne!(home["exit_status"], 0, "{home}");
+        // Its own PID namespace: bwrap's init is PID 1 and only the sandbox's processes exist.
+        assert_eq!(agent.stdout("cat /proc/1/comm"), "bwrap\n");
+        let pids = agent.stdout("ls /proc | grep -c '^[0-9]'");
+        let count: u32 = pids.trim().parse().unwrap();
+        assert!(count < 10, "{count} processes visible");
+        let up = agent.stdout("touch /tmp/x && ls -d /tmp && test ! -w /usr && echo ro");
+        assert_eq!(up, "/tmp\nro\n");
+
+        // With the network allowed, the same command reaches the port: the refusal above is
+        // the sandbox's, not the test's.
+        let mut open_agent = Agent::connect(&python2, &open_cap, &[]);
+        assert_eq!(open_agent.stdout(&reach), "reached\n");
+    })
+    .await;
+    isolated.stop().await;
+    open.stop().await;
+    checks.unwrap();
+    drop(control);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nothing_a_session_started_outlives_the_workspace() {
+    let Some(python) = python() else { return };
+    let root = tempfile::tempdir().unwrap();
+    let workspace = start(root.path()).await;
+    let cap = workspace.capability();
+    let marks: Vec<String> = (0..4).map(marker).collect();
+    let escapes = format!(
+        "setsid -f sleep {a}; nohup sleep {b} >/dev/null 2>&1 & (sleep {c} &) ; \
+         (setsid sleep {d} </dev/null >/dev/null 2>&1 &) ; echo started",
+        a = marks[0],
+        b = marks[1],
+        c = marks[2],
+        d = marks[3]
+    );
+    let python2 = python.clone();
+    let cap2 = cap.clone();
+    let started = tokio::task::spawn_blocking(move || {
+        let mut agent = Agent::connect(&python2, &cap2, &[]);
+        let reply = agent.run(&escapes);
+        // The background sleeps hold no output open but the one of `(sleep &)`.
+        assert_eq!(reply["stdout"], "started\n", "{reply}");
+        agent.stdout("echo still serving")
+    })
+    .await
+    .unwrap();
+    assert_eq!(started, "still serving\n");
+    for mark in &marks {
+        assert_eq!(sleeping(mark), 1, "sleep {mark} runs, seen from the host");
+    }
+
+    // Between tasks: the sandbox goes, everything in it with it, and the server keeps serving.
+    workspace.discard_sandbox().await;
+    for mark in &marks {
+        assert_eq!(sleeping(mark), 0, "sleep {mark} survived discard_sandbox");
+    }
+    let python2 = python.clone();
+    let again = tokio::task::spawn_blocking(move || {
+        let mut agent = Agent::connect(&python2, &cap, &[]);
+        let reply = agent.run(&format!(
+            "setsid -f sleep {}; ls /proc | grep -c '^[0-9]'",
+            marker(9)
+        ));
+        reply["stdout"]
+            .as_str()
+            .unwrap()
+            .trim()
+            .parse::<u32>()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(again < 10, "a fresh sandbox: {again} processes");
+    assert_eq!(sleeping(&marker(9)), 1);
+    workspace.stop().await;
+    assert_eq!(
+        sleeping(&marker(9)),
+        0,
+        "a detached process outlived stop()"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_the_workspace_ends_its_processes() {
+    let Some(python) = python() else { return };
+    let root = tempfile::tempdir().unwrap();
+    let workspace = start(root.path()).await;
+    let cap = workspace.capability();
+    let mark = marker(20);
+    let cmd = format!("setsid -f sleep {mark}; echo ok");
+    let reply =
+        tokio::task::spawn_blocking(move || Agent::connect(&python, &cap, &[]).stdout(&cmd))
+            .await
+            .unwrap();
+    assert_eq!(reply, "ok\n");
+    assert_eq!(sleeping(&mark), 1);
+    drop(workspace);
+    // Drop cannot wait: the kernel ends the namespace's processes just after.
+    let mut left = 1;
+    for _ in 0..200 {
+        left = sleeping(&mark);
+        if left == 0 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    assert_eq!(left, 0, "a detached process outlived the dropped workspace");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_the_published_key_logs_in() {
+    let Some(python) = python() else { return };
+    let root = tempfile::tempdir().unwrap();
+    let workspace = start(root.path()).await;
+    let cap = workspace.capability();
+    let greeting = tokio::task::spawn_blocking(move || {
+        Agent::connect(&python, &cap, &["wrong-key"])
+            .greeting
+            .clone()
+    })
+    .await
+    .unwrap();
+    workspace.stop().await;
+    let error = greeting["connect_error"].as_str().unwrap_or_default();
+    assert!(error.contains("PermissionDenied"), "{greeting}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn openssh_connects_with_the_published_keys() {
+    let Some(ssh) = ["/usr/bin/ssh", "/bin/ssh"]
+        .into_iter()
+        .find(|p| Path::new(p).is_file())
+    else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "ssh (openssh-client) is required under CI"
+        );
+        eprintln!("skipping: ssh is not installed");
+        return;
+    };
+    let root = tempfile::tempdir().unwrap();
+    let keys = tempfile::tempdir().unwrap();
+    let workspace = start(root.path()).await;
+    let key = keys.path().join("id");
+    std::fs::write(&key, workspace.client_key()).unwrap();
+    std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    let known = keys.path().join("known_hosts");
+    let port = workspace.addr().port();
+    std::fs::write(
+        &known,
+        format!("[127.0.0.1]:{port} {}\n", workspace.host_pubkey()),
+    )
+    .unwrap();
+    let args = |extra: &[&str]| -> Vec<String> {
+        let mut args: Vec<String> = [
+            "-F",
+            "/dev/null",
+            "-o",
+            "BatchMode=yes",
+            "-o",
+            "StrictHostKeyChecking=yes",
+            "-o",
+            "ConnectTimeout=30",
+            "-o",
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+        args.push(format!("UserKnownHostsFile={}", known.display()));
+        args.extend(["-p".to_owned(), port.to_string()]);
+        args.extend(extra.iter().map(|s| (*s).to_owned()));
+        args
+    };
+    let key_arg = key.to_string_lossy().into_owned();
+    let run = |extra: Vec<String>, input: &'static [u8]| {
+        tokio::task::spawn_blocking(move || {
+            let mut child = Command::new(ssh)
+                .args(extra)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            child.stdin.take().unwrap().write_all(input).unwrap();
+            child.wait_with_output().unwrap()
+        })
+    };
+    let out = run(
+        args(&[
+            "-i",
+            &key_arg,
+            "agent@127.0.0.1",
+            "read l; echo \"$l\"; pwd; echo e >&2; exit 4",
+        ]),
+        b"typed\n",
+    )
+    .await
+    .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "typed\n/workspace\n");
+    assert!(String::from_utf8_lossy(&out.stderr).contains('e'));
+    assert_eq!(out.status.code(), Some(4));
+
+    // A shell request without a terminal: commands come on stdin.
+    let shell = run(
+        args(&["-T", "-i", &key_arg, "agent@127.0.0.1"]),
+        b"echo from-shell; exit 5\n",
+    )
+    .await
+    .unwrap();
+    assert_eq!(String::from_utf8_lossy(&shell.stdout), "from-shell\n");
+    assert_eq!(shell.status.code(), Some(5));
+
+    // Another key is refused.
+    let other = keys.path().join("other");
+    let made = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+        .arg(&other)
+        .status();
+    if made.is_ok_and(|s| s.success()) {
+        let other = other.to_string_lossy().into_owned();
+        let refused = run(args(&["-i", &other, "agent@127.0.0.1", "true"]), b"")
+            .await
+            .unwrap();
+        assert_eq!(refused.status.code(), Some(255));
+        assert!(String::from_utf8_lossy(&refused.stderr).contains("Permission denied"));
+    }
+    workspace.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unsandboxed_sessions_say_so_and_run_in_the_real_root() {
+    let root = tempfile::tempdir().unwrap();
+    let refused = Workspace::builder(root.path())
+        .sandboxed(false)
+        .require_isolation(true)
+        .start()
+        .await;
+    assert!(
+        matches!(refused, Err(WorkspaceError::IsolationUnavailable { .. })),
+        "{refused:?}"
+    );
+    let workspace = Workspace::builder(root.path())
+        .sandboxed(false)
+        .start()
+        .await
+        .unwrap();
+    assert_eq!(workspace.isolation(), Isolation::None);
+    let cap = workspace.capability();
+    assert_eq!(cap.params["isolation"], "none");
+    let real = std::fs::canonicalize(root.path()).unwrap();
+    assert_eq!(cap.params["cwd"], real.to_string_lossy().as_ref());
+    let Some(python) = python() else { return };
+    let pwd =
+        tokio::task::spawn_blocking(move || Agent::connect(&python, &cap, &[]).stdout("pwd")).await;
+    workspace.stop().await;
+    assert_eq!(pwd.unwrap(), format!("{}\n", real.display()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_relative_guest_path_is_refused_with_the_value() {
+    let root = tempfile::tempdir().unwrap();
+    let error = Workspace::builder(root.path())
+        .guest_path("workspace")
+        .start()
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("\"workspace\""), "{error}");
+}
