@@ -245,14 +245,22 @@ fn a_frame_that_stops_arriving_is_dropped_and_an_idle_session_is_not() {
     );
     assert_eq!(prompt["result"]["prompt"], "Repeat w");
 
-    // A session whose next frame stops half way, and a connection that never says anything.
+    // A session whose next frame stops half way, a connection that never says anything, and
+    // one whose first frame stops half way.
     let mut stalled = connect(port);
     call(&mut stalled, &rpc(1, "hello", &json!({})));
     stalled
         .write_all(br#"{"jsonrpc":"2.0","id":2,"method":"tasks.li"#)
         .unwrap();
     let mut silent = connect(port);
+    let mut half_first = connect(port);
+    half_first.write_all(br#"{"jsonrpc""#).unwrap();
 
+    let said = until_closed(&mut half_first);
+    assert!(
+        said.contains("not completed within 0.3 s (10 bytes received)"),
+        "{said}"
+    );
     let said = until_closed(&mut stalled);
     assert!(
         said.contains("Control-channel frame not completed within 0.3 s (42 bytes received)"),
@@ -263,7 +271,7 @@ fn a_frame_that_stops_arriving_is_dropped_and_an_idle_session_is_not() {
         said.contains("not completed within 0.3 s (0 bytes received)"),
         "{said}"
     );
-    let stats = env.wait_for("timed out both", |s| s.timed_out == 2);
+    let stats = env.wait_for("timed out all three", |s| s.timed_out == 3);
     assert_eq!(stats.refused_connections + stats.refused_frames, 0);
 
     // The idle session waited longer than the timeout (since before the stalled frame began)

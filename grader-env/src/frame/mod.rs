@@ -129,6 +129,11 @@ impl<R: AsyncRead + Unpin> FrameReader<R> {
         self.buf.capacity()
     }
 
+    /// The bytes of the next frame that have arrived.
+    pub(crate) fn pending(&self) -> usize {
+        self.buf.len() - self.start
+    }
+
     /// The underlying reader and the bytes read ahead of the last frame.
     pub fn into_parts(self) -> (R, Vec<u8>) {
         let rest = self.buf[self.start..].to_vec();

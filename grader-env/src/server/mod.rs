@@ -342,7 +342,10 @@ async fn connection(
         _ = stop.changed() => return,
         first = tokio::time::timeout(timeout, reader.read_request()) => match first {
             Ok(first) => first,
-            Err(_) => Err(FrameError::TimedOut { timeout, received: 0 }),
+            Err(_) => Err(FrameError::TimedOut {
+                timeout,
+                received: reader.pending(),
+            }),
         },
     };
     let result = match first {
