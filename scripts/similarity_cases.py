@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Scores cases with rapidfuzz and rouge-score themselves, for grader-core's `similarity`
+"""Scores cases with rapidfuzz, rouge-score and sacrebleu themselves, for grader-core's `similarity`
 module to compare with.
 
 Reads a JSON array of cases `{"f": ..., "a": "...", "b": "...", "n": 2}` on stdin and writes a
@@ -12,6 +12,8 @@ JSON array of results, floats as `repr` strings (read back exactly):
     rouge_n                -> [precision, recall, fmeasure] of RougeScorer([f"rouge{n}"]).score(a, b)
     rouge_l                -> the same for "rougeL"
     tokens                 -> rouge-score's tokenize(a, None)
+    bleu, chrf             -> repr(sentence_bleu(a, refs).score), the same for sentence_chrf
+    tokens_13a             -> sacrebleu's Tokenizer13a()(a).split()
 
 For ROUGE, `a` is the target and `b` the prediction, as `score(target, prediction)` takes them.
 """
@@ -22,6 +24,8 @@ import sys
 from rapidfuzz import fuzz
 from rapidfuzz.distance import Indel, Levenshtein
 from rouge_score import rouge_scorer, tokenize
+from sacrebleu import sentence_bleu, sentence_chrf
+from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
 
 
 def rouge(kind, a, b):
@@ -45,6 +49,12 @@ def run(case):
         return rouge("rougeL", a, b)
     if f == "tokens":
         return tokenize.tokenize(a, None)
+    if f == "bleu":
+        return repr(float(sentence_bleu(a, case["refs"]).score))
+    if f == "chrf":
+        return repr(float(sentence_chrf(a, case["refs"]).score))
+    if f == "tokens_13a":
+        return Tokenizer13a()(a).split()
     raise ValueError(f"unknown case {f}")
 
 

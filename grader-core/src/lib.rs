@@ -22,8 +22,8 @@
 //! - [`text`] compares an answer with a reference answer as the reference's helpers do;
 //!   [`inspect`] has Inspect AI's scorers (`match`, `includes`, `exact`, `f1`, `answer`, and with
 //!   the feature `pattern`, `pattern` and `choice`); [`json`] checks JSON answers as promptfoo's
-//!   `is-json`, `contains-json` and `equals` do; [`similarity`] has rapidfuzz's edit distances
-//!   and `rouge-score`'s ROUGE-N and ROUGE-L.
+//!   `is-json`, `contains-json` and `equals` do; [`similarity`] has rapidfuzz's edit distances,
+//!   `rouge-score`'s ROUGE-N and ROUGE-L, and sacrebleu's sentence BLEU and chrF.
 //!
 //! Evaluations over many samples (a resumable, shardable runner streaming JSONL, object
 //! storage, the summary with Inspect AI's metrics) are the `grader-eval` crate, built on this

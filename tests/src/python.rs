@@ -41,9 +41,9 @@ pub fn inspect_python(target_tmpdir: &str) -> Option<PathBuf> {
     venv_python(target_tmpdir, "inspect-venv", INSPECT_REQUIREMENT)
 }
 
-/// rapidfuzz and Google's rouge-score, whose edit distances and ROUGE the `similarity` module
-/// is compared with (several requirements, separated by spaces).
-pub const SIMILARITY_REQUIREMENT: &str = "rapidfuzz==3.14.3 rouge-score==0.1.2";
+/// rapidfuzz, Google's rouge-score and sacrebleu, whose edit distances, ROUGE, BLEU and chrF
+/// the `similarity` module is compared with (several requirements, separated by spaces).
+pub const SIMILARITY_REQUIREMENT: &str = "rapidfuzz==3.14.3 rouge-score==0.1.2 sacrebleu==2.5.1";
 
 /// As [`hud_python`], for a separate environment with [`SIMILARITY_REQUIREMENT`] installed.
 ///

@@ -1,11 +1,11 @@
-//! grader-core's `similarity` module gives rapidfuzz 3.14.3's edit distances and rouge-score
-//! 0.1.2's ROUGE, bit for bit, on hand-picked and thousands of seeded random pairs of texts.
+//! grader-core's `similarity` module gives rapidfuzz 3.14.3's edit distances, rouge-score
+//! 0.1.2's ROUGE and sacrebleu 2.5.1's sentence BLEU and chrF, bit for bit, on hand-picked and thousands of seeded random pairs of texts.
 //!
 //! One run of `scripts/similarity_cases.py` (the packages themselves) scores every case.
 
 use grader_core::similarity::{
-    self, MAX_CELLS, RougeScore, SimilarityError, indel, levenshtein, levenshtein_similarity,
-    ratio, rouge_l, rouge_n, rouge_tokens,
+    self, MAX_CELLS, RougeScore, SimilarityError, bleu, chrf, indel, levenshtein,
+    levenshtein_similarity, ratio, rouge_l, rouge_n, rouge_tokens, tokenize_13a,
 };
 use grader_tests::python::{run_script, similarity_python};
 use serde_json::{Value, json};
@@ -41,6 +41,21 @@ fn run(case: &Value) -> Value {
         }
         "rouge_l" => rouge_value(rouge_l(a, b).expect("small")),
         "tokens" => rouge_tokens(a).into(),
+        "tokens_13a" => tokenize_13a(a).into(),
+        "bleu" | "chrf" => {
+            let refs: Vec<&str> = case["refs"]
+                .as_array()
+                .expect("refs")
+                .iter()
+                .map(|r| r.as_str().expect("a reference"))
+                .collect();
+            let score = if case["f"] == "bleu" {
+                bleu(a, &refs)
+            } else {
+                chrf(a, &refs)
+            };
+            float(score.expect("references"))
+        }
         other => panic!("unknown case {other}"),
     }
 }
@@ -89,6 +104,11 @@ fn all_cases(a: &str, b: &str, out: &mut Vec<Value>) {
         out.push(json!({"f": "rouge_n", "a": a, "b": b, "n": n}));
     }
     out.push(json!({"f": "tokens", "a": a}));
+    out.push(json!({"f": "tokens_13a", "a": a}));
+    for f in ["bleu", "chrf"] {
+        out.push(json!({"f": f, "a": a, "refs": [b]}));
+        out.push(json!({"f": f, "a": b, "refs": [a, format!("{b} {a}")]}));
+    }
 }
 
 #[test]
@@ -108,6 +128,15 @@ fn hand_picked_pairs_agree() {
         ("police killed the gunman", "the gunman police killed"),
         ("a b c d e f", "f e d c b a"),
         ("2nd-best ranking, 3.14", "2nd best ranking 3 14"),
+        (
+            "It's 3.5-4 &amp; more.<skipped> a-\nb",
+            "It is 3.5 - 4 & more . ab",
+        ),
+        (
+            "Hello, world!! (x+y)/2 = z; {a|b} ~ [c] @ #1 $2 %3 ^4 _5 `6`",
+            "Hello world",
+        ),
+        ("1,000.5 vs 1 , 000 . 5 ... ,,, .a a. 5-", "1,000.5"),
     ] {
         all_cases(a, b, &mut cases);
     }
@@ -147,6 +176,7 @@ impl Rng {
 const WORDS: &[&str] = &[
     "the", "The", "cat", "sat", "on", "mat", "a", "dog", "is", "was", "big", "Big", "2nd", "42",
     "café", "naïve", "İ", "ß", "ΟΔΟΣ", "中文", "😀", "-", ",", ".", "!", "'s", "\n", " ", "x",
+    "3.5", "1,000", "5-", "&amp;", "&lt;", "(", ")", "\"", "$", "<skipped>", "-\n", "\t",
 ];
 
 fn random_text(rng: &mut Rng) -> String {
@@ -204,6 +234,17 @@ fn generated_pairs_agree() {
         cases.len() - differ.len(),
         cases.len()
     );
+    // BLEU and chrF take values across their range, not only 0 and 100.
+    for f in ["bleu", "chrf"] {
+        let between = cases
+            .iter()
+            .filter(|c| c["f"] == f)
+            .filter_map(|c| numbers(&run(c)).as_f64())
+            .filter(|&x| x > 1.0 && x < 99.0)
+            .count();
+        eprintln!("  {f}: {between} strictly between 1 and 99");
+        assert!(between > 500, "{f}: {between}");
+    }
     assert!(
         differ.is_empty(),
         "{} differ, the first ones:\n{}",

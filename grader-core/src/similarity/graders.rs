@@ -58,3 +58,21 @@ pub fn rouge_n(answer: &str, reference: &str, n: usize) -> Result<Score, Similar
 pub fn rouge_l(answer: &str, reference: &str) -> Result<Score, SimilarityError> {
     super::rouge_l(reference, answer).map(rouge_score)
 }
+
+/// sacrebleu's `sentence_bleu` over 100. See [`bleu`](super::bleu).
+#[grader(crate = crate)]
+pub fn bleu<S: AsRef<str> + serde::Serialize>(
+    answer: &str,
+    references: &[S],
+) -> Result<f64, SimilarityError> {
+    Ok(super::bleu(answer, references)? / 100.0)
+}
+
+/// sacrebleu's `sentence_chrf` over 100. See [`chrf`](super::chrf).
+#[grader(crate = crate)]
+pub fn chrf<S: AsRef<str> + serde::Serialize>(
+    answer: &str,
+    references: &[S],
+) -> Result<f64, SimilarityError> {
+    Ok(super::chrf(answer, references)? / 100.0)
+}

@@ -1,6 +1,7 @@
 //! How similar an answer is to a reference: edit distances as rapidfuzz 3.14.3 computes them
 //! ([`levenshtein`], [`levenshtein_similarity`], [`indel`], [`ratio`]) and ROUGE-N and
-//! ROUGE-L as Google's `rouge-score` 0.1.2 computes them ([`rouge_n`], [`rouge_l`]).
+//! ROUGE-L as Google's `rouge-score` 0.1.2 computes them ([`rouge_n`], [`rouge_l`]), and
+//! sentence BLEU and chrF as sacrebleu 2.5.1 computes them ([`bleu`], [`chrf`]).
 //!
 //! ```
 //! use grader_core::similarity::{levenshtein, levenshtein_similarity, ratio, rouge_l, rouge_n};
@@ -19,16 +20,19 @@
 //! edit distances); beyond [`MAX_CELLS`] it is a typed [`SimilarityError::TooLarge`], not a
 //! long wait.
 //!
-//! The graders ([`Levenshtein`], [`Ratio`], [`RougeN`], [`RougeL`]; see [`graders`]) score the
+//! The graders ([`Levenshtein`], [`Ratio`], [`RougeN`], [`RougeL`], [`Bleu`], [`Chrf`]; see
+//! [`graders`]) score the
 //! similarity in `[0, 1]` and record their arguments under `_parameters`.
 
 #[cfg(feature = "macros")]
 pub mod graders;
 mod rouge;
+mod sacrebleu;
 
 #[cfg(feature = "macros")]
-pub use graders::{Levenshtein, Ratio, RougeL, RougeN};
+pub use graders::{Bleu, Chrf, Levenshtein, Ratio, RougeL, RougeN};
 pub use rouge::{RougeScore, rouge_l, rouge_n, rouge_tokens};
+pub use sacrebleu::{bleu, chrf, tokenize_13a};
 
 /// The most cells one comparison may fill (100 million: about a tenth of a second).
 pub const MAX_CELLS: u64 = 100_000_000;
@@ -48,6 +52,12 @@ pub enum SimilarityError {
         right: usize,
         /// [`MAX_CELLS`].
         limit: u64,
+    },
+    /// BLEU or chrF without a reference.
+    #[error("{grader}: no reference to compare with")]
+    NoReferences {
+        /// The grader or function.
+        grader: &'static str,
     },
     /// ROUGE-N with `n = 0`.
     #[error("{grader}: n must be at least 1, not {n}")]
