@@ -1,8 +1,11 @@
 """An agent on hud's own SSHClient, driven line by line: the workspace tests' real client.
 
-argv[1]: the ssh/2 capability manifest (JSON); argv[2] (optional): "wrong-key" to connect with
-a freshly generated key instead of the published one. Prints {"connected": true} or
-{"connect_error": ...}, then answers one JSON request per line of stdin.
+argv[1]: the ssh/2 capability manifest (JSON), or an environment's control channel
+(`tcp://127.0.0.1:PORT`): then the agent connects as a rollout does (`hud.connect`, `hello`,
+`client.open("shell")` through the control channel's tunnel) and can start and grade tasks.
+argv[2] (optional): "wrong-key" to connect with a freshly generated key instead of the
+published one. Prints {"connected": true, ...} or {"connect_error": ...}, then answers one JSON
+request per line of stdin.
 """
 
 import asyncio
@@ -10,6 +13,7 @@ import json
 import sys
 
 import asyncssh
+from hud import Runtime, connect
 from hud.capabilities import Capability
 from hud.capabilities.ssh import SSHClient
 
@@ -26,8 +30,12 @@ def completed(result):
     }
 
 
-async def answer(client, request):
+async def answer(client, request, control=None):
     op = request.get("op", "run")
+    if op == "start":
+        return {"prompt": await control.start_task(request["id"], request.get("args", {}))}
+    if op == "grade":
+        return {"grade": await control.grade({"answer": request["answer"]})}
     if op == "run":
         kwargs = {}
         if "input" in request:
@@ -50,7 +58,27 @@ async def answer(client, request):
     raise ValueError(f"unknown op {op!r}")
 
 
+async def serve(client, control=None):
+    loop = asyncio.get_running_loop()
+    while line := await loop.run_in_executor(None, sys.stdin.readline):
+        try:
+            reply = await answer(client, json.loads(line), control)
+        except Exception as exc:  # noqa: BLE001
+            reply = {"error": f"{type(exc).__name__}: {exc}"}
+        print(json.dumps(reply), flush=True)
+
+
 async def main():
+    if sys.argv[1].startswith("tcp://"):
+        async with connect(Runtime(sys.argv[1])) as control:
+            binding = control.binding("shell")
+            client = await asyncio.wait_for(control.open("shell"), BOUND_S)
+            published = next(b for b in control.manifest.bindings if b.name == "shell")
+            greeting = {"connected": True, "binding": published.to_manifest()}
+            print(json.dumps(greeting), flush=True)
+            assert binding.url != published.url, "the shell is reached through the tunnel"
+            await serve(client, control)
+        return
     cap = Capability.from_manifest(json.loads(sys.argv[1]))
     if len(sys.argv) > 2 and sys.argv[2] == "wrong-key":
         other = asyncssh.generate_private_key("ssh-ed25519")
@@ -61,13 +89,7 @@ async def main():
         print(json.dumps({"connect_error": f"{type(exc).__name__}: {exc}"}), flush=True)
         return
     print(json.dumps({"connected": True}), flush=True)
-    loop = asyncio.get_running_loop()
-    while line := await loop.run_in_executor(None, sys.stdin.readline):
-        try:
-            reply = await answer(client, json.loads(line))
-        except Exception as exc:  # noqa: BLE001
-            reply = {"error": f"{type(exc).__name__}: {exc}"}
-        print(json.dumps(reply), flush=True)
+    await serve(client)
     await client.close()
 
 

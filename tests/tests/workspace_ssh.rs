@@ -13,8 +13,8 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
-use grader_env::Capability;
 use grader_env::workspace::{Isolation, Workspace, WorkspaceError};
+use grader_env::{Capability, Environment, NoArgs, PromptError, ServeConfig, Session, Template};
 use grader_tests::python::hud_python;
 use serde_json::{Value, json};
 
@@ -30,10 +30,15 @@ struct Agent {
 
 impl Agent {
     fn connect(python: &Path, capability: &Capability, extra: &[&str]) -> Self {
+        Agent::spawn(python, &serde_json::to_string(capability).unwrap(), extra)
+    }
+
+    /// `target`: a capability's JSON, or an environment's `tcp://` control channel.
+    fn spawn(python: &Path, target: &str, extra: &[&str]) -> Self {
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/ssh_agent.py");
         let mut child = Command::new(python)
             .arg(script)
-            .arg(serde_json::to_string(capability).unwrap())
+            .arg(target)
             .args(extra)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -557,4 +562,83 @@ async fn a_relative_guest_path_is_refused_with_the_value() {
         .await
         .unwrap_err();
     assert!(error.to_string().contains("\"workspace\""), "{error}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_environment_publishes_its_workspace_and_each_task_end_clears_it() {
+    let Some(python) = python() else { return };
+    let root = tempfile::tempdir().unwrap();
+    let env = Environment::new("coding")
+        .workspace(root.path())
+        .template(Template::new(
+            "fix",
+            |_: NoArgs, session: Session| async move {
+                let answer = session.prompt("Fix it.").await?;
+                Ok::<_, PromptError>(answer == "done")
+            },
+        ))
+        .unwrap();
+    let server = env.bind(&ServeConfig::default()).await.unwrap();
+    let url = format!("tcp://{}", server.local_addr());
+    let (first, second) = (marker(30), marker(31));
+    let (mark1, mark2) = (first.clone(), second.clone());
+    let seen = tokio::task::spawn_blocking(move || {
+        // A rollout's agent: hud.connect, hello, open("shell") through the control channel.
+        let mut agent = Agent::spawn(&python, &url, &[]);
+        let greeting = agent.greeting.clone();
+        let prompt = agent.ask(&json!({ "op": "start", "id": "fix" }));
+        assert_eq!(agent.stdout("pwd"), "/workspace\n");
+        agent.stdout(&format!("setsid -f sleep {mark1}; echo fixed > fix.txt"));
+        let running = sleeping(&mark1);
+        let grade = agent.ask(&json!({ "op": "grade", "answer": "done" }));
+        // Teardown may finish just after the grade's reply.
+        let mut left = 1;
+        for _ in 0..200 {
+            left = sleeping(&mark1);
+            if left == 0 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(25));
+        }
+        // The next task's agent finds a fresh sandbox; what it leaves goes with the server.
+        agent.ask(&json!({ "op": "start", "id": "fix" }));
+        agent.stdout(&format!("setsid -f sleep {mark2}"));
+        let fresh = agent.stdout("ls /proc | grep -c '^[0-9]'");
+        (
+            greeting,
+            prompt,
+            running,
+            grade,
+            left,
+            fresh,
+            sleeping(&mark2),
+        )
+    })
+    .await
+    .unwrap();
+    server.shutdown().await;
+    let (greeting, prompt, running, grade, left, fresh, second_running) = seen;
+    assert_eq!(greeting["connected"], true, "{greeting}");
+    let binding = &greeting["binding"];
+    assert_eq!(binding["protocol"], "ssh/2");
+    assert_eq!(binding["name"], "shell");
+    assert_eq!(binding["params"]["cwd"], "/workspace");
+    assert_eq!(binding["params"]["isolation"], "bwrap");
+    assert_eq!(binding["params"]["user"], "agent");
+    assert!(prompt["prompt"].to_string().contains("Fix it."), "{prompt}");
+    assert_eq!(running, 1, "the detached sleep ran during the task");
+    assert_eq!(grade["grade"]["score"].as_f64(), Some(1.0), "{grade}");
+    assert_eq!(left, 0, "a detached process outlived its graded task");
+    assert!(fresh.trim().parse::<u32>().unwrap() < 10, "{fresh}");
+    assert_eq!(second_running, 1);
+    assert_eq!(
+        sleeping(&second),
+        0,
+        "a detached process outlived the server"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.path().join("fix.txt")).unwrap(),
+        "fixed\n",
+        "the files stay"
+    );
 }

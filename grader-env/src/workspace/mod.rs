@@ -10,6 +10,8 @@
 //! capability: an SSH server whose sessions all run in one bubblewrap sandbox, ended with
 //! every process in it when the workspace stops.
 
+#[cfg(feature = "workspace")]
+mod attach;
 mod changes;
 mod difflib;
 #[cfg(feature = "workspace")]

@@ -202,12 +202,7 @@ impl Workspace {
             Isolation::Bwrap => options.guest_path.clone(),
             Isolation::None => root.to_string_lossy().into_owned(),
         };
-        let mut rng = rand::rng();
-        let key_error = |e: russh::keys::ssh_key::Error| WorkspaceError::Key(e.to_string());
-        let host_key = PrivateKey::random(&mut rng, Algorithm::Ed25519).map_err(key_error)?;
-        let client = PrivateKey::random(&mut rng, Algorithm::Ed25519).map_err(key_error)?;
-        let client_key = client.to_openssh(LineEnding::LF).map_err(key_error)?;
-        let host_pubkey = host_key.public_key().to_openssh().map_err(key_error)?;
+        let (host_key, client, client_key, host_pubkey) = keys()?;
 
         let wanted = format!("{}:{}", options.host, options.port);
         let addr = resolve(&options.host, options.port)
@@ -246,7 +241,7 @@ impl Workspace {
             user: options.user,
             cwd,
             isolation,
-            client_key: client_key.to_string(),
+            client_key,
             host_pubkey,
         })
     }
@@ -378,6 +373,20 @@ fn isolation_spec(options: &WorkspaceBuilder) -> Result<Option<Spec>, WorkspaceE
             Ok(None)
         }
     }
+}
+
+/// A new host key and client key, the client's private key text and the host's public key line.
+fn keys() -> Result<(PrivateKey, PrivateKey, String, String), WorkspaceError> {
+    let key_error = |e: russh::keys::ssh_key::Error| WorkspaceError::Key(e.to_string());
+    let mut rng = rand::rng();
+    let host_key = PrivateKey::random(&mut rng, Algorithm::Ed25519).map_err(key_error)?;
+    let client = PrivateKey::random(&mut rng, Algorithm::Ed25519).map_err(key_error)?;
+    let client_key = client
+        .to_openssh(LineEnding::LF)
+        .map_err(key_error)?
+        .to_string();
+    let host_pubkey = host_key.public_key().to_openssh().map_err(key_error)?;
+    Ok((host_key, client, client_key, host_pubkey))
 }
 
 /// Creates the root if missing and resolves it.
