@@ -400,7 +400,7 @@ fn a_16_mib_frame_of_zeros_no_longer_takes_a_gigabyte() {
     assert!(peak < 128 << 10, "peak resident set {peak} KiB");
 }
 
-/// The red team's case: with 256 file descriptors, 300 silent connections locked every new
+/// With 256 file descriptors, 300 silent connections used to lock every new
 /// client out. The cap (half the descriptors by default) refuses the surplus at once, the
 /// silent ones are closed after the frame timeout, and hud's client is served.
 #[test]
