@@ -7,6 +7,7 @@ use std::fs;
 use std::io::Read as _;
 use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::Serialize;
 use sha2::{Digest as _, Sha256};
@@ -124,9 +125,10 @@ impl Changes {
 struct Entry {
     size: u64,
     mtime_ns: i128,
-    hash: String,
-    /// The text's lines; `None` for binary, unreadable, over a limit, or a secret.
-    lines: Option<std::sync::Arc<Vec<String>>>,
+    hash: Arc<str>,
+    /// The text, with universal newlines (split into lines only to diff); `None` for binary,
+    /// unreadable, over a limit, or a secret.
+    text: Option<Arc<str>>,
     redacted: bool,
 }
 
@@ -283,7 +285,8 @@ impl Tracker {
             if !kind.is_file() {
                 continue;
             }
-            let Ok(meta) = fs::symlink_metadata(&path) else {
+            // Not following a link (on Unix a directory entry's metadata is `lstat`'s).
+            let Ok(meta) = entry.metadata() else {
                 continue;
             };
             if meta.len() > self.max_file_size {
@@ -319,27 +322,27 @@ fn build(
         return Entry {
             size,
             mtime_ns: mtime,
-            hash: placeholder("redacted"),
-            lines: None,
+            hash: placeholder("redacted").into(),
+            text: None,
             redacted: true,
         };
     }
-    let (hash, lines) = if size > MAX_DIFF_FILE_BYTES {
+    let (hash, text) = if size > MAX_DIFF_FILE_BYTES {
         (placeholder("overlimit"), None)
     } else if *budget + size > MAX_SCAN_CONTENT_BYTES {
         (placeholder("budget_exceeded"), None)
     } else {
         *budget += size;
         match read(path) {
-            Some(bytes) => (hex(&Sha256::digest(&bytes)), text_lines(&bytes)),
+            Some(bytes) => (hex(&Sha256::digest(&bytes)), text(bytes)),
             None => (format!("unreadable:{size}"), None),
         }
     };
     Entry {
         size,
         mtime_ns: mtime,
-        hash,
-        lines: lines.map(std::sync::Arc::new),
+        hash: hash.into(),
+        text: text.map(Arc::from),
         redacted: false,
     }
 }
@@ -368,11 +371,19 @@ fn hex(digest: &[u8]) -> String {
         })
 }
 
-/// The lines Python reads: strict UTF-8 (a BOM kept), universal newlines (`\r\n` and `\r`
-/// become `\n`), then `str.splitlines()`.
-fn text_lines(bytes: &[u8]) -> Option<Vec<String>> {
-    let text = std::str::from_utf8(bytes).ok()?;
-    let text = text.replace("\r\n", "\n").replace('\r', "\n");
+/// The text Python reads: strict UTF-8 (a BOM kept), universal newlines (`\r\n` and `\r`
+/// become `\n`).
+fn text(bytes: Vec<u8>) -> Option<String> {
+    let text = String::from_utf8(bytes).ok()?;
+    if text.contains('\r') {
+        Some(text.replace("\r\n", "\n").replace('\r', "\n"))
+    } else {
+        Some(text)
+    }
+}
+
+/// `str.splitlines()` of a text read by [`text`].
+fn lines(text: &str) -> Vec<&str> {
     let mut lines = Vec::new();
     let mut start = 0;
     for (i, c) in text.char_indices() {
@@ -387,14 +398,14 @@ fn text_lines(bytes: &[u8]) -> Option<Vec<String>> {
                 | '\u{2028}'
                 | '\u{2029}'
         ) {
-            lines.push(text[start..i].to_owned());
+            lines.push(&text[start..i]);
             start = i + c.len_utf8();
         }
     }
     if start < text.len() {
-        lines.push(text[start..].to_owned());
+        lines.push(&text[start..]);
     }
-    Some(lines)
+    lines
 }
 
 /// The root `.gitignore`'s patterns, as the reference reads them: comments, blank lines and
@@ -451,8 +462,8 @@ fn diff(old: &Snapshot, new: &Snapshot) -> (Changes, Vec<String>) {
             patch,
             size_before: size(before),
             size_after: size(after),
-            content_hash_before: before.map(|e| e.hash.clone()),
-            content_hash_after: after.map(|e| e.hash.clone()),
+            content_hash_before: before.map(|e| e.hash.to_string()),
+            content_hash_after: after.map(|e| e.hash.to_string()),
         });
     }
     let changes = Changes {
@@ -473,16 +484,16 @@ fn patch_text(path: &str, before: Option<&Entry>, after: Option<&Entry>) -> Stri
     if size_before > MAX_DIFF_FILE_BYTES || size_after > MAX_DIFF_FILE_BYTES {
         return format!("File too large to diff ({size_before} -> {size_after} bytes): {path}\n");
     }
-    let empty = std::sync::Arc::new(Vec::new());
-    let lines = |entry: Option<&Entry>| match entry {
-        None => Some(std::sync::Arc::clone(&empty)),
-        Some(entry) => entry.lines.clone(),
-    };
-    let (Some(old), Some(new)) = (lines(before), lines(after)) else {
+    fn text(entry: Option<&Entry>) -> Option<&str> {
+        match entry {
+            None => Some(""),
+            Some(entry) => entry.text.as_deref(),
+        }
+    }
+    let (Some(old), Some(new)) = (text(before), text(after)) else {
         return format!("Binary file changed: {path}\n");
     };
-    let old: Vec<&str> = old.iter().map(String::as_str).collect();
-    let new: Vec<&str> = new.iter().map(String::as_str).collect();
+    let (old, new) = (lines(old), lines(new));
     unified_diff(&old, &new, &format!("a/{path}"), &format!("b/{path}"))
 }
 
@@ -492,11 +503,12 @@ mod tests {
 
     #[test]
     fn lines_are_read_as_python_reads_text() {
-        let lines = text_lines(b"a\r\nb\rc\x0bd\xc2\x85e\n\nf").unwrap();
-        assert_eq!(lines, ["a", "b", "c", "d", "e", "", "f"]);
-        assert_eq!(text_lines(b"\xef\xbb\xbfbom\n").unwrap(), ["\u{feff}bom"]);
-        assert!(text_lines(b"\xff\xfe").is_none());
-        assert!(text_lines(b"").unwrap().is_empty());
+        let read = text(b"a\r\nb\rc\x0bd\xc2\x85e\n\nf".to_vec()).unwrap();
+        assert_eq!(lines(&read), ["a", "b", "c", "d", "e", "", "f"]);
+        let bom = text(b"\xef\xbb\xbfbom\n".to_vec()).unwrap();
+        assert_eq!(lines(&bom), ["\u{feff}bom"]);
+        assert!(text(b"\xff\xfe".to_vec()).is_none());
+        assert!(lines("").is_empty());
     }
 
     #[test]

@@ -63,43 +63,61 @@ pub const SECRET_DENY: &[&str] = &[
 /// reference's `_matches`: a `dir/` pattern matches a directory of that name, or anything
 /// under one; another pattern is `fnmatch`ed against the last component.
 pub(crate) fn matches<S: AsRef<str>>(rel: &str, is_dir: bool, patterns: &[S]) -> bool {
-    let path = format!("/{rel}");
-    let name = path.rsplit('/').next().unwrap_or("");
+    let name = rel.rsplit('/').next().unwrap_or("");
     patterns.iter().any(|pattern| {
         let pattern = pattern.as_ref();
         if pattern.ends_with('/') {
             let dir = pattern.trim_end_matches('/');
-            (is_dir && name == dir) || path.contains(&format!("/{dir}/"))
+            (is_dir && name == dir) || has_directory(rel, dir)
         } else {
             fnmatch(name, pattern)
         }
     })
 }
 
+/// Whether `/{rel}` contains `/{dir}/`: a directory named `dir` (or a run of components that
+/// spells it, as the reference's substring test allows) above the last component.
+fn has_directory(rel: &str, dir: &str) -> bool {
+    rel.match_indices(dir).any(|(at, _)| {
+        let before = at == 0 || rel.as_bytes()[at - 1] == b'/';
+        let after = rel.as_bytes().get(at + dir.len()) == Some(&b'/');
+        before && after
+    })
+}
+
 /// Python's `fnmatch.fnmatchcase`: `*` any run, `?` one character, `[seq]` and `[!seq]` a
 /// set (with ranges); an unclosed `[` is a literal `[`.
 pub fn fnmatch(name: &str, pattern: &str) -> bool {
+    if name.is_ascii() && pattern.is_ascii() {
+        return glob(name.as_bytes(), pattern.as_bytes());
+    }
     let name: Vec<char> = name.chars().collect();
     let pattern: Vec<char> = pattern.chars().collect();
     glob(&name, &pattern)
 }
 
-fn glob(name: &[char], pattern: &[char]) -> bool {
+/// A character of a name or a pattern: bytes for ASCII, `char`s otherwise.
+trait Symbol: Copy + Ord + From<u8> {}
+impl Symbol for u8 {}
+impl Symbol for char {}
+
+fn glob<T: Symbol>(name: &[T], pattern: &[T]) -> bool {
+    let (star_c, any, open) = (T::from(b'*'), T::from(b'?'), T::from(b'['));
     // Iterative matching with one backtrack point for the last `*` (linear in practice).
     let (mut n, mut p) = (0, 0);
     let mut star: Option<(usize, usize)> = None;
     while n < name.len() {
         let step = match pattern.get(p) {
-            Some('*') => {
+            Some(&c) if c == star_c => {
                 star = Some((p, n));
                 p += 1;
                 continue;
             }
-            Some('?') => Some(1),
-            Some('[') => match set(&pattern[p..], name[n]) {
+            Some(&c) if c == any => Some(1),
+            Some(&c) if c == open => match set(&pattern[p..], name[n]) {
                 Some((true, used)) => Some(used),
                 Some((false, _)) => None,
-                None => (name[n] == '[').then_some(1),
+                None => (name[n] == open).then_some(1),
             },
             Some(&c) => (c == name[n]).then_some(1),
             None => None,
@@ -119,21 +137,22 @@ fn glob(name: &[char], pattern: &[char]) -> bool {
             },
         }
     }
-    pattern[p..].iter().all(|&c| c == '*')
+    pattern[p..].iter().all(|&c| c == star_c)
 }
 
 /// A `[...]` set at the start of `pattern`: whether `c` is in it and how many pattern
 /// characters it spans, or `None` when it is not closed (then `[` is literal), as Python's
 /// `fnmatch.translate`.
-fn set(pattern: &[char], c: char) -> Option<(bool, usize)> {
+fn set<T: Symbol>(pattern: &[T], c: T) -> Option<(bool, usize)> {
+    let (bang, close, dash) = (T::from(b'!'), T::from(b']'), T::from(b'-'));
     let mut i = 1;
-    if pattern.get(i) == Some(&'!') {
+    if pattern.get(i) == Some(&bang) {
         i += 1;
     }
-    if pattern.get(i) == Some(&']') {
+    if pattern.get(i) == Some(&close) {
         i += 1;
     }
-    while pattern.get(i).is_some_and(|&ch| ch != ']') {
+    while pattern.get(i).is_some_and(|&ch| ch != close) {
         i += 1;
     }
     if i >= pattern.len() {
@@ -141,13 +160,13 @@ fn set(pattern: &[char], c: char) -> Option<(bool, usize)> {
     }
     let body = &pattern[1..i];
     let (negated, body) = match body.first() {
-        Some('!') => (true, &body[1..]),
+        Some(&first) if first == bang => (true, &body[1..]),
         _ => (false, body),
     };
     let mut found = false;
     let mut k = 0;
     while k < body.len() {
-        if k + 2 < body.len() && body[k + 1] == '-' {
+        if k + 2 < body.len() && body[k + 1] == dash {
             if body[k] <= c && c <= body[k + 2] {
                 found = true;
             }
@@ -180,6 +199,9 @@ mod tests {
         assert!(fnmatch("x.pyc", "*.pyc"));
         assert!(fnmatch("", "*"));
         assert!(fnmatch("aXbXc", "a*b*c"));
+        assert!(fnmatch("é_key", "*_key"));
+        assert!(fnmatch("ü", "[ü]"));
+        assert!(!fnmatch("é", "[!é]"));
     }
 
     #[test]
