@@ -55,6 +55,11 @@ pub struct EnvironmentsDoctests;
 #[cfg(doctest)]
 pub struct JudgeDoctests;
 
+/// The code of `docs/workspaces.md` compiles: the page is a doctest of this crate.
+#[doc = include_str!("../../docs/workspaces.md")]
+#[cfg(doctest)]
+pub struct WorkspacesDoctests;
+
 /// The code of `docs/sandbox.md` compiles: the page is a doctest of this crate.
 #[doc = include_str!("../../docs/sandbox.md")]
 #[cfg(doctest)]

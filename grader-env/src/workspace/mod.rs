@@ -1,14 +1,14 @@
 //! Workspaces: the directory an agent works in, and what graders learn of it.
 //!
-//! Today this is the change [`Tracker`]: what the agent added, removed and modified under the
-//! root since the task started, as a Rust value ([`Changes`]), computed as hud's own file
-//! tracker does (its excludes, its deny list for credential-shaped paths, its limits, and
-//! Python `difflib`'s unified diffs byte for byte). The sandbox a workspace runs the agent in
-//! is [`grader_core::sandbox`].
+//! The change [`Tracker`]: what the agent added, removed and modified under the root since the
+//! task started, as a Rust value ([`Changes`]), computed as hud's own file tracker does (its
+//! excludes, its deny list for credential-shaped paths, its limits, and Python `difflib`'s
+//! unified diffs byte for byte).
 //!
-//! With the `workspace` feature, [`Workspace`] serves a root to the agent as hud's `ssh/2`
+//! With the `workspace` feature, `Workspace` serves a root to the agent as hud's `ssh/2`
 //! capability: an SSH server whose sessions all run in one bubblewrap sandbox, ended with
-//! every process in it when the workspace stops.
+//! every process in it when the workspace stops (`Environment::workspace` attaches one to an
+//! environment). The sandbox a `BashGrader` runs in is `grader_core::sandbox`.
 
 #[cfg(feature = "workspace")]
 mod attach;

@@ -136,17 +136,22 @@ impl WorkspaceBuilder {
 /// started, detached ones included; [`discard_sandbox`](Self::discard_sandbox) does so between
 /// tasks while the server keeps serving.
 ///
-/// ```no_run
+/// ```
 /// use grader_env::workspace::Workspace;
 ///
-/// # async fn demo() -> Result<(), grader_env::workspace::WorkspaceError> {
-/// let workspace = Workspace::builder("/srv/task").start().await?;
+/// # tokio::runtime::Runtime::new()?.block_on(async {
+/// let root = std::env::temp_dir().join(format!("workspace-doc-{}", std::process::id()));
+/// let workspace = Workspace::builder(&root).start().await?;
 /// let shell = workspace.capability();
 /// assert_eq!(shell.protocol, "ssh/2");
-/// assert_eq!(shell.params["cwd"], "/workspace");
+/// assert_eq!(shell.url, format!("ssh://{}", workspace.addr()));
+/// assert_eq!(shell.params["user"], "agent");
+/// assert_eq!(shell.params["isolation"], workspace.isolation().as_str());
 /// workspace.stop().await;
-/// # Ok(())
-/// # }
+/// # std::fs::remove_dir_all(&root)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # })?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct Workspace {
     shared: Arc<Shared>,

@@ -199,6 +199,28 @@ impl russh::server::Handler for Connection {
         session.channel_success(channel)
     }
 
+    async fn subsystem_request(
+        &mut self,
+        channel: ChannelId,
+        _name: &str,
+        session: &mut Session,
+    ) -> Result<(), Self::Error> {
+        // No sftp: hud's file helpers go through exec (`cat > path`).
+        session.channel_failure(channel)
+    }
+
+    async fn x11_request(
+        &mut self,
+        channel: ChannelId,
+        _single_connection: bool,
+        _protocol: &str,
+        _cookie: &str,
+        _screen: u32,
+        session: &mut Session,
+    ) -> Result<(), Self::Error> {
+        session.channel_failure(channel)
+    }
+
     async fn pty_request(
         &mut self,
         channel: ChannelId,
