@@ -498,6 +498,7 @@ fn patch_text(path: &str, before: Option<&Entry>, after: Option<&Entry>) -> Stri
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)] // a test that cannot unwrap has failed
 mod tests {
     use super::*;
 
