@@ -473,6 +473,7 @@ async fn openssh_connects_with_the_published_keys() {
         tokio::task::spawn_blocking(move || {
             let mut child = Command::new(ssh)
                 .args(extra)
+                .env("TERM", "xterm-test")
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
@@ -506,6 +507,37 @@ async fn openssh_connects_with_the_published_keys() {
     .unwrap();
     assert_eq!(String::from_utf8_lossy(&shell.stdout), "from-shell\n");
     assert_eq!(shell.status.code(), Some(5));
+
+    // A terminal (`-tt`): the command's streams are a tty that is its controlling terminal,
+    // and TERM is the client's.
+    let tty = run(
+        args(&[
+            "-tt",
+            "-i",
+            &key_arg,
+            "agent@127.0.0.1",
+            "test -t 0 && test -t 1 && echo tty; echo $TERM; echo ctty >/dev/tty; exit 6",
+        ]),
+        b"",
+    )
+    .await
+    .unwrap();
+    let text = String::from_utf8_lossy(&tty.stdout).replace("\r\n", "\n");
+    assert_eq!(text, "tty\nxterm-test\nctty\n", "{tty:?}");
+    assert_eq!(tty.status.code(), Some(6));
+
+    // A login shell on a terminal, typed into.
+    let shell = run(
+        args(&["-tt", "-i", &key_arg, "agent@127.0.0.1"]),
+        b"echo in-$((6*7)); exit 7\n",
+    )
+    .await
+    .unwrap();
+    assert!(
+        String::from_utf8_lossy(&shell.stdout).contains("in-42"),
+        "{shell:?}"
+    );
+    assert_eq!(shell.status.code(), Some(7));
 
     // Another key is refused.
     let other = keys.path().join("other");

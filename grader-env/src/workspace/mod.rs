@@ -18,6 +18,8 @@ mod difflib;
 mod error;
 mod pattern;
 #[cfg(feature = "workspace")]
+mod pty;
+#[cfg(feature = "workspace")]
 mod sandbox;
 #[cfg(feature = "workspace")]
 mod server;

@@ -10,6 +10,7 @@
 
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
+use std::os::fd::OwnedFd;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -295,10 +296,14 @@ impl Launcher {
 
     /// Starts a session's command (`None`: a login shell reading stdin) with the session's
     /// variables over the workspace's, its three streams piped.
+    ///
+    /// With a `terminal` (the slave side of a pseudo-terminal; only under isolation) the
+    /// command gets it as its three streams and its controlling terminal instead.
     pub(crate) async fn spawn(
         &self,
         command: Option<&[u8]>,
         session_env: &[(String, String)],
+        terminal: Option<&OwnedFd>,
     ) -> Result<Process, String> {
         let env = self.environment(session_env);
         let mut payload: Vec<OsString> = vec!["bash".into()];
@@ -316,7 +321,7 @@ impl Launcher {
                 .env_clear()
                 .envs(env)
                 .process_group(0);
-            let child = piped(&mut cmd).map_err(|e| format!("cannot spawn shell: {e}"))?;
+            let child = launch(&mut cmd, None).map_err(|e| format!("cannot spawn shell: {e}"))?;
             let group = child
                 .id()
                 .and_then(|pid| i32::try_from(pid).ok())
@@ -337,6 +342,11 @@ impl Launcher {
         if Path::new("/usr/bin/setpriv").is_file() {
             cmd.args(["/usr/bin/setpriv", DROPPED_CAPABILITIES, "--"]);
         }
+        if terminal.is_some() {
+            // A new session whose controlling terminal is its stdin: `/dev/tty` opens, job
+            // control works. nsenter's child leads no group, so setsid execs in place.
+            cmd.args(["/usr/bin/setsid", "--ctty"]);
+        }
         let mut chdir = OsString::from("--chdir=");
         chdir.push(&self.cwd);
         cmd.arg("/usr/bin/env").arg(chdir).arg("-i");
@@ -350,7 +360,8 @@ impl Launcher {
             .current_dir(&self.root)
             .env_clear()
             .env("PATH", HELPER_PATH);
-        let child = piped(&mut cmd).map_err(|e| format!("cannot join the sandbox: {e}"))?;
+        let child =
+            launch(&mut cmd, terminal).map_err(|e| format!("cannot join the sandbox: {e}"))?;
         drop(state);
         Ok(Process { child, group: None })
     }
@@ -398,6 +409,11 @@ impl Launcher {
         }
     }
 
+    /// Whether sessions run in the sandbox.
+    pub(crate) fn isolated(&self) -> bool {
+        self.spec.is_some()
+    }
+
     /// The host PID of the running sandbox's init, if one runs (for checks from the host).
     pub(crate) fn init_pid(&self) -> Option<u32> {
         u32::try_from(self.init.load(Ordering::SeqCst))
@@ -406,13 +422,20 @@ impl Launcher {
     }
 }
 
-/// Spawns `cmd` with its three streams piped, killed if its handle is dropped.
-fn piped(cmd: &mut Command) -> std::io::Result<Child> {
-    cmd.stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
+/// Spawns `cmd` with its three streams piped, or all three on `terminal`, killed if its handle
+/// is dropped.
+fn launch(cmd: &mut Command, terminal: Option<&OwnedFd>) -> std::io::Result<Child> {
+    match terminal {
+        Some(slave) => cmd
+            .stdin(Stdio::from(slave.try_clone()?))
+            .stdout(Stdio::from(slave.try_clone()?))
+            .stderr(Stdio::from(slave.try_clone()?)),
+        None => cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    };
+    cmd.kill_on_drop(true).spawn()
 }
 
 /// Whether `name` can be a session variable's name (`env` would split it otherwise).

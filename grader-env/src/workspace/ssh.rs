@@ -15,6 +15,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
+use super::pty::{self, Terminal};
 use super::sandbox::{Launcher, valid_variable};
 
 /// How long output is still read once a command has exited: a process the command left in the
@@ -232,16 +233,21 @@ impl russh::server::Handler for Connection {
         _modes: &[(russh::Pty, u32)],
         session: &mut Session,
     ) -> Result<(), Self::Error> {
-        // No terminal yet: the client goes on without one (OpenSSH says so and runs the
-        // command or shell on pipes).
-        session.channel_failure(channel)
+        // A terminal only inside the sandbox (where its session cannot reach the server's
+        // own); elsewhere the client goes on without one, on pipes (OpenSSH says so).
+        if self.shared.launcher.isolated() {
+            session.channel_success(channel)
+        } else {
+            session.channel_failure(channel)
+        }
     }
 }
 
-/// One session channel: its variables and request, then the command's streams both ways and
-/// its exit status (or signal).
+/// One session channel: its variables, terminal and request, then the command's streams both
+/// ways and its exit status (or signal).
 async fn serve_channel(shared: &Shared, mut channel: Channel<Msg>, handle: Handle) {
     let mut env: Vec<(String, String)> = Vec::new();
+    let mut wants_terminal: Option<pty::Request> = None;
     let command = loop {
         match channel.wait().await {
             Some(ChannelMsg::SetEnv {
@@ -249,45 +255,84 @@ async fn serve_channel(shared: &Shared, mut channel: Channel<Msg>, handle: Handl
                 variable_value,
                 ..
             }) if valid_variable(&variable_name) => env.push((variable_name, variable_value)),
+            Some(ChannelMsg::RequestPty {
+                term,
+                col_width,
+                row_height,
+                pix_width,
+                pix_height,
+                ..
+            }) if shared.launcher.isolated() => {
+                wants_terminal = Some(pty::Request {
+                    term,
+                    size: (col_width, row_height, pix_width, pix_height),
+                });
+            }
             Some(ChannelMsg::Exec { command, .. }) => break Some(command),
             Some(ChannelMsg::RequestShell { .. }) => break None,
             Some(ChannelMsg::Close) | None => return,
             Some(_) => {}
         }
     };
-    let mut process = match shared.launcher.spawn(command.as_deref(), &env).await {
+    let terminal = match wants_terminal.as_ref().map(Terminal::open).transpose() {
+        Ok(terminal) => terminal,
+        Err(error) => return refuse(&channel, &format!("cannot open a terminal: {error}")).await,
+    };
+    if let Some(request) = &wants_terminal
+        && valid_variable(&request.term)
+        && !request.term.is_empty()
+    {
+        env.push(("TERM".to_owned(), request.term.clone()));
+    }
+    let slave = terminal.as_ref().map(|t| &t.slave);
+    let mut process = match shared.launcher.spawn(command.as_deref(), &env, slave).await {
         Ok(process) => process,
-        Err(message) => {
-            tracing::warn!(%message, "workspace session setup failed");
-            let _ = channel
-                .extended_data_bytes(1, format!("workspace: {message}\n").into_bytes())
-                .await;
-            let _ = channel.exit_status(1).await;
-            let _ = channel.eof().await;
-            let _ = channel.close().await;
-            return;
-        }
+        Err(message) => return refuse(&channel, &message).await,
     };
     let (exited, exited_rx) = watch::channel(false);
     let mut pumps = JoinSet::new();
-    if let Some(stdout) = process.child.stdout.take() {
-        pumps.spawn(pump(stdout, channel.make_writer(), exited_rx.clone()));
+    let mut stdin: Option<Box<dyn AsyncWrite + Unpin + Send>> = None;
+    let mut master = None;
+    if let Some(Terminal { master: fd, slave }) = terminal {
+        // Only the command holds the slave side now: its exit ends the master's reads.
+        drop(slave);
+        let reader = fd.try_clone().map(std::fs::File::from);
+        let writer = fd.try_clone().map(std::fs::File::from);
+        if let (Ok(reader), Ok(writer)) = (reader, writer) {
+            let reader = tokio::fs::File::from_std(reader);
+            pumps.spawn(pump(reader, channel.make_writer(), exited_rx.clone()));
+            stdin = Some(Box::new(tokio::fs::File::from_std(writer)));
+        }
+        master = Some(fd);
+    } else {
+        if let Some(stdout) = process.child.stdout.take() {
+            pumps.spawn(pump(stdout, channel.make_writer(), exited_rx.clone()));
+        }
+        if let Some(stderr) = process.child.stderr.take() {
+            pumps.spawn(pump(stderr, channel.make_writer_ext(Some(1)), exited_rx));
+        }
+        if let Some(writer) = process.child.stdin.take() {
+            stdin = Some(Box::new(writer));
+        }
     }
-    if let Some(stderr) = process.child.stderr.take() {
-        pumps.spawn(pump(stderr, channel.make_writer_ext(Some(1)), exited_rx));
-    }
-    let mut stdin = process.child.stdin.take();
     let status = loop {
         tokio::select! {
             status = process.child.wait() => break status,
             message = channel.wait() => match message {
                 Some(ChannelMsg::Data { data }) => {
                     if let Some(writer) = stdin.as_mut()
-                        && writer.write_all(&data).await.is_err()
+                        && (writer.write_all(&data).await.is_err()
+                            || writer.flush().await.is_err())
                     {
                         stdin = None;
                     }
                 }
+                Some(ChannelMsg::WindowChange { col_width, row_height, pix_width, pix_height }) => {
+                    if let Some(fd) = &master {
+                        pty::resize(fd, col_width, row_height, pix_width, pix_height);
+                    }
+                }
+                // A terminal has no end of input to pass on: its input simply stops.
                 Some(ChannelMsg::Eof) => stdin = None,
                 // The client is gone: dropping the process kills its command.
                 Some(ChannelMsg::Close) | None => return,
@@ -298,6 +343,7 @@ async fn serve_channel(shared: &Shared, mut channel: Channel<Msg>, handle: Handl
     drop(stdin);
     let _ = exited.send(true);
     while pumps.join_next().await.is_some() {}
+    drop(master);
     match status {
         Ok(status) => {
             use std::os::unix::process::ExitStatusExt;
@@ -322,6 +368,18 @@ async fn serve_channel(shared: &Shared, mut channel: Channel<Msg>, handle: Handl
             let _ = channel.exit_status(255).await;
         }
     }
+    let _ = channel.eof().await;
+    let _ = channel.close().await;
+}
+
+/// Ends a channel whose command could not start: the reason on stderr, exit status 1 (as the
+/// reference's `workspace: cannot spawn shell: …`).
+async fn refuse(channel: &Channel<Msg>, message: &str) {
+    tracing::warn!(%message, "workspace session setup failed");
+    let _ = channel
+        .extended_data_bytes(1, format!("workspace: {message}\n").into_bytes())
+        .await;
+    let _ = channel.exit_status(1).await;
     let _ = channel.eof().await;
     let _ = channel.close().await;
 }
