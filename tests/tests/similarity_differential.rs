@@ -226,6 +226,12 @@ fn generated_pairs_agree() {
         };
         all_cases(&a, &b, &mut cases);
     }
+    // Long texts: tables of several 64-row blocks.
+    for _ in 0..150 {
+        let a: String = (0..8).map(|_| random_text(&mut rng)).collect();
+        let b = edited(&mut rng, &a);
+        all_cases(&a, &b, &mut cases);
+    }
     let Some(differ) = differ(&cases) else {
         return;
     };
@@ -260,8 +266,8 @@ fn generated_pairs_agree() {
 
 #[test]
 fn large_inputs_get_a_typed_error() {
-    let a = "ab".repeat(10_001);
-    let b = "ba".repeat(10_001);
+    let a = "ab".repeat(100_001);
+    let b = "ba".repeat(100_001);
     assert!(matches!(
         levenshtein(&a, &b),
         Err(SimilarityError::TooLarge {
@@ -277,7 +283,7 @@ fn large_inputs_get_a_typed_error() {
     // Megabytes that differ only in one place: the common affixes cost nothing.
     let long = "x".repeat(4 << 20);
     assert_eq!(levenshtein(&long, &format!("{long}y")), Ok(1));
-    let words = "w ".repeat(20_000);
+    let words = "w ".repeat(100_000);
     assert!(matches!(
         rouge_l(&words, &words),
         Err(SimilarityError::TooLarge { .. })

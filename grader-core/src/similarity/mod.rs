@@ -15,15 +15,17 @@
 //! # Ok::<(), grader_core::similarity::SimilarityError>(())
 //! ```
 //!
-//! Strings are compared by Unicode code point, as Python compares `str`s. Each comparison
-//! fills a table of `len(a) × len(b)` cells (after removing a common prefix and suffix for the
-//! edit distances); beyond [`MAX_CELLS`] it is a typed [`SimilarityError::TooLarge`], not a
+//! Strings are compared by Unicode code point, as Python compares `str`s. The edit distances
+//! and ROUGE-L compute a table of `len(a) × len(b)` cells (after removing a common prefix and
+//! suffix for the edit distances) 64 cells at a time, with the bit-parallel algorithms
+//! rapidfuzz uses; beyond [`MAX_CELLS`] it is a typed [`SimilarityError::TooLarge`], not a
 //! long wait.
 //!
 //! The graders ([`Levenshtein`], [`Ratio`], [`RougeN`], [`RougeL`], [`Bleu`], [`Chrf`]; see
 //! [`graders`]) score the
 //! similarity in `[0, 1]` and record their arguments under `_parameters`.
 
+mod bitpar;
 #[cfg(feature = "macros")]
 pub mod graders;
 mod rouge;
@@ -34,8 +36,9 @@ pub use graders::{Bleu, Chrf, Levenshtein, Ratio, RougeL, RougeN};
 pub use rouge::{RougeScore, rouge_l, rouge_n, rouge_tokens};
 pub use sacrebleu::{bleu, chrf, tokenize_13a};
 
-/// The most cells one comparison may fill (100 million: about a tenth of a second).
-pub const MAX_CELLS: u64 = 100_000_000;
+/// The most cells of the `len(a) × len(b)` table one comparison may compute (6.4 billion,
+/// computed 64 at a time: about a tenth of a second).
+pub const MAX_CELLS: u64 = 6_400_000_000;
 
 /// Why a similarity has no value.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -111,17 +114,8 @@ fn trimmed(a: &str, b: &str) -> (Vec<char>, Vec<char>, usize, usize) {
 pub fn levenshtein(a: &str, b: &str) -> Result<usize, SimilarityError> {
     let (a, b, _, _) = trimmed(a, b);
     check_size("levenshtein", a.len(), b.len())?;
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, x) in a.iter().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, y) in b.iter().enumerate() {
-            let substitute = diagonal + usize::from(x != y);
-            diagonal = row[j + 1];
-            row[j + 1] = substitute.min(row[j] + 1).min(diagonal + 1);
-        }
-    }
-    Ok(row[b.len()])
+    let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    Ok(bitpar::levenshtein(&short, &long))
 }
 
 /// rapidfuzz's `Levenshtein.normalized_similarity`: `1 - distance / max(len(a), len(b))`, 1
@@ -148,21 +142,9 @@ fn normalized_similarity(distance: usize, maximum: usize) -> f64 {
 }
 
 /// The length of the longest common subsequence of `a` and `b`.
-fn lcs<T: PartialEq>(a: &[T], b: &[T]) -> usize {
-    let mut row = vec![0usize; b.len() + 1];
-    for x in a {
-        let mut diagonal = 0;
-        for (j, y) in b.iter().enumerate() {
-            let next = if x == y {
-                diagonal + 1
-            } else {
-                row[j + 1].max(row[j])
-            };
-            diagonal = row[j + 1];
-            row[j + 1] = next;
-        }
-    }
-    row[b.len()]
+fn lcs<T: std::hash::Hash + Eq + Copy>(a: &[T], b: &[T]) -> usize {
+    let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    bitpar::lcs(short, long)
 }
 
 /// The InDel distance (insertions and deletions only): rapidfuzz's `Indel.distance`,

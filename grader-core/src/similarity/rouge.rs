@@ -101,7 +101,9 @@ pub fn rouge_l(target: &str, prediction: &str) -> Result<RougeScore, SimilarityE
         return Ok(RougeScore::new(0.0, 0.0));
     }
     check_size("rouge_l", target_tokens.len(), prediction_tokens.len())?;
-    let common = lcs(&target_tokens, &prediction_tokens) as f64;
+    let target_words: Vec<&str> = target_tokens.iter().map(String::as_str).collect();
+    let prediction_words: Vec<&str> = prediction_tokens.iter().map(String::as_str).collect();
+    let common = lcs(&target_words, &prediction_words) as f64;
     Ok(RougeScore::new(
         common / prediction_tokens.len() as f64,
         common / target_tokens.len() as f64,

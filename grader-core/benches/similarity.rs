@@ -1,0 +1,40 @@
+//! Benchmarks the similarities (`grader_core::similarity`) on a 3 KB text against an edited
+//! copy of it (two words replaced throughout).
+//!
+//! `scripts/bench_similarity.sh` runs this and rapidfuzz, rouge-score and sacrebleu on the same
+//! inputs and prints the ratios.
+#![allow(missing_docs)]
+
+use std::hint::black_box;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use grader_core::similarity::{bleu, chrf, levenshtein, ratio, rouge_l, rouge_n};
+
+const TEXT: &str = include_str!("../../tests/data/inspect_completion.txt");
+
+fn similarity(c: &mut Criterion) {
+    let edited = TEXT.replace("plausible", "likely").replace("total", "sum");
+    let (a, b) = (TEXT, edited.as_str());
+    let mut group = c.benchmark_group("similarity");
+    group.bench_function("levenshtein", |bench| {
+        bench.iter(|| levenshtein(black_box(a), black_box(b)));
+    });
+    group.bench_function("ratio", |bench| {
+        bench.iter(|| ratio(black_box(a), black_box(b)))
+    });
+    group.bench_function("rouge_1", |bench| {
+        bench.iter(|| rouge_n(black_box(a), black_box(b), 1))
+    });
+    group.bench_function("rouge_2", |bench| {
+        bench.iter(|| rouge_n(black_box(a), black_box(b), 2))
+    });
+    group.bench_function("rouge_l", |bench| {
+        bench.iter(|| rouge_l(black_box(a), black_box(b)))
+    });
+    group.bench_function("bleu", |bench| bench.iter(|| bleu(black_box(b), &[a])));
+    group.bench_function("chrf", |bench| bench.iter(|| chrf(black_box(b), &[a])));
+    group.finish();
+}
+
+criterion_group!(benches, similarity);
+criterion_main!(benches);
