@@ -630,7 +630,8 @@ fn casefold_and_digits_agree_on_every_code_point() {
     let script = "import json, sys, unicodedata\n\
         cps = [c for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF]\n\
         fold = {c: chr(c).casefold() for c in cps if chr(c).casefold() != chr(c)}\n\
-        digit = {c: unicodedata.digit(chr(c)) for c in cps if unicodedata.digit(chr(c), None) is not None}\n\
+        digit = {c: unicodedata.digit(chr(c)) for c in cps\n\
+                 if unicodedata.digit(chr(c), None) is not None}\n\
         print(json.dumps({'fold': fold, 'digit': digit}))";
     let output = run_script(&python, script, "");
     let tables: Value = serde_json::from_str(&output).expect("the script's JSON");

@@ -1,5 +1,6 @@
 //! grader-core's `similarity` module gives rapidfuzz 3.14.3's edit distances, rouge-score
-//! 0.1.2's ROUGE and sacrebleu 2.5.1's sentence BLEU and chrF, bit for bit, on hand-picked and thousands of seeded random pairs of texts.
+//! 0.1.2's ROUGE and sacrebleu 2.5.1's sentence BLEU and chrF, bit for bit, on hand-picked
+//! and thousands of seeded random pairs of texts.
 //!
 //! One run of `scripts/similarity_cases.py` (the packages themselves) scores every case.
 

@@ -9,9 +9,15 @@
 //! let completion = "The capital is Paris.\nANSWER: Paris";
 //! let result = Grade::from_subscores([
 //!     Answer { completion, targets: &["paris"], kind: AnswerKind::Word }.grade(0.5).now()?,
-//!     Match { completion, targets: &["Paris"], location: Location::End, ignore_case: true, numeric: false }
-//!         .grade(0.3)
-//!         .now()?,
+//!     Match {
+//!         completion,
+//!         targets: &["Paris"],
+//!         location: Location::End,
+//!         ignore_case: true,
+//!         numeric: false,
+//!     }
+//!     .grade(0.3)
+//!     .now()?,
 //!     F1 { completion, targets: &["Paris"], stop_words: &[] as &[&str] }.grade(0.2).now()?,
 //! ])?;
 //! let subscores = result.subscores.as_deref().unwrap();
