@@ -43,6 +43,9 @@ async def answer(client, request, control=None):
         if "env" in request:
             kwargs["env"] = request["env"]
         return completed(await client.run(request["cmd"], timeout=BOUND_S, **kwargs))
+    if op == "run_len":
+        result = await client.run(request["cmd"], timeout=BOUND_S, encoding=None)
+        return {"stdout_len": len(result.stdout), "exit_status": result.exit_status}
     if op == "parallel":
         results = await asyncio.gather(
             *(client.run(cmd, timeout=BOUND_S) for cmd in request["cmds"])

@@ -674,3 +674,34 @@ async fn an_environment_publishes_its_workspace_and_each_task_end_clears_it() {
         "the files stay"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_peers_do_not_stop_the_server_serving() {
+    let Some(python) = python() else { return };
+    let root = tempfile::tempdir().unwrap();
+    let workspace = start(root.path()).await;
+    let cap = workspace.capability();
+    let addr = workspace.addr();
+    let seen = tokio::task::spawn_blocking(move || {
+        // A peer that connects and never sends, one that sends garbage, one that hangs up
+        // halfway through its version line.
+        let silent = std::net::TcpStream::connect(addr).unwrap();
+        let mut garbage = std::net::TcpStream::connect(addr).unwrap();
+        let _ = garbage.write_all(&[0xff; 4096]);
+        let mut halfway = std::net::TcpStream::connect(addr).unwrap();
+        let _ = halfway.write_all(b"SSH-2.0-");
+        drop(halfway);
+        let mut agent = Agent::connect(&python, &cap, &[]);
+        // 100 MB of output, through the client's window, to the last byte.
+        let big = agent.ask(&json!({ "op": "run_len", "cmd": "head -c 100000000 /dev/zero" }));
+        let after = agent.stdout("echo still serving");
+        drop((silent, garbage));
+        (big, after)
+    })
+    .await
+    .unwrap();
+    workspace.stop().await;
+    assert_eq!(seen.0["stdout_len"], 100_000_000, "{}", seen.0);
+    assert_eq!(seen.0["exit_status"], 0);
+    assert_eq!(seen.1, "still serving\n");
+}

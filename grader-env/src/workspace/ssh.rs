@@ -2,7 +2,7 @@
 //! only, then session channels whose exec (or shell) requests run through the [`Launcher`].
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -11,7 +11,7 @@ use russh::server::{Auth, ChannelOpenHandle, Handle, Msg, PublicKeyOffer, Sessio
 use russh::server::{Config, VerifiedPublicKey};
 use russh::{Channel, ChannelId, ChannelMsg, Disconnect, Sig};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
@@ -22,6 +22,9 @@ use super::sandbox::{Launcher, valid_variable};
 /// background can hold its output open for good, and the exit status must not wait for it.
 /// Only a pipe with nothing to read is waited on this long; output that arrives keeps flowing.
 const LINGER: Duration = Duration::from_millis(100);
+
+/// How long a peer has to log in (the reference's asyncssh default).
+const LOGIN_WITHIN: Duration = Duration::from_secs(120);
 
 /// What every connection shares.
 pub(crate) struct Shared {
@@ -88,30 +91,62 @@ pub(crate) async fn accept_loop(listener: TcpListener, config: Arc<Config>, shar
                 };
                 let _ = stream.set_nodelay(true);
                 let id = shared.next.fetch_add(1, Ordering::Relaxed);
-                let handler = Connection { shared: Arc::clone(&shared), channels: JoinSet::new() };
+                let logged_in = Arc::new(AtomicBool::new(false));
+                let handler = Connection {
+                    shared: Arc::clone(&shared),
+                    channels: JoinSet::new(),
+                    logged_in: Arc::clone(&logged_in),
+                };
                 let config = Arc::clone(&config);
                 let shared = Arc::clone(&shared);
-                running.spawn(async move {
-                    let Ok(session) = russh::server::run_stream(config, stream, handler).await
-                    else {
-                        return;
-                    };
-                    shared
-                        .connections
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .insert(id, session.handle());
-                    let _ = session.await;
-                    shared
-                        .connections
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .remove(&id);
-                });
+                running.spawn(serve_connection(shared, id, config, stream, handler, logged_in));
             }
             Some(_) = running.join_next(), if !running.is_empty() => {}
         }
     }
+}
+
+/// Runs one connection: a peer that has not sent its version line within [`LOGIN_WITHIN`] is
+/// dropped, one that has not logged in by then is disconnected (the reference's asyncssh
+/// gives a login two minutes too); a logged-in one is served until it or the server ends it.
+async fn serve_connection(
+    shared: Arc<Shared>,
+    id: u64,
+    config: Arc<Config>,
+    stream: TcpStream,
+    handler: Connection,
+    logged_in: Arc<AtomicBool>,
+) {
+    let started = tokio::time::timeout(
+        LOGIN_WITHIN,
+        russh::server::run_stream(config, stream, handler),
+    );
+    let Ok(Ok(session)) = started.await else {
+        return;
+    };
+    let handle = session.handle();
+    shared
+        .connections
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(id, session.handle());
+    let mut session = std::pin::pin!(session);
+    tokio::select! {
+        _ = &mut session => {}
+        () = tokio::time::sleep(LOGIN_WITHIN) => {
+            if !logged_in.load(Ordering::SeqCst) {
+                let _ = handle
+                    .disconnect(Disconnect::ByApplication, "login timed out".to_owned(), String::new())
+                    .await;
+            }
+            let _ = session.await;
+        }
+    }
+    shared
+        .connections
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .remove(&id);
 }
 
 /// One client connection.
@@ -119,6 +154,8 @@ struct Connection {
     shared: Arc<Shared>,
     /// Its channels' tasks: dropped (and so their commands killed) with the connection.
     channels: JoinSet<()>,
+    /// Set once the client has authenticated.
+    logged_in: Arc<AtomicBool>,
 }
 
 impl Connection {
@@ -152,6 +189,11 @@ impl russh::server::Handler for Connection {
         } else {
             Auth::reject()
         })
+    }
+
+    async fn auth_succeeded(&mut self, _session: &mut Session) -> Result<(), Self::Error> {
+        self.logged_in.store(true, Ordering::SeqCst);
+        Ok(())
     }
 
     async fn channel_open_session(
