@@ -13,6 +13,8 @@ use grader_tests::python::{inspect_python, run_script};
 use serde_json::{Value, json};
 
 const SCRIPT: &str = include_str!("../../scripts/inspect_scorer_cases.py");
+const GENERATOR: &str = include_str!("../../scripts/gen_fold_tables.py");
+const FOLD_TABLES: &str = include_str!("../../grader-core/src/text/fold_tables.rs");
 
 /// Scores `case` (the script's JSON form) with grader-core, in the script's result form.
 fn run(case: &Value) -> Value {
@@ -172,6 +174,12 @@ fn inspect_cases() -> Vec<Value> {
         m("The total is \\$1,234.50.", &["1234.5"], "end", true),
         m("(42)", &["42"], "exact", true),
         m("x = 2³", &["8"], "end", true),
+        m("the result is ½", &["0.5"], "end", true),
+        m("got -½ as the result", &["-0.5"], "any", true),
+        m("answer 2½", &["2.5"], "end", true),
+        m("the answer is -½ extra", &["-0.5"], "end", true),
+        m("leading text then -½", &["-0.5"], "begin", true),
+        m("chapter Ⅻ", &["12"], "end", true),
         m("", &["."], "end", false),
         m("   ", &["a"], "end", false),
         m("The answer is Paris.", &["paris"], "end", false),
@@ -334,7 +342,7 @@ impl Rng {
 }
 
 /// Pieces random completions are made of. Left out on purpose: what `docs/graders.md` lists
-/// as differences (Chinese numerals, vulgar fractions, numeric symbols such as `Ⅻ`).
+/// as a difference (Chinese numerals).
 #[rustfmt::skip]
 const PIECES: &[&str] = &[
     "ANSWER:", "ANSWER: ", "answer :", "Answer:\n", "ANSWERS:", "ſ", "A", "B", "c", "d", "E",
@@ -344,6 +352,7 @@ const PIECES: &[&str] = &[
     "ς", "İ", "ı", "\u{212A}", "é", "ﬁ",
     "0", "1", "2", "5", "7", "42", "-5", "3.14", "1,000", "1,234.5", "1e3", "2E-2", "1'000", "٣",
     "١٢", "１２", "５", "²", "³", "⁻²", "0.5", "100", "007", "1_000", ".5", "5.", "nan", "inf",
+    "½", "2½", "-½", "⅓", "1 ½", "½²", "Ⅻ", "ⅻ", "①", "⑫", "½½", "2½x", "𐄇",
     " ", "  ", "\n", "\n\n", "\t", "\u{a0}", "\u{3000}", "\x1c", "\r\n",
 ];
 
@@ -576,6 +585,13 @@ fn generated_cases_agree() {
     );
 }
 
+fn numeric() -> MatchOptions {
+    MatchOptions {
+        numeric: true,
+        ..MatchOptions::default()
+    }
+}
+
 /// Each difference `docs/graders.md` lists, with what Inspect and grader-core give.
 #[test]
 fn documented_differences_are_pinned() {
@@ -591,11 +607,11 @@ fn documented_differences_are_pinned() {
         )
     };
     let cases = [
-        // Chinese numerals, vulgar fractions and numeric symbols are not numbers here.
+        // Chinese numerals are not numbers here.
         m("result: 三", &["3"], "end", true),
-        m("the result is ½", &["0.5"], "end", true),
-        m("answer 2½", &["2.5"], "end", true),
-        m("chapter Ⅻ", &["12"], "end", true),
+        m("result: 十二", &["12"], "end", true),
+        m("result: 负5", &["-5"], "end", true),
+        m("result: 三点五", &["3.5"], "end", true),
         // `$` matches only at the very end; Python's also before a final line break.
         pattern("answer 42\n", r"(\d+)$", "42"),
         // `\b` uses the regex crate's word characters: a combining mark is one there, so no
@@ -621,7 +637,8 @@ fn documented_differences_are_pinned() {
     );
 }
 
-/// `str.casefold()` and `unicodedata.digit()` of every code point agree with Python's.
+/// `str.casefold()`, `unicodedata.digit()` and `unicodedata.numeric()` of every code point
+/// agree with Python's, and the committed tables are what their generator writes.
 #[test]
 fn casefold_and_digits_agree_on_every_code_point() {
     let Some(python) = inspect_python(env!("CARGO_TARGET_TMPDIR")) else {
@@ -632,7 +649,9 @@ fn casefold_and_digits_agree_on_every_code_point() {
         fold = {c: chr(c).casefold() for c in cps if chr(c).casefold() != chr(c)}\n\
         digit = {c: unicodedata.digit(chr(c)) for c in cps\n\
                  if unicodedata.digit(chr(c), None) is not None}\n\
-        print(json.dumps({'fold': fold, 'digit': digit}))";
+        numeric = {c: repr(unicodedata.numeric(chr(c))) for c in cps\n\
+                   if unicodedata.numeric(chr(c), None) is not None}\n\
+        print(json.dumps({'fold': fold, 'digit': digit, 'numeric': numeric}))";
     let output = run_script(&python, script, "");
     let tables: Value = serde_json::from_str(&output).expect("the script's JSON");
     let mut checked = 0;
@@ -646,7 +665,13 @@ fn casefold_and_digits_agree_on_every_code_point() {
             .as_u64()
             .and_then(|d| u8::try_from(d).ok());
         assert_eq!(pychar::digit_value(c), digit, "digit of {c:?}");
+        let numeric = tables["numeric"][&key]
+            .as_str()
+            .map(|x| x.parse::<f64>().expect("a float"));
+        assert_eq!(pychar::numeric_value(c), numeric, "numeric value of {c:?}");
         checked += 1;
     }
     assert!(checked > 1_100_000);
+    let generated = run_script(&python, GENERATOR, "");
+    assert!(generated == FOLD_TABLES, "run scripts/gen_fold_tables.py");
 }

@@ -31,9 +31,9 @@
 //! compare every function with Inspect's own on Inspect's cases and on generated ones. What
 //! differs on purpose (each pinned by a test, see `docs/graders.md`):
 //!
-//! - `match(numeric=True)` does not read Chinese numerals (`三十`), vulgar fractions (`2½`) or
-//!   numeric symbols (`Ⅻ`) as numbers, which Inspect's `unicode_number_to_float` does; other
-//!   scripts' digits, grouping marks, signs and superscript exponents it reads as Inspect does.
+//! - `match(numeric=True)` does not read Chinese numerals (`三十`) as numbers, which Inspect's
+//!   `unicode_number_to_float` does; other scripts' digits, grouping marks, signs, superscript
+//!   exponents, vulgar fractions (`2½`) and numeric symbols (`Ⅻ`) it reads as Inspect does.
 //! - `pattern` runs on the `regex` crate (linear time): Python syntax it lacks is a typed
 //!   `PatternError`; `$` matches only at the very end and `\b` uses the crate's word
 //!   characters (see the `pattern` module).

@@ -1,9 +1,9 @@
 //! Numbers as Inspect AI's `match(numeric=True)` and `f1` read and write them: its cleanup of
 //! currency and formatting characters, its parser (Python's `float()`, then Inspect's
-//! `unicode_number_to_float` for digits of other scripts, grouping separators, signs and
-//! superscript exponents), and Python's `format(x, ".5g")`, `repr(x)` and `round(x, 2)`.
+//! `unicode_number_to_float` for digits of other scripts, grouping separators, signs,
+//! superscript exponents, vulgar fractions and numeric symbols), and Python's `format(x, ".5g")`, `repr(x)` and `round(x, 2)`.
 
-use crate::text::pychar::{self, digit_value, is_space};
+use crate::text::pychar::{self, digit_value, is_space, numeric_value};
 
 /// Characters Inspect strips around a word before reading it as a number.
 const NUMERIC_PUNCTUATION_TRIM: &[char] = &[
@@ -72,8 +72,8 @@ pub(crate) fn normalize_number(s: &str, trim_punctuation: bool) -> String {
     }
 }
 
-/// Inspect's `unicode_number_to_float`, without the readings this crate leaves out (Chinese
-/// numerals, vulgar fractions, single numeric symbols such as `Ⅻ`): `None` for those.
+/// Inspect's `unicode_number_to_float`, without its reading of Chinese numerals (`None` for a
+/// text with one of their characters).
 fn unicode_number(s: &str) -> Option<f64> {
     // In ASCII, only these can be part of a number it reads: anything else fails it.
     const ASCII_NUMBER: &[u8] = b"0123456789eE+-.,' \t\n\x0b\x0c\r\x1c\x1d\x1e\x1f";
@@ -96,11 +96,11 @@ fn unicode_number(s: &str) -> Option<f64> {
     }
     let mut chars: Vec<char> = text.chars().collect();
     if let [only] = chars[..] {
-        let value = f64::from(digit_value(only)?);
+        let value = numeric_value(only)?;
         return Some(if negative { -value } else { value });
     }
     let exponent = split_superscript_exponent(&mut chars)?;
-    let mut base = generic_digits(&chars)?;
+    let mut base = with_fraction(&chars)?;
     if negative {
         base = -base;
     }
@@ -147,6 +147,55 @@ fn split_superscript_exponent(chars: &mut Vec<char>) -> Option<Option<f64>> {
     let magnitude: f64 = digits.parse().ok().filter(|x: &f64| x.is_finite())?;
     chars.truncate(base_len);
     Some(Some(if negative { -magnitude } else { magnitude }))
+}
+
+/// The value of a character that is a fraction between 0 and 1 (`½`, `⅓`): Inspect's
+/// `_fraction_char_value`.
+fn fraction_value(c: char) -> Option<f64> {
+    numeric_value(c).filter(|&value| value > 0.0 && value < 1.0)
+}
+
+/// Inspect's `_parse_number_with_optional_vulgar_fraction`: a whole number and one fraction
+/// character after it (`2½`), or a number without one.
+fn with_fraction(chars: &[char]) -> Option<f64> {
+    let mut fractions = chars
+        .iter()
+        .enumerate()
+        .filter_map(|(i, &c)| Some((i, fraction_value(c)?)));
+    let Some((at, fraction)) = fractions.next() else {
+        return core_number(chars);
+    };
+    if fractions.next().is_some() {
+        return None;
+    }
+    let tail_ok = chars[at + 1..]
+        .iter()
+        .all(|&c| is_space(c) || GROUP_SEPARATORS.contains(&c));
+    if !tail_ok {
+        return None;
+    }
+    let head = &chars[..at];
+    let head_value = if head.iter().all(|&c| is_space(c)) {
+        0.0
+    } else {
+        core_number(head)?
+    };
+    Some(head_value + fraction)
+}
+
+/// Inspect's `_parse_core_number_no_leading_signs` (Chinese numerals aside): digits of any
+/// script, or one character with a numeric value.
+fn core_number(chars: &[char]) -> Option<f64> {
+    let start = chars.iter().position(|&c| !is_space(c))?;
+    let end = chars
+        .iter()
+        .rposition(|&c| !is_space(c))
+        .map_or(0, |i| i + 1);
+    let chars = &chars[start..end];
+    generic_digits(chars).or_else(|| match chars {
+        [only] => numeric_value(*only),
+        _ => None,
+    })
 }
 
 /// Inspect's `_parse_generic_unicode_digits` with the digits `unicodedata.digit` knows.
@@ -314,5 +363,10 @@ mod tests {
         assert_eq!(parse_number("nan", true), None);
         assert_eq!(parse_number("1e999", true), None);
         assert_eq!(strip_numeric_punctuation("\\$1,000.50."), "1000.50");
+        assert_eq!(parse_number("2½", true), Some(2.5));
+        assert_eq!(parse_number("-½", true), Some(-0.5));
+        assert_eq!(parse_number("Ⅻ", true), Some(12.0));
+        assert_eq!(parse_number("½½", true), None);
+        assert_eq!(parse_number("三", true), None);
     }
 }

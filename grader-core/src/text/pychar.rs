@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::cmp::Ordering;
 
-use super::fold_tables::{CASEFOLD, DIGIT};
+use super::fold_tables::{CASEFOLD, DIGIT, NUMERIC};
 use super::tables::{CASE_IGNORABLE, CASED, DECIMAL, LOWER, SPACE, WORD};
 
 const CAPITAL_SIGMA: char = '\u{3A3}';
@@ -246,6 +246,17 @@ pub fn digit_value(c: char) -> Option<u8> {
     })
 }
 
+/// `unicodedata.numeric(c)`: the value of a digit, or of a character such as `½`, `Ⅻ` or `万`
+/// that has a numeric value without being a digit.
+pub fn numeric_value(c: char) -> Option<f64> {
+    digit_value(c).map(f64::from).or_else(|| {
+        NUMERIC
+            .binary_search_by_key(&c, |&(from, _)| from)
+            .ok()
+            .map(|index| NUMERIC[index].1)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -306,5 +317,9 @@ mod tests {
         assert_eq!(digit_value('²'), Some(2));
         assert_eq!(digit_value('٣'), Some(3));
         assert_eq!(digit_value('½'), None);
+        assert_eq!(numeric_value('½'), Some(0.5));
+        assert_eq!(numeric_value('Ⅻ'), Some(12.0));
+        assert_eq!(numeric_value('٣'), Some(3.0));
+        assert_eq!(numeric_value('x'), None);
     }
 }
