@@ -530,14 +530,18 @@ fn subscore_explanation(sub: &SubScore, info: &Map<String, Value>) -> Option<Str
     (!parts.is_empty()).then(|| parts.join("\n\n"))
 }
 
+/// How many subscores the reward's explanation lists; the others are counted (each is a score
+/// of its own).
+const BREAKDOWN_LINES: usize = 20;
+
 /// The reward's explanation: the result's content, then the weighted breakdown, one top-level
-/// subscore a line (`- tests: 0.7 × 0.0000 = 0.0000`).
+/// subscore a line (`- tests: 0.7 × 0.0000 = 0.0000`), the first [`BREAKDOWN_LINES`] of them.
 fn reward_explanation(reward: f64, result: &grader_core::EvaluationResult) -> Option<String> {
     let subscores = result.subscores.as_deref().unwrap_or_default();
     let mut parts: Vec<String> = result.content.iter().cloned().collect();
     if !subscores.is_empty() {
         let mut lines = vec![format!("reward {reward:.4} = Σ weight × value:")];
-        for sub in subscores {
+        for sub in subscores.iter().take(BREAKDOWN_LINES) {
             let penalty = if sub.weight() < 0.0 { " (penalty)" } else { "" };
             lines.push(format!(
                 "- {}{penalty}: {} × {:.4} = {}",
@@ -545,6 +549,12 @@ fn reward_explanation(reward: f64, result: &grader_core::EvaluationResult) -> Op
                 crate::text::signed(sub.weight()),
                 sub.value(),
                 crate::text::signed_fixed(sub.weight() * sub.value()),
+            ));
+        }
+        if subscores.len() > BREAKDOWN_LINES {
+            lines.push(format!(
+                "- … and {} more subscores (each a score of its own)",
+                subscores.len() - BREAKDOWN_LINES
             ));
         }
         parts.push(lines.join("\n"));
@@ -663,4 +673,25 @@ pub fn viewer_lists(path: &Path) -> bool {
         && std::path::Path::new(name.as_ref())
             .extension()
             .is_some_and(|ext| ext == "json")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_rewards_breakdown_lists_a_few_subscores_and_counts_the_rest() {
+        let subscores: Vec<SubScore> = (0..10_000)
+            .map(|i| SubScore::new(format!("check {i}"), 1.0).expect("a valid subscore"))
+            .collect();
+        let result = grader_core::Grade::from_subscores(subscores).expect("a grade");
+        let text = reward_explanation(result.reward(), &result).expect("an explanation");
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 1 + BREAKDOWN_LINES + 1, "{text}");
+        assert_eq!(lines[1], "- check 0: 0.0001 × 1.0000 = 0.0001");
+        assert_eq!(
+            lines[BREAKDOWN_LINES + 1],
+            "- … and 9980 more subscores (each a score of its own)"
+        );
+    }
 }
