@@ -695,6 +695,10 @@ async fn hostile_peers_do_not_stop_the_server_serving() {
         // 100 MB of output, through the client's window, to the last byte.
         let big = agent.ask(&json!({ "op": "run_len", "cmd": "head -c 100000000 /dev/zero" }));
         let after = agent.stdout("echo still serving");
+        // An agent that kills everything it can see (its sandbox's holder included) gets a
+        // fresh sandbox on its next command.
+        agent.run("kill -KILL -1");
+        assert_eq!(agent.stdout("cat /proc/1/comm"), "bwrap\n");
         drop((silent, garbage));
         (big, after)
     })

@@ -124,6 +124,9 @@ struct Holder {
     monitor: Child,
     /// The host PID of the namespace's init (bwrap's reaper, PID 1 inside).
     init: Pid,
+    /// The host PID of the holder's `sleep` (PID 2 inside): bwrap's init exits, and the
+    /// namespace with it, when it does.
+    sleeper: Pid,
 }
 
 impl Holder {
@@ -166,7 +169,24 @@ impl Holder {
             .ok_or_else(|| {
                 WorkspaceError::Sandbox("bwrap's namespace init could not be found".to_owned())
             })?;
-        Ok(Holder { monitor, init })
+        let sleeper = child_of(init.as_raw_nonzero().get()).ok_or_else(|| {
+            WorkspaceError::Sandbox("the sandbox's holder could not be found".to_owned())
+        })?;
+        Ok(Holder {
+            monitor,
+            init,
+            sleeper,
+        })
+    }
+
+    /// Whether the sandbox is up and staying up: bwrap runs, and neither its init nor the
+    /// holder has exited or has a SIGKILL pending (as when the agent ran `kill -9 -1`: the
+    /// signal is pending before that command returns, so the next session sees it).
+    fn alive(&mut self) -> bool {
+        let init = self.init.as_raw_nonzero().get();
+        matches!(self.monitor.try_wait(), Ok(None))
+            && living(init).is_some()
+            && living(self.sleeper.as_raw_nonzero().get()) == Some(init)
     }
 
     /// Kills the namespace's init (and so everything in the namespace), then waits for bwrap
@@ -190,6 +210,28 @@ impl Drop for Holder {
             let _ = kill_process(self.init, Signal::KILL);
         }
     }
+}
+
+/// The parent of `pid` while it lives with no SIGKILL pending (read from `/proc`).
+fn living(pid: i32) -> Option<i32> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let mut parent = None;
+    for line in status.lines() {
+        let (key, value) = line.split_once(':')?;
+        let value = value.trim();
+        match key {
+            "State" if value.starts_with(['Z', 'X']) => return None,
+            "PPid" => parent = value.parse().ok(),
+            "SigPnd" | "ShdPnd" => {
+                let pending = u64::from_str_radix(value, 16).ok()?;
+                if pending & (1 << (Signal::KILL.as_raw() - 1)) != 0 {
+                    return None;
+                }
+            }
+            _ => {}
+        }
+    }
+    parent
 }
 
 /// The child of `parent`, read from `/proc`.
@@ -285,7 +327,19 @@ impl Launcher {
             return Ok(());
         };
         let mut state = self.state.lock().await;
-        if matches!(*state, State::Idle) {
+        self.ensure_up(spec, &mut state).await
+    }
+
+    /// Starts the sandbox unless one runs (a sandbox whose holder has died, as when the agent
+    /// ran `kill -9 -1`, is replaced); not after `stop`.
+    async fn ensure_up(&self, spec: &Spec, state: &mut State) -> Result<(), WorkspaceError> {
+        if let State::Up(holder) = state
+            && !holder.alive()
+        {
+            holder.end().await;
+            *state = State::Idle;
+        }
+        if matches!(state, State::Idle) {
             let holder = Holder::start(spec, &self.root, &self.cwd).await?;
             self.init
                 .store(holder.init.as_raw_nonzero().get(), Ordering::SeqCst);
@@ -328,10 +382,12 @@ impl Launcher {
                 .and_then(Pid::from_raw);
             return Ok(Process { child, group });
         };
-        self.prepare().await.map_err(|e| e.to_string())?;
         // Held while nsenter starts, so that `stop` cannot end the sandbox (freeing its init's
         // PID) between reading the PID and nsenter opening its namespaces.
-        let state = self.state.lock().await;
+        let mut state = self.state.lock().await;
+        self.ensure_up(spec, &mut state)
+            .await
+            .map_err(|e| e.to_string())?;
         let State::Up(holder) = &*state else {
             return Err("the workspace has stopped".to_owned());
         };
