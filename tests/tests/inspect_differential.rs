@@ -359,7 +359,8 @@ const PIECES: &[&str] = &[
 fn random_text(rng: &mut Rng, max_pieces: usize) -> String {
     let mut out = String::new();
     for _ in 0..rng.below(max_pieces + 1) {
-        out.push_str(*rng.pick(PIECES));
+        let piece = rng.pick::<&str>(PIECES);
+        out.push_str(piece);
         if rng.chance(2) {
             out.push(' ');
         }
@@ -457,7 +458,7 @@ fn random_case(rng: &mut Rng) -> Value {
         0 => {
             let location = *rng.pick(&["begin", "end", "any", "exact"]);
             let mut case = m(&completion, &targets, location, rng.chance(2));
-            case["ignore_case"] = rng.chance(3).then_some(false).unwrap_or(true).into();
+            case["ignore_case"] = (!rng.chance(3)).into();
             case
         }
         1 => with(
@@ -583,13 +584,6 @@ fn generated_cases_agree() {
             .collect::<Vec<_>>()
             .join("\n")
     );
-}
-
-fn numeric() -> MatchOptions {
-    MatchOptions {
-        numeric: true,
-        ..MatchOptions::default()
-    }
 }
 
 /// Each difference `docs/graders.md` lists, with what Inspect and grader-core give.

@@ -183,7 +183,7 @@ const WORDS: &[&str] = &[
 fn random_text(rng: &mut Rng) -> String {
     let mut out = String::new();
     for _ in 0..rng.below(12) {
-        out.push_str(*rng.pick(WORDS));
+        out.push_str(rng.pick::<&str>(WORDS));
         if rng.below(3) > 0 {
             out.push(' ');
         }
