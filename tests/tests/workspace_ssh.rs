@@ -625,6 +625,17 @@ async fn a_relative_guest_path_is_refused_with_the_value() {
         .await
         .unwrap_err();
     assert!(error.to_string().contains("\"workspace\""), "{error}");
+    for bad in ["/", "/a/../etc", "/./w"] {
+        let error = Workspace::builder(root.path())
+            .guest_path(bad)
+            .start()
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(error, WorkspaceError::GuestPath(ref p) if p == bad),
+            "{error}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

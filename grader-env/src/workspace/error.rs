@@ -27,8 +27,12 @@ pub enum WorkspaceError {
         #[source]
         source: std::io::Error,
     },
-    /// The path the root is mounted at inside the sandbox is not an absolute path.
-    #[error("the workspace's guest path must be absolute and name a directory: {0:?}")]
+    /// The path the root is mounted at inside the sandbox is not absolute, is `/`, or has `.`
+    /// or `..` components.
+    #[error(
+        "the workspace's guest path must be an absolute directory other than / without . or .. \
+         components: {0:?}"
+    )]
     GuestPath(String),
     /// The host and port given do not name an address to listen on.
     #[error("cannot resolve the workspace's SSH address {0:?}")]

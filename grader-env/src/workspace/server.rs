@@ -193,7 +193,7 @@ impl Workspace {
 
     async fn start_with(options: WorkspaceBuilder) -> Result<Workspace, WorkspaceError> {
         let spec = isolation_spec(&options)?;
-        if !options.guest_path.starts_with('/') || options.guest_path.contains('\0') {
+        if !valid_guest_path(&options.guest_path) {
             return Err(WorkspaceError::GuestPath(options.guest_path));
         }
         let root = make_root(&options.root)?;
@@ -340,6 +340,11 @@ impl Drop for Workspace {
     fn drop(&mut self) {
         self.accept.abort();
         self.shared.launcher.kill_now();
+        // The connections end too, where a runtime is still there to tell them.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let shared = Arc::clone(&self.shared);
+            runtime.spawn(async move { shared.disconnect_all().await });
+        }
     }
 }
 
@@ -392,6 +397,15 @@ fn keys() -> Result<(PrivateKey, PrivateKey, String, String), WorkspaceError> {
         .to_string();
     let host_pubkey = host_key.public_key().to_openssh().map_err(key_error)?;
     Ok((host_key, client, client_key, host_pubkey))
+}
+
+/// Whether `path` can be where the root is mounted: absolute, not `/` (the root would hide the
+/// system), without `.` or `..` components or NUL.
+fn valid_guest_path(path: &str) -> bool {
+    path.starts_with('/')
+        && !path.contains('\0')
+        && path.split('/').any(|part| !part.is_empty())
+        && path.split('/').all(|part| part != "." && part != "..")
 }
 
 /// Creates the root if missing and resolves it.
