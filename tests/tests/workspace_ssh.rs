@@ -371,6 +371,21 @@ async fn nothing_a_session_started_outlives_the_workspace() {
         assert_eq!(sleeping(mark), 1, "sleep {mark} runs, seen from the host");
     }
 
+    // A grader's command joins the sandbox: it sees what the agent left running.
+    let seen = workspace
+        .run("cat /proc/[0-9]*/cmdline | tr '\\0' ' ' | grep -oE 'sleep 9[0-9]{7}' | sort")
+        .await
+        .unwrap();
+    assert!(seen.status.success(), "{seen:?}");
+    let mut expected: Vec<String> = marks.iter().map(|m| format!("sleep {m}\n")).collect();
+    expected.sort();
+    assert_eq!(String::from_utf8_lossy(&seen.stdout), expected.concat());
+    let pwd = workspace.run("pwd; exit 3").await.unwrap();
+    assert_eq!(
+        (pwd.stdout.as_slice(), pwd.status.code()),
+        (&b"/workspace\n"[..], Some(3))
+    );
+
     // Between tasks: the sandbox goes, everything in it with it, and the server keeps serving.
     workspace.discard_sandbox().await;
     for mark in &marks {

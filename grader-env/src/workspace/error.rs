@@ -49,6 +49,14 @@ pub enum WorkspaceError {
     /// A key could not be generated or encoded.
     #[error("cannot make the workspace's SSH keys: {0}")]
     Key(String),
+    /// A command run with [`Workspace::run`](super::Workspace::run) could not start.
+    #[error("cannot run {command:?} in the workspace: {message}")]
+    Command {
+        /// The command.
+        command: String,
+        /// Why.
+        message: String,
+    },
     /// The sandbox the sessions share did not start.
     #[error("the workspace sandbox did not start: {0}")]
     Sandbox(String),

@@ -320,6 +320,38 @@ impl Workspace {
         self.shared.launcher.init_pid()
     }
 
+    /// Runs `command` as a session would (`bash -lc`, in the sandbox's namespaces: it sees the
+    /// processes the agent left running and the files as the agent sees them, starting in the
+    /// guest path), its stdin empty, and returns its exit status and output (held in memory:
+    /// for a grader's own commands, not the agent's).
+    ///
+    /// # Errors
+    /// [`WorkspaceError::Command`] when it cannot start (the workspace stopped, the sandbox
+    /// did not start) or its output cannot be read.
+    pub async fn run(&self, command: &str) -> Result<std::process::Output, WorkspaceError> {
+        let failed = |message: String| WorkspaceError::Command {
+            command: command.to_owned(),
+            message,
+        };
+        let mut process = self
+            .shared
+            .launcher
+            .spawn(Some(command.as_bytes()), &[], None)
+            .await
+            .map_err(failed)?;
+        drop(process.child.stdin.take());
+        let (stdout, stderr, status) = tokio::join!(
+            read_all(process.child.stdout.take()),
+            read_all(process.child.stderr.take()),
+            process.child.wait()
+        );
+        Ok(std::process::Output {
+            status: status.map_err(|e| failed(e.to_string()))?,
+            stdout,
+            stderr,
+        })
+    }
+
     /// Ends the sandbox and every process in it (detached ones included), returning once they
     /// are gone; the server keeps serving and the next session starts a fresh sandbox. The
     /// boundary between two tasks.
@@ -397,6 +429,15 @@ fn keys() -> Result<(PrivateKey, PrivateKey, String, String), WorkspaceError> {
         .to_string();
     let host_pubkey = host_key.public_key().to_openssh().map_err(key_error)?;
     Ok((host_key, client, client_key, host_pubkey))
+}
+
+/// Everything `stream` gives until its end (nothing when there is none).
+async fn read_all(stream: Option<impl tokio::io::AsyncRead + Unpin>) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    if let Some(mut stream) = stream {
+        let _ = tokio::io::AsyncReadExt::read_to_end(&mut stream, &mut bytes).await;
+    }
+    bytes
 }
 
 /// Whether `path` can be where the root is mounted: absolute, not `/` (the root would hide the
