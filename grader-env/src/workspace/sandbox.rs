@@ -1,8 +1,9 @@
 //! The sandbox a workspace's sessions share, and how each session's command is started in it.
 //!
 //! Under isolation, one bubblewrap sandbox (a *holder*: `sleep` under bwrap's own init, in new
-//! user, PID, mount, IPC, UTS and, by default, network namespaces) is started on the first
-//! session; every session joins its namespaces with `nsenter`. Ending it is one signal: the
+//! user, PID, mount, IPC, UTS and, by default, network namespaces) is started with the
+//! workspace, and again by the next session after a discard; every session joins its
+//! namespaces with `nsenter`. Ending it is one signal: the
 //! PID namespace's init is killed, and the kernel kills every process in the namespace with
 //! it, those the agent detached included (`setsid -f`, `nohup`, double forks). [`Launcher::stop`]
 //! returns only once bwrap has reaped that init, which the kernel lets exit only after the
@@ -54,6 +55,29 @@ pub(crate) struct Spec {
     /// Whether the sandbox shares the host's network (otherwise it has none, not even the
     /// host's loopback).
     pub(crate) network: bool,
+    /// Whether this bwrap can set a tmpfs's mode (`--perms`, bubblewrap 0.5+): `/tmp` is
+    /// made world-writable with it, as the reference's.
+    pub(crate) tmpfs_modes: bool,
+}
+
+/// Whether `bwrap` understands `--perms` before `--tmpfs` (bubblewrap 0.5+); checked once per
+/// process, as `grader_core::sandbox::Sandbox::check` checks bwrap itself.
+pub(crate) fn tmpfs_modes(bwrap: &Path) -> bool {
+    static PROBED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *PROBED.get_or_init(|| probe_tmpfs_modes(bwrap))
+}
+
+fn probe_tmpfs_modes(bwrap: &Path) -> bool {
+    std::process::Command::new(bwrap)
+        .args(["--unshare-user", "--ro-bind", "/", "/", "--perms", "1777"])
+        .args(["--tmpfs", "/tmp", "--", "true"])
+        .env_clear()
+        .env("PATH", HELPER_PATH)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success())
 }
 
 impl Spec {
@@ -97,11 +121,11 @@ impl Spec {
             "/proc",
             "--dev",
             "/dev",
-            "--perms",
-            "1777",
-            "--tmpfs",
-            "/tmp",
         ]);
+        if self.tmpfs_modes {
+            push(&["--perms", "1777"]);
+        }
+        push(&["--tmpfs", "/tmp"]);
         let parent = Path::new(guest)
             .parent()
             .map_or_else(|| OsString::from("/"), |p| p.as_os_str().to_owned());
@@ -517,6 +541,7 @@ mod tests {
             bwrap: "/usr/bin/bwrap".into(),
             nsenter: "/usr/bin/nsenter".into(),
             network: false,
+            tmpfs_modes: true,
         };
         let argv: Vec<String> = spec
             .holder_argv(Path::new("/srv/task"), "/workspace")

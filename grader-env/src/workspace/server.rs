@@ -14,7 +14,7 @@ use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
 use super::error::WorkspaceError;
-use super::sandbox::{Launcher, Spec, on_path};
+use super::sandbox::{Launcher, Spec, on_path, tmpfs_modes};
 use super::ssh::{Shared, accept_loop};
 use crate::Capability;
 
@@ -399,11 +399,21 @@ fn isolation_spec(options: &WorkspaceBuilder) -> Result<Option<Spec>, WorkspaceE
                 .ok_or_else(|| "nsenter (util-linux) is not on PATH".to_owned())
         });
     match found {
-        Ok((bwrap, nsenter)) => Ok(Some(Spec {
-            bwrap,
-            nsenter,
-            network: options.network,
-        })),
+        Ok((bwrap, nsenter)) => {
+            let tmpfs_modes = tmpfs_modes(&bwrap);
+            if !tmpfs_modes {
+                tracing::warn!(
+                    "bwrap cannot set tmpfs modes (bubblewrap 0.5+ is required); \
+                     the sandbox's /tmp keeps bwrap's default mode"
+                );
+            }
+            Ok(Some(Spec {
+                bwrap,
+                nsenter,
+                network: options.network,
+                tmpfs_modes,
+            }))
+        }
         Err(reason) if options.require_isolation => {
             Err(WorkspaceError::IsolationUnavailable { reason })
         }
