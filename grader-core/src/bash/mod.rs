@@ -240,6 +240,7 @@ pub struct BashGrader {
     passed: Vec<OsString>,
     limits: Limits,
     sandbox: Option<Sandbox>,
+    launcher: Vec<OsString>,
 }
 
 impl fmt::Debug for BashGrader {
@@ -258,6 +259,7 @@ impl fmt::Debug for BashGrader {
             .field("passed", &self.passed)
             .field("limits", &self.limits)
             .field("sandbox", &self.sandbox)
+            .field("launcher", &self.launcher)
             .finish()
     }
 }
@@ -278,6 +280,7 @@ impl BashGrader {
             passed: Vec::new(),
             limits: Limits::default(),
             sandbox: None,
+            launcher: Vec::new(),
         }
     }
 
@@ -388,6 +391,22 @@ impl BashGrader {
         self
     }
 
+    /// Starts the shell through a launcher: `PROGRAM ARGS… /bin/bash -c COMMAND` (inside the
+    /// sandbox, when there is one), for a program that runs its arguments somewhere else, such
+    /// as `nsenter` joining a workspace's namespaces (what
+    /// `grader_env::workspace::Workspace::bash` gives). The launcher inherits the command's
+    /// environment, limits and tag, so everything it starts is bounded and stopped as the
+    /// command's own processes are. Recorded in `_parameters.launcher` as the program's file
+    /// name only (its arguments may name a process).
+    pub fn launcher<I, S>(mut self, program_and_arguments: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<OsString>,
+    {
+        self.launcher = program_and_arguments.into_iter().map(Into::into).collect();
+        self
+    }
+
     /// The grading of this command at `weight`: [`Grader::grade`], callable without importing
     /// the trait.
     pub fn grade<'a>(self, weight: f64) -> Grading<'a, Self> {
@@ -436,6 +455,7 @@ impl BashGrader {
             inherit: self.inherit,
             limits: &self.limits,
             sandbox: self.sandbox.as_ref(),
+            launcher: &self.launcher,
             timeout: self.timeout,
         }
     }
@@ -626,6 +646,14 @@ impl Grader for BashGrader {
         let limits = self.limits.changes();
         if !limits.is_empty() {
             params.insert("limits".into(), Value::Object(limits));
+        }
+        if let Some(program) = self.launcher.first() {
+            let name = Path::new(program)
+                .file_name()
+                .unwrap_or(program.as_os_str())
+                .to_string_lossy()
+                .into_owned();
+            params.insert("launcher".into(), name.into());
         }
         if let Some(sandbox) = &self.sandbox {
             let paths = |writable: bool| {

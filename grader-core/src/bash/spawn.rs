@@ -38,6 +38,7 @@ pub(super) struct Launch<'a> {
     pub(super) inherit: Inherit,
     pub(super) limits: &'a Limits,
     pub(super) sandbox: Option<&'a Sandbox>,
+    pub(super) launcher: &'a [OsString],
     pub(super) timeout: Duration,
 }
 
@@ -69,6 +70,7 @@ impl Launch<'_> {
         if group::inherits_ignored_signals() && group::env_resets_signals() {
             program.extend([ENV.into(), "--default-signal".into()]);
         }
+        program.extend(self.launcher.iter().cloned());
         let sandbox_label = match sandbox {
             Some(Sandboxing::Bwrap(bwrap, sandbox)) => {
                 let cwd = match self.cwd {

@@ -40,7 +40,34 @@ impl Environment {
     /// ```
     #[must_use]
     pub fn workspace_with(self, builder: WorkspaceBuilder, name: &str) -> Self {
-        let slot: Arc<Mutex<Option<Workspace>>> = Arc::new(Mutex::new(None));
+        self.workspace_shared(builder, name, &WorkspaceHandle::new())
+    }
+
+    /// As [`workspace_with`](Self::workspace_with), with a `handle` the templates keep to
+    /// reach the workspace while it serves: to grade inside its sandbox with
+    /// [`WorkspaceHandle::bash`].
+    ///
+    /// ```
+    /// use grader_env::Environment;
+    /// use grader_env::workspace::{Workspace, WorkspaceHandle};
+    ///
+    /// let handle = WorkspaceHandle::new();
+    /// let env = Environment::new("coding").workspace_shared(
+    ///     Workspace::builder("/srv/checkout"),
+    ///     "shell",
+    ///     &handle,
+    /// );
+    /// // A template's grading then runs `handle.bash("pytest -q").await?.grade(1.0)`.
+    /// # drop(env);
+    /// ```
+    #[must_use]
+    pub fn workspace_shared(
+        self,
+        builder: WorkspaceBuilder,
+        name: &str,
+        handle: &WorkspaceHandle,
+    ) -> Self {
+        let slot = Arc::clone(&handle.slot);
         let name = name.to_owned();
         let (on_task_end, on_stop) = (Arc::clone(&slot), Arc::clone(&slot));
         self.initialize(move |capabilities| {
@@ -73,5 +100,48 @@ impl Environment {
                 Ok::<(), std::convert::Infallible>(())
             }
         })
+    }
+}
+
+/// A handle on the workspace an [`Environment`] attached with
+/// [`workspace_shared`](Environment::workspace_shared), for its templates: while the
+/// environment serves, [`bash`](Self::bash) grades a command inside the workspace's sandbox.
+#[derive(Clone, Default)]
+pub struct WorkspaceHandle {
+    slot: Arc<Mutex<Option<Workspace>>>,
+}
+
+impl std::fmt::Debug for WorkspaceHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WorkspaceHandle").finish_non_exhaustive()
+    }
+}
+
+impl WorkspaceHandle {
+    /// A handle on no workspace yet: give it to
+    /// [`workspace_shared`](Environment::workspace_shared).
+    #[must_use]
+    pub fn new() -> Self {
+        WorkspaceHandle::default()
+    }
+
+    /// [`Workspace::bash`] on the running workspace: a `BashGrader` whose command runs in the
+    /// task's sandbox, seeing what the agent left there.
+    ///
+    /// # Errors
+    /// When the workspace is not running (before the environment serves, or after it
+    /// stopped), or its sandbox cannot be started.
+    pub async fn bash(
+        &self,
+        command: impl Into<String>,
+    ) -> Result<grader_core::BashGrader, super::WorkspaceError> {
+        match self.slot.lock().await.as_ref() {
+            Some(workspace) => workspace.bash(command).await,
+            None => Err(super::WorkspaceError::Sandbox(
+                "the environment's workspace is not running (it starts when the environment \
+                 serves)"
+                    .to_owned(),
+            )),
+        }
     }
 }

@@ -26,6 +26,8 @@ mod server;
 #[cfg(feature = "workspace")]
 mod ssh;
 
+#[cfg(feature = "workspace")]
+pub use attach::WorkspaceHandle;
 pub use changes::{Change, Changes, DEFAULT_MAX_FILE_SIZE, Status, Tracker, TrackerError};
 #[cfg(feature = "workspace")]
 pub use error::WorkspaceError;

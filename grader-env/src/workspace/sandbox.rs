@@ -446,6 +446,41 @@ impl Launcher {
         Ok(Process { child, group: None })
     }
 
+    /// How a grader's command joins the shared sandbox (starting it if needed): `nsenter` into
+    /// its namespaces, the capabilities sessions lose dropped, then `env --chdir=CWD`, to be
+    /// followed by the shell. `None` without isolation (the command then runs in the root).
+    /// The command keeps its own environment (the grader's: credentials already withheld).
+    pub(crate) async fn join_prefix(&self) -> Result<Option<Vec<OsString>>, WorkspaceError> {
+        let Some(spec) = &self.spec else {
+            return Ok(None);
+        };
+        let mut state = self.state.lock().await;
+        self.ensure_up(spec, &mut state).await?;
+        let State::Up(holder) = &*state else {
+            return Err(WorkspaceError::Sandbox(
+                "the workspace has stopped".to_owned(),
+            ));
+        };
+        let mut prefix: Vec<OsString> = vec![
+            spec.nsenter.clone().into(),
+            "-t".into(),
+            holder.init.as_raw_nonzero().get().to_string().into(),
+        ];
+        prefix.extend(["-U", "-m", "-p", "-n", "-i", "-u", "-r", "--"].map(OsString::from));
+        if Path::new("/usr/bin/setpriv").is_file() {
+            prefix.extend(["/usr/bin/setpriv", DROPPED_CAPABILITIES, "--"].map(OsString::from));
+        }
+        let mut chdir = OsString::from("--chdir=");
+        chdir.push(&self.cwd);
+        prefix.extend([OsString::from("/usr/bin/env"), chdir]);
+        Ok(Some(prefix))
+    }
+
+    /// The root on the host.
+    pub(crate) fn root(&self) -> &Path {
+        &self.root
+    }
+
     /// A session's environment: the serving process's without the harness's configuration
     /// (no `HUD_*` key), then the workspace's variables, then the session's.
     fn environment(&self, session_env: &[(String, String)]) -> BTreeMap<OsString, OsString> {

@@ -352,6 +352,27 @@ impl Workspace {
         })
     }
 
+    /// A [`BashGrader`](grader_core::BashGrader) whose command runs inside this workspace's
+    /// sandbox, joining its namespaces as a session does (starting the sandbox if none runs):
+    /// it sees the processes the agent left running and the files where the agent sees them
+    /// (its working directory is the guest path). Everything else is `BashGrader`'s: the
+    /// timeout, the limits (the command's cgroup is joined before the namespaces are), the
+    /// output budget, credentials withheld, nothing it starts left running. Without isolation
+    /// the command runs in the root on the host.
+    ///
+    /// # Errors
+    /// When the sandbox cannot be started, or the workspace has stopped.
+    pub async fn bash(
+        &self,
+        command: impl Into<String>,
+    ) -> Result<grader_core::BashGrader, WorkspaceError> {
+        let grader = grader_core::BashGrader::new(command);
+        Ok(match self.shared.launcher.join_prefix().await? {
+            Some(prefix) => grader.launcher(prefix),
+            None => grader.cwd(self.shared.launcher.root()),
+        })
+    }
+
     /// Ends the sandbox and every process in it (detached ones included), returning once they
     /// are gone; the server keeps serving and the next session starts a fresh sandbox. The
     /// boundary between two tasks.
