@@ -157,21 +157,8 @@ impl Sandbox {
         if self.network {
             push(&["--share-net"]);
         }
-        for dir in SYSTEM {
-            let path = Path::new(dir);
-            match std::fs::read_link(path) {
-                Ok(target) => {
-                    args.push("--symlink".into());
-                    args.push(target.into());
-                    args.push(dir.into());
-                }
-                Err(_) if path.is_dir() => {
-                    args.extend(["--ro-bind".into(), dir.into(), dir.into()]);
-                }
-                Err(_) => {}
-            }
-        }
-        args.extend(["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"].map(OsString::from));
+        args.extend(system_mounts());
+        args.extend(["--tmpfs", "/tmp"].map(OsString::from));
         for (path, writable) in &self.binds {
             let flag = if *writable {
                 "--bind-try"
@@ -190,6 +177,32 @@ impl Sandbox {
         ]);
         args
     }
+}
+
+/// The system a sandbox sees, as bwrap's arguments: `/usr` and `/etc` read-only, `/bin`,
+/// `/sbin` and `/lib*` as the host has them (links where the host's are links, as on a merged
+/// `/usr`; read-only binds otherwise), a fresh `/proc` and a minimal `/dev`: the reference
+/// workspace's system mounts, shared by [`Sandbox`] and grader-env's workspaces (each adds its
+/// own `/tmp`, working directory and namespaces).
+#[must_use]
+pub fn system_mounts() -> Vec<OsString> {
+    let mut args: Vec<OsString> = Vec::new();
+    for dir in SYSTEM {
+        let path = Path::new(dir);
+        match std::fs::read_link(path) {
+            Ok(target) => {
+                args.push("--symlink".into());
+                args.push(target.into());
+                args.push(dir.into());
+            }
+            Err(_) if path.is_dir() => {
+                args.extend(["--ro-bind".into(), dir.into(), dir.into()]);
+            }
+            Err(_) => {}
+        }
+    }
+    args.extend(["--proc", "/proc", "--dev", "/dev"].map(OsString::from));
+    args
 }
 
 /// `bwrap` on `PATH`.

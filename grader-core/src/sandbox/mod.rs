@@ -12,7 +12,7 @@ mod cgroup;
 mod hook;
 mod limits;
 
-pub use bwrap::Sandbox;
+pub use bwrap::{Sandbox, system_mounts};
 pub use limits::{
     DEFAULT_FILE_SIZE, DEFAULT_MEMORY, DEFAULT_OPEN_FILES, DEFAULT_PROCESSES, Limits,
 };

@@ -97,31 +97,10 @@ impl Spec {
         if !self.network {
             push(&["--unshare-net"]);
         }
-        // The reference's DEFAULT_SYSTEM_MOUNTS.
-        push(&[
-            "--ro-bind",
-            "/usr",
-            "/usr",
-            "--ro-bind",
-            "/etc",
-            "/etc",
-            "--symlink",
-            "usr/lib",
-            "/lib",
-            "--symlink",
-            "usr/lib64",
-            "/lib64",
-            "--symlink",
-            "usr/bin",
-            "/bin",
-            "--symlink",
-            "usr/sbin",
-            "/sbin",
-            "--proc",
-            "/proc",
-            "--dev",
-            "/dev",
-        ]);
+        // The reference's DEFAULT_SYSTEM_MOUNTS, as BashGrader's sandbox mounts them (the host's
+        // own links for a merged /usr, read-only binds where /lib and /bin are directories).
+        argv.extend(grader_core::sandbox::system_mounts());
+        let mut push = |items: &[&str]| argv.extend(items.iter().map(OsString::from));
         if self.tmpfs_modes {
             push(&["--perms", "1777"]);
         }
