@@ -9,7 +9,9 @@ pub mod gcs_server;
 pub mod judge_server;
 pub mod local_server;
 pub mod python;
+pub mod rng;
 pub mod s3_server;
+pub mod sandboxing;
 
 use grader_core::{EvaluationResult, SubScore};
 

@@ -10,6 +10,7 @@ use grader_core::inspect::{
 };
 use grader_core::text::pychar;
 use grader_tests::python::{inspect_python, run_script};
+use grader_tests::rng::Rng;
 use serde_json::{Value, json};
 
 const SCRIPT: &str = include_str!("../../scripts/inspect_scorer_cases.py");
@@ -314,31 +315,6 @@ fn inspect_cases() -> Vec<Value> {
     ));
     cases.push(with("includes", "", &[""], json!({"ignore_case": true})));
     cases
-}
-
-/// SplitMix64: a small seeded generator, so every run checks the same cases.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        usize::try_from(self.next() % n as u64).expect("fits")
-    }
-
-    fn chance(&mut self, one_in: usize) -> bool {
-        self.below(one_in) == 0
-    }
-
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
 }
 
 /// Pieces random completions are made of. Left out on purpose: what `docs/graders.md` lists

@@ -9,6 +9,7 @@ use std::io::Write as _;
 use std::process::{Command, Stdio};
 
 use grader_core::json::{self, JsonError, MAX_DEPTH};
+use grader_tests::rng::Rng;
 use serde_json::{Value, json};
 
 const SCRIPT: &str = include_str!("../../scripts/json_cases.js");
@@ -161,27 +162,6 @@ fn hand_picked_texts_agree_with_json_parse() {
     };
     eprintln!("hand-picked: {} of {total} agree", total - differ.len());
     assert!(differ.is_empty(), "{}", differ.join("\n"));
-}
-
-/// SplitMix64: a small seeded generator, so every run checks the same cases.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        usize::try_from(self.next() % n as u64).expect("fits")
-    }
-
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
 }
 
 /// Pieces of near-JSON text. Left out: lone surrogate escapes and numbers beyond a double,

@@ -9,6 +9,7 @@ use grader_core::similarity::{
     levenshtein_similarity, ratio, rouge_l, rouge_n, rouge_tokens, tokenize_13a,
 };
 use grader_tests::python::{run_script, similarity_python};
+use grader_tests::rng::Rng;
 use serde_json::{Value, json};
 
 const SCRIPT: &str = include_str!("../../scripts/similarity_cases.py");
@@ -150,27 +151,6 @@ fn hand_picked_pairs_agree() {
         cases.len()
     );
     assert!(differ.is_empty(), "{}", differ.join("\n"));
-}
-
-/// SplitMix64: a small seeded generator, so every run checks the same cases.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        usize::try_from(self.next() % n as u64).expect("fits")
-    }
-
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
 }
 
 #[rustfmt::skip]

@@ -9,6 +9,7 @@ use grader_core::text::{
     self, ContainsOptions, ExactMatchOptions, NumericMatchOptions, UNICODE_VERSION,
 };
 use grader_tests::python::{hud_python, run_script};
+use grader_tests::rng::Rng;
 use serde_json::{Value, json};
 
 const SCRIPT: &str = include_str!("../../scripts/text_cases.py");
@@ -139,31 +140,6 @@ fn outcome(value: &Value) -> Outcome {
         .and_then(Value::as_str)
         .unwrap_or_else(|| panic!("unexpected result {value}"));
     Outcome::Score(score.parse::<f64>().expect("a float").to_bits())
-}
-
-/// SplitMix64: a small seeded generator, so every run checks the same cases.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        usize::try_from(self.next() % n as u64).expect("fits")
-    }
-
-    fn chance(&mut self, one_in: usize) -> bool {
-        self.below(one_in) == 0
-    }
-
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
 }
 
 /// Pieces random strings are made of: every one is assigned in Unicode 6.0 or earlier, so any

@@ -9,33 +9,7 @@ use std::time::Duration;
 
 use grader_core::sandbox::Limits;
 use grader_env::workspace::{Workspace, WorkspaceHandle};
-
-/// Whether bwrap can sandbox here; outside CI a test that needs it skips, saying so.
-fn can_sandbox() -> bool {
-    match grader_core::sandbox::Sandbox::check() {
-        Ok(_) => true,
-        Err(why) => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "bwrap must sandbox under CI: {why}"
-            );
-            eprintln!("skipping: {why}");
-            false
-        }
-    }
-}
-
-/// Host processes whose command line is `sleep <seconds>`.
-fn sleeping(seconds: &str) -> usize {
-    let want = format!("sleep\0{seconds}\0");
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter(|entry| {
-            std::fs::read(entry.path().join("cmdline")).is_ok_and(|c| c == want.as_bytes())
-        })
-        .count()
-}
+use grader_tests::sandboxing::{can_sandbox, sleeping};
 
 /// Waits up to `bound` for no `sleep <seconds>` to run; returns how many still do.
 fn sleeping_after(seconds: &str, bound: Duration) -> usize {

@@ -16,6 +16,7 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use grader_env::workspace::{Isolation, Workspace, WorkspaceError};
 use grader_env::{Capability, Environment, NoArgs, PromptError, ServeConfig, Session, Template};
 use grader_tests::python::hud_python;
+use grader_tests::sandboxing::{can_sandbox, sleeping};
 use serde_json::{Value, json};
 
 const TMP: &str = env!("CARGO_TARGET_TMPDIR");
@@ -90,21 +91,6 @@ fn python() -> Option<PathBuf> {
     hud_python(TMP)
 }
 
-/// Whether bwrap can sandbox here; outside CI a test that needs it skips, saying so.
-fn can_sandbox() -> bool {
-    match grader_core::sandbox::Sandbox::check() {
-        Ok(_) => true,
-        Err(why) => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "bwrap must sandbox under CI: {why}"
-            );
-            eprintln!("skipping: {why}");
-            false
-        }
-    }
-}
-
 /// A sandboxed workspace on `root`, or `None` (skip) where bwrap cannot sandbox.
 async fn start(root: &Path) -> Option<Workspace> {
     if !can_sandbox() {
@@ -115,18 +101,6 @@ async fn start(root: &Path) -> Option<Workspace> {
         .start()
         .await;
     Some(started.expect("the workspace starts"))
-}
-
-/// Host processes whose command line is `sleep <marker>`.
-fn sleeping(marker: &str) -> usize {
-    let want = format!("sleep\0{marker}\0");
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter(|entry| {
-            std::fs::read(entry.path().join("cmdline")).is_ok_and(|c| c == want.as_bytes())
-        })
-        .count()
 }
 
 /// A marker no other test uses: a sleep of that many seconds is as good as forever.
