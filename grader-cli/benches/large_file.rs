@@ -1,11 +1,15 @@
-//! `grader summary` and `grader validate` on large JSON Lines files, beside `jq -c .` on the same
-//! file in the same run: throughput (MB/s of file) and peak resident memory, at two sizes to
-//! show whether memory grows with the file.
+//! `grader summary` and `grader validate` on large JSON Lines files, beside `jq -c .` and a plain
+//! Python loop (`json.loads` per line, running sums for the mean and standard error of the
+//! rewards: the least a summary computes) on the same file in the same run: throughput (MB/s of
+//! file) and peak resident memory, at two sizes to show whether memory grows with the file.
 //!
 //! ```sh
 //! cargo bench -p grader-cli --bench large_file            # 256 MB and 1 GB
 //! cargo bench -p grader-cli --bench large_file -- 64 256  # other sizes, in MB
 //! ```
+//!
+//! With `GRADER_BASELINE=/path/to/another/grader` set, that binary's `summary` runs on the same
+//! file too, for a before-and-after comparison of two builds in one run.
 //!
 //! The files are written under `target/` as the evaluation runner writes its lines (one result
 //! per line with three subscores, parameters and a command's output in info, about 1.2 KB a
@@ -67,6 +71,19 @@ fn write_file(path: &Path, megabytes: u64) -> u64 {
     lines
 }
 
+/// The plain Python loop: each line parsed whole with `json.loads`, the rewards' count, sum and
+/// sum of squares kept, the mean and standard error printed.
+const PYTHON_LOOP: &str = r#"
+import json, math, sys
+n = total = squares = 0.0
+with open(sys.argv[1], "rb") as lines:
+    for line in lines:
+        reward = json.loads(line)["result"]["reward"]
+        n += 1; total += reward; squares += reward * reward
+mean = total / n
+print(mean, math.sqrt(max(squares / n - mean * mean, 0.0) * n / (n - 1) / n))
+"#;
+
 /// Runs `program args` under GNU time; returns (seconds, peak RSS in KiB).
 fn measure(program: &str, args: &[&str], stdout_to_null: bool) -> Option<(f64, u64)> {
     let report = tempfile_path("time");
@@ -118,8 +135,9 @@ fn main() {
         std::process::exit(2);
     }
     let jq = Command::new("jq").arg("--version").output().is_ok();
-    println!("| file | command | seconds | MB/s | peak RSS | ÷ jq time |");
-    println!("|---|---|---|---|---|---|");
+    let python = Command::new("python3").arg("--version").output().is_ok();
+    println!("| file | command | seconds | MB/s | peak RSS | ÷ jq time | ÷ Python loop time |");
+    println!("|---|---|---|---|---|---|---|");
     for megabytes in sizes {
         let path = tempfile_path(&format!("{megabytes}mb.jsonl"));
         let lines = write_file(&path, megabytes);
@@ -139,28 +157,43 @@ fn main() {
         } else {
             None
         };
+        let python_time = if python {
+            measure("python3", &["-c", PYTHON_LOOP, &file], true)
+        } else {
+            None
+        };
+        let baseline = std::env::var("GRADER_BASELINE").ok().map(|other| {
+            (
+                "grader summary (GRADER_BASELINE)",
+                measure(&other, &["summary", &file], true),
+            )
+        });
         let runs = [
             ("jq -c . > /dev/null", jq_time),
+            ("Python loop (mean, stderr)", python_time),
             ("grader summary", measure(grader, &["summary", &file], true)),
             (
                 "grader validate",
                 measure(grader, &["validate", &file], true),
             ),
         ];
-        for (name, result) in runs {
+        for (name, result) in runs.into_iter().chain(baseline) {
             let label = format!("{:.0} MB, {lines} lines", bytes as f64 / 1e6);
             match result {
                 Some((seconds, rss)) => {
-                    let ratio = jq_time
-                        .map(|(jq_seconds, _)| format!("{:.2}", seconds / jq_seconds))
-                        .unwrap_or_else(|| "n/a".to_owned());
+                    let ratio = |baseline: Option<(f64, u64)>| {
+                        baseline
+                            .map(|(base, _)| format!("{:.2}", seconds / base))
+                            .unwrap_or_else(|| "n/a".to_owned())
+                    };
+                    let (to_jq, to_python) = (ratio(jq_time), ratio(python_time));
                     println!(
-                        "| {label} | {name} | {seconds:.2} | {:.0} | {:.1} MiB | {ratio} |",
+                        "| {label} | {name} | {seconds:.2} | {:.0} | {:.1} MiB | {to_jq} | {to_python} |",
                         bytes as f64 / 1e6 / seconds,
                         rss as f64 / 1024.0
                     );
                 }
-                None => println!("| {label} | {name} | failed or unavailable | | | |"),
+                None => println!("| {label} | {name} | failed or unavailable | | | | |"),
             }
         }
         std::fs::remove_file(&path).expect("remove the file");

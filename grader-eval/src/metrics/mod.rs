@@ -205,10 +205,67 @@ pub fn bootstrap_stderr(values: &[f64], resamples: usize, seed: u64) -> f64 {
     if values.is_empty() || resamples == 0 {
         return 0.0;
     }
-    let means = bootstrap_means(values, resamples, seed);
-    let center = mean(&means);
+    stderr_of_means(&bootstrap_means(values, resamples, seed))
+}
+
+/// The population standard deviation of resampled means.
+fn stderr_of_means(means: &[f64]) -> f64 {
+    let center = mean(means);
     let squares = neumaier_sum(means.iter().map(|m| (m - center) * (m - center)));
     (squares / means.len() as f64).sqrt()
+}
+
+/// [`bootstrap_stderr`] and [`ci_bootstrap`] of the same values, resamples and seed, from one
+/// set of resampled means: the same two numbers, bit for bit, for half the draws.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bootstrap {
+    /// As [`bootstrap_stderr`] gives it.
+    pub stderr: f64,
+    /// As [`ci_bootstrap`] gives it.
+    pub interval: Interval,
+}
+
+/// [`bootstrap_stderr`]`(values, resamples, seed)` and [`ci_bootstrap`]`(values, level,
+/// resamples, seed)` together, drawing the resamples once (the summary's cost was mostly these
+/// draws, made twice with the same seed).
+///
+/// ```
+/// use grader_eval::metrics::{bootstrap, bootstrap_stderr, ci_bootstrap};
+/// let values = [0.0, 1.0, 1.0, 0.5, 0.25];
+/// let both = bootstrap(&values, 0.95, 1000, 7).expect("a valid level");
+/// assert_eq!(both.stderr, bootstrap_stderr(&values, 1000, 7));
+/// assert_eq!(both.interval, ci_bootstrap(&values, 0.95, 1000, 7).expect("a valid level"));
+/// ```
+///
+/// # Errors
+/// [`MetricError::InvalidLevel`] unless `0 < level < 1`.
+pub fn bootstrap(
+    values: &[f64],
+    level: f64,
+    resamples: usize,
+    seed: u64,
+) -> Result<Bootstrap, MetricError> {
+    check_level(level)?;
+    let stderr = |means: &[f64]| {
+        if values.is_empty() || resamples == 0 {
+            0.0
+        } else {
+            stderr_of_means(means)
+        }
+    };
+    if let Some(point) = degenerate(values) {
+        let means = bootstrap_means(values, resamples, seed);
+        return Ok(Bootstrap {
+            stderr: stderr(&means),
+            interval: point,
+        });
+    }
+    let mut means = bootstrap_means(values, resamples.max(1), seed);
+    let stderr = stderr(&means);
+    Ok(Bootstrap {
+        stderr,
+        interval: interval_of_means(&mut means, level),
+    })
 }
 
 fn bootstrap_means(values: &[f64], resamples: usize, seed: u64) -> Vec<f64> {
@@ -274,20 +331,25 @@ pub fn ci_bootstrap(
         return Ok(point);
     }
     let mut means = bootstrap_means(values, resamples.max(1), seed);
+    Ok(interval_of_means(&mut means, level))
+}
+
+/// The percentile interval of resampled means (sorted in place).
+fn interval_of_means(means: &mut [f64], level: f64) -> Interval {
     if means.iter().any(|m| m.is_nan()) {
         // numpy's quantiles of data holding NaN are NaN, both of them: an interval with one
         // bound is neither.
-        return Ok(Interval {
+        return Interval {
             lower: f64::NAN,
             upper: f64::NAN,
-        });
+        };
     }
     means.sort_by(f64::total_cmp);
     let tail = (1.0 - level) / 2.0;
-    Ok(Interval {
-        lower: quantile_sorted(&means, tail),
-        upper: quantile_sorted(&means, 1.0 - tail),
-    })
+    Interval {
+        lower: quantile_sorted(means, tail),
+        upper: quantile_sorted(means, 1.0 - tail),
+    }
 }
 
 /// The `level` Wilson score interval for a proportion: with `p̂` the mean and `z` the normal
@@ -650,6 +712,38 @@ mod tests {
             bootstrap_stderr(&values, 200, 7),
             bootstrap_stderr(&values, 200, 8)
         );
+    }
+
+    #[test]
+    fn bootstrap_gives_what_the_two_functions_give() {
+        let many: Vec<f64> = (0..50).map(|i| f64::from(i % 7) / 7.0).collect();
+        let cases: [&[f64]; 6] = [
+            &[],
+            &[0.3],
+            &[0.0, 1.0],
+            &many,
+            &[0.5, f64::NAN, 1.0],
+            &[0.1; 9],
+        ];
+        for values in cases {
+            for resamples in [0, 1, 2, 37, 1000] {
+                for (level, seed) in [(0.95, 0), (0.5, 7), (0.9, u64::MAX)] {
+                    let both = bootstrap(values, level, resamples, seed).expect("a valid level");
+                    let stderr = bootstrap_stderr(values, resamples, seed);
+                    let interval = ci_bootstrap(values, level, resamples, seed).expect("a level");
+                    let label = format!("{values:?} {resamples} {level} {seed}");
+                    assert_eq!(both.stderr.to_bits(), stderr.to_bits(), "{label}");
+                    assert_eq!(
+                        (both.interval.lower.to_bits(), both.interval.upper.to_bits()),
+                        (interval.lower.to_bits(), interval.upper.to_bits()),
+                        "{label}"
+                    );
+                }
+            }
+        }
+        for level in [0.0, 1.0, f64::NAN, -0.5] {
+            assert!(bootstrap(&many, level, 10, 0).is_err(), "level {level}");
+        }
     }
 
     /// `C(n, k)` exactly.

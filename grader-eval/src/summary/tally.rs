@@ -240,19 +240,23 @@ impl Tally {
             lower: f64::NAN,
             upper: f64::NAN,
         };
+        // One set of resampled means for both bootstrap figures; an invalid level leaves the
+        // standard error as it is and the interval NaN.
+        let (bootstrap_stderr, ci_bootstrap) =
+            match metrics::bootstrap(&headline, options.level, options.resamples, options.seed) {
+                Ok(both) => (both.stderr, both.interval),
+                Err(_) => (
+                    metrics::bootstrap_stderr(&headline, options.resamples, options.seed),
+                    nan,
+                ),
+            };
         let reward = RewardStats {
             n: headline.len(),
             mean: metrics::mean(&headline),
             std: metrics::std(&headline),
             stderr: metrics::stderr(&headline),
-            bootstrap_stderr: metrics::bootstrap_stderr(&headline, options.resamples, options.seed),
-            ci_bootstrap: metrics::ci_bootstrap(
-                &headline,
-                options.level,
-                options.resamples,
-                options.seed,
-            )
-            .unwrap_or(nan),
+            bootstrap_stderr,
+            ci_bootstrap,
             ci_t: metrics::ci_t(&headline, options.level).unwrap_or(nan),
             ci_wilson: if binary {
                 metrics::ci_wilson(&headline, options.level).ok()
