@@ -1,33 +1,45 @@
 //! The reference's own example, `coding-env` with its `fix-tests` template, as an environment
-//! hud runs: a process that serves the template over hud's control channel.
+//! hud runs: a process that serves the template over hud's control channel, with a workspace
+//! where the agent works.
 //!
-//! Each task gets a fresh checkout of a tiny project whose test fails; the prompt tells the
-//! agent where it is. When the agent answers, the checkout is graded: `BashGrader` runs the
-//! tests (weight 1) in the bubblewrap sandbox where the machine allows it, and a penalty
-//! (weight -1) fires when the agent edited the tests instead of the code: one call to the
-//! workspace's change tracker, whose patch of the tests is the penalty's `info`. The checkout is
-//! removed when the task ends, graded or cancelled.
+//! The environment gets a workspace (`Environment::workspace_shared`: hud's
+//! `env.workspace(root)`, with a handle the template grades through), served to the agent as
+//! hud's `ssh/2` capability `shell`: an SSH server whose sessions run in one bubblewrap sandbox
+//! per task (the checkout at `/workspace`, no network, no `HUD_*` variables, its own PID
+//! namespace), reached through the control channel's `tunnel.open`, so the agent needs no
+//! path on this machine's disk and no route but the control port.
+//!
+//! Each task gets a fresh checkout of a tiny project whose test fails, in the workspace. When
+//! the agent answers, the checkout is graded: `BashGrader` runs the tests (weight 1) inside the
+//! task's sandbox, where the agent ran them, and a penalty (weight -1) fires when the agent
+//! edited the tests instead of the code: one call to the workspace's change tracker, whose
+//! patch of the tests is the penalty's `info`. When the task ends, graded or cancelled, the
+//! sandbox is discarded with every process the agent left in it. Tasks share the one
+//! workspace, as the reference's do: serve one task at a time.
 //!
 //! Serve it with `cargo run -p grader-examples --example coding_env` (it prints
 //! `HUD_SERVE_PORT=<port>`), then play the agent with
 //! `cargo run -p grader-examples --example coding_agent -- <port>`. `--host` and `--port`
 //! choose the address, as for hud's `python -m hud.environment.server`; the container recipe
 //! `examples/docker/coding-env.Dockerfile` runs it with `--host 0.0.0.0 --port 8765`, as hud's
-//! `DockerRuntime` expects.
+//! `DockerRuntime` expects. Where bwrap cannot sandbox (a container runtime that refuses user
+//! namespaces) the workspace serves without isolation and says so at warn level; see
+//! `docs/workspaces.md` for what the runtime must allow.
 
 use std::error::Error;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use grader_core::sandbox::Sandbox;
-use grader_core::{BashGrader, EvaluationResult, Grade, Info, SubScore};
-use grader_env::workspace::{Changes, Tracker};
+use grader_core::{EvaluationResult, Grade, Info, SubScore};
+use grader_env::workspace::{Changes, Tracker, Workspace, WorkspaceHandle};
 use grader_env::{Environment, NoArgs, ServeConfig, Session, Template};
 use serde_json::json;
 
 type Failure = Box<dyn Error + Send + Sync>;
 
-const PROMPT: &str = "Make the checkout tests pass";
+const PROMPT: &str = "Make the checkout tests pass. The checkout is the working directory of \
+                      the `shell` capability (ssh/2).";
 const TEST_COMMAND: &str = "python3 -m unittest -q tests/test_checkout.py";
 const TEST_FILE: &str = "tests/test_checkout.py";
 const TESTS_GLOB: &str = "tests/*";
@@ -68,29 +80,46 @@ fn tests_tampered(changes: &Changes) -> Result<SubScore, Failure> {
     Ok(sub.with_weight(-1.0)?.with_info(info))
 }
 
-/// The `fix-tests` template: a checkout, the prompt, then the grade of what the agent did.
-async fn fix_tests(_: NoArgs, session: Session) -> Result<EvaluationResult, Failure> {
-    // Removed when this future ends: after the grade, or when the task is cancelled.
-    let dir = tempfile::tempdir()?;
-    let repo = dir.path();
-    std::fs::create_dir(repo.join("tests"))?;
-    std::fs::write(repo.join("checkout.py"), BUGGY_CHECKOUT)?;
-    std::fs::write(repo.join(TEST_FILE), TESTS)?;
-    // What the agent changes is what differs from here on.
-    let tracker = Tracker::start(repo)?;
+/// Empties the workspace's root and writes a fresh checkout there: what the last task's agent
+/// left is gone.
+fn fresh_checkout(root: &Path) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(root)? {
+        let entry = entry?;
+        if entry.file_type()?.is_dir() {
+            std::fs::remove_dir_all(entry.path())?;
+        } else {
+            std::fs::remove_file(entry.path())?;
+        }
+    }
+    std::fs::create_dir(root.join("tests"))?;
+    std::fs::write(root.join("checkout.py"), BUGGY_CHECKOUT)?;
+    std::fs::write(root.join(TEST_FILE), TESTS)
+}
 
-    // A prompt with a `prompt` key is the whole prompt frame: the agent also gets the path.
+/// The `fix-tests` template: a checkout in the workspace, the prompt, then the grade of what
+/// the agent did there.
+async fn fix_tests(
+    root: PathBuf,
+    workspace: WorkspaceHandle,
+    session: Session,
+) -> Result<EvaluationResult, Failure> {
+    fresh_checkout(&root)?;
+    // What the agent changes is what differs from here on.
+    let tracker = Tracker::start(&root)?;
+
+    // A prompt with a `prompt` key is the whole prompt frame: the agent also gets the name of
+    // the capability where the checkout is.
     session
-        .prompt(json!({"prompt": PROMPT, "checkout": repo}))
+        .prompt(json!({"prompt": PROMPT, "workspace": "shell"}))
         .await?;
 
-    let tests = BashGrader::new(TEST_COMMAND)
-        .cwd(repo)
+    // The tests run inside the task's sandbox, as the agent ran them: the same files at the
+    // same path, no network, nothing of the host but the system.
+    let tests = workspace
+        .bash(TEST_COMMAND)
+        .await?
         .env("PYTHONDONTWRITEBYTECODE", "1")
-        .timeout(Duration::from_secs(120))
-        // The agent's code runs with no network and sees only the checkout and the system;
-        // where bwrap cannot sandbox (a container without user namespaces), it runs as is.
-        .sandbox(Sandbox::new().or_unsandboxed());
+        .timeout(Duration::from_secs(120));
     let tests = tests.grade(1.0).await?;
     Ok(Grade::from_subscores(vec![
         tests,
@@ -98,11 +127,18 @@ async fn fix_tests(_: NoArgs, session: Session) -> Result<EvaluationResult, Fail
     ])?)
 }
 
-fn environment() -> Result<Environment, grader_env::EnvironmentError> {
-    Environment::new("coding-env").version("0.1.0").template(
-        Template::new("fix-tests", fix_tests)
-            .description("Make the failing checkout tests pass without editing them."),
-    )
+/// The environment, its workspace on `root`.
+fn environment(root: &Path) -> Result<Environment, grader_env::EnvironmentError> {
+    let handle = WorkspaceHandle::new();
+    let (checkout, template_handle) = (root.to_path_buf(), handle.clone());
+    let template = Template::new("fix-tests", move |_: NoArgs, session: Session| {
+        fix_tests(checkout.clone(), template_handle.clone(), session)
+    })
+    .description("Make the failing checkout tests pass without editing them.");
+    Environment::new("coding-env")
+        .version("0.1.0")
+        .workspace_shared(Workspace::builder(root), "shell", &handle)
+        .template(template)
 }
 
 #[tokio::main]
@@ -114,7 +150,15 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let served = match environment() {
+    // The workspace's root: removed when the server stops.
+    let root = match tempfile::Builder::new().prefix("coding-env-").tempdir() {
+        Ok(root) => root,
+        Err(error) => {
+            eprintln!("cannot make the workspace's root: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let served = match environment(root.path()) {
         Ok(env) => env.serve(&config).await,
         Err(error) => {
             eprintln!("{error}");

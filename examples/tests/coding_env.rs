@@ -1,7 +1,9 @@
 //! The `coding_env` example as hud runs it: a process that prints its port line and nothing
-//! else on stdout, graded through its control channel by the `coding_agent` example, stopped
-//! by SIGTERM. Docker is not available to these tests: they run the container recipe's
-//! command (`coding_env --host 0.0.0.0 --port …`) as a plain process instead.
+//! else on stdout, graded through its control channel after the `coding_agent` example worked
+//! in its workspace over SSH, stopped by SIGTERM. Docker is not available to these tests: they
+//! run the container recipe's command (`coding_env --host 0.0.0.0 --port …`) as a plain process
+//! instead. The workspace is sandboxed where bwrap can sandbox, and serves without isolation
+//! elsewhere: the agent works over SSH either way (`coding_env_ssh.rs` checks the sandbox).
 #![allow(missing_docs, clippy::unwrap_used)]
 
 use std::io::{BufRead as _, BufReader, Read as _};
@@ -60,7 +62,7 @@ fn serve(dir: &std::path::Path, args: &[&str]) -> Served {
     }
 }
 
-fn agent(dir: &std::path::Path, port: u16, extra: &[&str]) -> serde_json::Value {
+fn agent(dir: &std::path::Path, port: u16, extra: &[&str]) -> (serde_json::Value, String) {
     let output = Command::new(dir.join("coding_agent"))
         .arg(port.to_string())
         .args(extra)
@@ -72,8 +74,8 @@ fn agent(dir: &std::path::Path, port: u16, extra: &[&str]) -> serde_json::Value 
         "{stdout}\n{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let (_, grade) = stdout.split_once("== grade:\n").unwrap();
-    serde_json::from_str(grade).unwrap()
+    let (said, grade) = stdout.split_once("== grade:\n").unwrap();
+    (serde_json::from_str(grade).unwrap(), said.to_owned())
 }
 
 #[test]
@@ -87,32 +89,36 @@ fn the_agent_is_graded_by_the_served_template_and_sigterm_stops_it() {
     let mut served = serve(&dir, &["--host", "0.0.0.0", "--port", &port_arg]);
     assert_eq!(served.port, port);
 
-    let fixed = agent(&dir, served.port, &[]);
-    assert_eq!(fixed["score"], 1.0);
+    let (fixed, said) = agent(&dir, served.port, &[]);
+    assert_eq!(fixed["score"], 1.0, "{said}\n{fixed}");
     assert_eq!(fixed["subscores"][0]["name"], "BashGrader");
     assert_eq!(fixed["subscores"][0]["info"]["exit_code"], 0);
     assert_eq!(fixed["subscores"][1]["name"], "tests_tampered");
-    // The checkout the task made is gone once it is graded.
-    let checkout = fixed["subscores"][0]["info"]["_parameters"]["cwd"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    assert!(!std::path::Path::new(&checkout).exists());
-
+    // The agent found the checkout over SSH, its test failing, and made it pass.
+    assert!(said.contains("./tests:\ntest_checkout.py\n"), "{said}");
+    assert!(said.contains("the tests before: exit Some(1)"), "{said}");
+    assert!(said.contains("the tests after: exit Some(0)"), "{said}");
     assert_eq!(fixed["subscores"][1]["value"], 0.0);
     assert_eq!(
         fixed["subscores"][1]["info"]["changed"],
         serde_json::json!([])
     );
-    // The tests ran in the sandbox wherever bwrap can make one (CI installs it).
-    let sandbox = fixed["subscores"][0]["info"]["sandbox"].as_str().unwrap();
+    // The tests ran inside the workspace's sandbox wherever bwrap can make one (CI installs
+    // it), joining it with nsenter; elsewhere in the unsandboxed root.
+    let isolated = said.contains("(isolation \"bwrap\")");
     assert!(
-        sandbox == "bwrap" || (std::env::var_os("CI").is_none() && sandbox.starts_with("none: ")),
-        "{sandbox}"
+        isolated || (std::env::var_os("CI").is_none() && said.contains("(isolation \"none\")")),
+        "{said}"
     );
+    let launcher = &fixed["subscores"][0]["info"]["_parameters"]["launcher"];
+    assert_eq!(launcher == "nsenter", isolated, "{fixed}");
 
-    let cheated = agent(&dir, served.port, &["--cheat"]);
+    let (cheated, _) = agent(&dir, served.port, &["--cheat"]);
     assert_eq!(cheated["score"], 0.0);
+    assert_eq!(
+        cheated["subscores"][0]["value"], 1.0,
+        "the edited test passes"
+    );
     assert_eq!(cheated["subscores"][1]["value"], 1.0);
     // The penalty says what the agent did to the tests: the tracker's patch.
     let changed = &cheated["subscores"][1]["info"]["changed"][0];
@@ -125,6 +131,12 @@ fn the_agent_is_graded_by_the_served_template_and_sigterm_stops_it() {
             .starts_with("--- a/tests/test_checkout.py\n+++ b/tests/test_checkout.py\n@@"),
         "{changed}"
     );
+
+    // Each task starts from a fresh checkout: the last task's edit is gone.
+    let (emptied, said) = agent(&dir, served.port, &["--empty-tests"]);
+    assert!(said.contains("the tests before: exit Some(1)"), "{said}");
+    assert!(emptied["score"].as_f64().unwrap() < 1.0, "{emptied}");
+    assert_eq!(emptied["subscores"][1]["value"], 1.0);
 
     let sent = Instant::now();
     let status = Command::new("kill")
