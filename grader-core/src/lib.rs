@@ -51,6 +51,7 @@
 //! | `schema` | off | `schemars::JsonSchema` for [`SubScore`] and [`EvaluationResult`] |
 //! | `judge` | off | `LlmJudge`, with an HTTP client (reqwest with rustls), sha2 and schemars |
 //! | `pattern` | off | Inspect AI's `pattern` and `choice` scorers ([`inspect`]), with `regex` |
+//! | `math` | off | math-verify's answer extraction and comparison (`math`), with num-bigint and num-rational |
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[cfg(all(unix, feature = "bash"))]
@@ -67,6 +68,8 @@ pub mod json;
 #[cfg(feature = "judge")]
 pub mod judge;
 pub mod limit;
+#[cfg(feature = "math")]
+pub mod math;
 pub mod node;
 mod outcome;
 pub mod params;

@@ -1,0 +1,648 @@
+//! Where math-verify finds the answer in a text: its regular expressions (LaTeX environments,
+//! `\boxed{}`, "answer", "final answer ... is", plain numbers and expressions), written as
+//! scanners that run in time linear in the text for each start position they try, with the
+//! same priorities and the same order of attempts (rightmost match first within a priority).
+
+use super::normalize::{Boxed, is_py_space};
+
+/// One place an answer may be, as math-verify's regexes find it.
+#[derive(Debug, Clone)]
+pub(crate) enum Found {
+    /// LaTeX environments (one, or several joined by "and", "or", commas): each part's
+    /// content, whether a percent sign follows it, and which boxed contents to keep.
+    Latex(Vec<(String, bool, Boxed)>),
+    /// A number: its digits (integer part without separators, then the decimals) and whether
+    /// it is a percentage.
+    Number(String, bool),
+    /// A plain expression (`1/2`, `(9+1)`).
+    Plain(String),
+}
+
+/// A match: its span and what it found.
+#[derive(Debug, Clone)]
+pub(crate) struct Candidate {
+    pub start: usize,
+    pub end: usize,
+    pub found: Found,
+}
+
+/// The candidates, grouped by priority (most important first), each group in the order
+/// math-verify tries them (rightmost end first, then leftmost start).
+pub(crate) fn candidates(text: &str) -> Vec<Vec<Candidate>> {
+    let mut groups: Vec<(u32, Vec<Candidate>)> = Vec::new();
+    let mut push = |priority: u32, found: Vec<Candidate>| {
+        if let Some((_, group)) = groups.iter_mut().find(|(p, _)| *p == priority) {
+            group.extend(found);
+        } else {
+            groups.push((priority, found));
+        }
+    };
+    // Priority 50: boxed, and "final answer ... is".
+    push(50, boxed_envs(text));
+    push(50, plain_boxed(text));
+    push(50, final_answer(text, true));
+    push(50, final_answer(text, false));
+    // 100 and 200: after "answer:" and "answer".
+    push(100, after_answer(text, true, true));
+    push(100, after_answer(text, true, false));
+    push(200, after_answer(text, false, true));
+    push(200, after_answer(text, false, false));
+    // 300: anywhere.
+    push(300, find_all(text, |t, i| latex_chain(t, i, false)));
+    push(300, find_all(text, expr_anchored));
+    push(300, find_all(text, number_anchored));
+    groups.sort_by_key(|(p, _)| *p);
+    groups
+        .into_iter()
+        .map(|(_, mut group)| {
+            group.sort_by(|a, b| b.end.cmp(&a.end).then(a.start.cmp(&b.start)));
+            group
+        })
+        .collect()
+}
+
+/// `re.finditer` for a matcher tried at each position: non-overlapping, left to right.
+fn find_all(text: &str, matcher: impl Fn(&str, usize) -> Option<(usize, Found)>) -> Vec<Candidate> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i <= text.len() {
+        if let Some((end, found)) = matcher(text, i) {
+            out.push(Candidate {
+                start: i,
+                end,
+                found,
+            });
+            i = if end > i { end } else { next_char(text, i) };
+        } else {
+            i = next_char(text, i);
+        }
+    }
+    out
+}
+
+fn next_char(text: &str, i: usize) -> usize {
+    text[i..].chars().next().map_or(i + 1, |c| i + c.len_utf8())
+}
+
+fn char_before(text: &str, i: usize) -> Option<char> {
+    text[..i].chars().next_back()
+}
+
+/// One LaTeX environment at `i`: its end, content and whether it is `\boxed` context only.
+fn latex_env(text: &str, i: usize, boxed: bool) -> Option<(usize, String)> {
+    let rest = &text[i..];
+    let not_escaped = |j: usize| char_before(text, j) != Some('\\');
+    let has_box = |content: &str| {
+        content
+            .find("\\boxed{")
+            .is_some_and(|b| content[b + 7..].chars().skip(1).any(|c| c == '}'))
+    };
+    let accept = |end: usize, content: &str| -> Option<(usize, String)> {
+        if content.is_empty() || (boxed && !has_box(content)) {
+            return None;
+        }
+        Some((end, content.to_owned()))
+    };
+    // $$...$$
+    if rest.starts_with("$$") && not_escaped(i) {
+        let body = &rest[2..];
+        if let Some(close) = body.get(1..).and_then(|b| b.find("$$")).map(|c| c + 1) {
+            let at = i + 2 + close;
+            if not_escaped(at)
+                && let Some(m) = accept(at + 2, &body[..close])
+            {
+                return Some(m);
+            }
+        }
+    }
+    // \[...\]
+    if rest.starts_with("\\[") && not_escaped(i) {
+        let body = &rest[2..];
+        if let Some(close) = body.get(1..).and_then(|b| b.find("\\]")).map(|c| c + 1) {
+            let at = i + 2 + close;
+            if not_escaped(at)
+                && let Some(m) = accept(at + 2, &body[..close])
+            {
+                return Some(m);
+            }
+        }
+    }
+    // $...$ on one line, not after a backslash or a digit.
+    if rest.starts_with('$')
+        && !matches!(char_before(text, i), Some(c) if c == '\\' || c.is_ascii_digit())
+    {
+        let body = &rest[1..];
+        let mut j = 0;
+        let bytes = body.as_bytes();
+        while j < bytes.len() {
+            match bytes[j] {
+                b'\n' => break,
+                b'\\' if bytes.get(j + 1) == Some(&b'$') => j += 2,
+                b'$' => {
+                    if j > 0
+                        && let Some(m) = accept(i + 1 + j + 1, &body[..j])
+                    {
+                        return Some(m);
+                    }
+                    break;
+                }
+                _ => j += 1,
+            }
+        }
+    }
+    // \(...\) on one line.
+    if rest.starts_with("\\(") && not_escaped(i) {
+        let body = &rest[2..];
+        let line = body.find('\n').unwrap_or(body.len());
+        if let Some(close) = body.get(1..line).and_then(|b| b.find("\\)")).map(|c| c + 1)
+            && let Some(m) = accept(i + 2 + close + 2, &body[..close])
+        {
+            return Some(m);
+        }
+    }
+    // ` [...] `
+    if rest.starts_with(is_py_space) {
+        let c = rest.chars().next().map_or(1, char::len_utf8);
+        if rest[c..].starts_with('[') {
+            let body = &rest[c + 1..];
+            if let Some(close) = body.find(['\n', ']', '['])
+                && close > 0
+                && body[close..].starts_with(']')
+                && body[close + 1..].starts_with(is_py_space)
+            {
+                let end = i
+                    + c
+                    + 1
+                    + close
+                    + 1
+                    + body[close + 1..].chars().next().map_or(1, char::len_utf8);
+                if let Some(m) = accept(end, &body[..close]) {
+                    return Some(m);
+                }
+            }
+        }
+    }
+    // -\frac{1}{2} with plain numbers, outside any environment.
+    if !boxed {
+        let (sign, after) = match rest.strip_prefix('-') {
+            Some(after) => (1, after),
+            None => (0, rest),
+        };
+        if let Some(after) = after.strip_prefix("\\frac{") {
+            let num = simple_number(after)?;
+            let after2 = after[num..].strip_prefix("}{")?;
+            let den = simple_number(after2)?;
+            if after2[den..].starts_with('}') {
+                let len = sign + 6 + num + 2 + den + 1;
+                return Some((i + len, rest[..len].to_owned()));
+            }
+        }
+    }
+    None
+}
+
+/// `-?\d+(?:[.,]\d+)?` at the start of `text`: its length.
+fn simple_number(text: &str) -> Option<usize> {
+    let b = text.as_bytes();
+    let mut i = usize::from(b.first() == Some(&b'-'));
+    let digits = b[i..].iter().take_while(|c| c.is_ascii_digit()).count();
+    if digits == 0 {
+        return None;
+    }
+    i += digits;
+    if matches!(b.get(i), Some(b'.' | b',')) {
+        let more = b[i + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+        if more > 0 {
+            i += 1 + more;
+        }
+    }
+    Some(i)
+}
+
+/// `\s*` then a percent word or sign, at `i`: the end after it.
+fn percent_after(text: &str, i: usize, latex: bool) -> Option<usize> {
+    let rest = &text[i..];
+    let trimmed = rest.trim_start_matches(is_py_space);
+    let at = i + rest.len() - trimmed.len();
+    let words: &[&str] = if latex {
+        &["\\%", "%", "Percent", "percent", "Pct", "pct"]
+    } else {
+        &["%", "Percent", "percent", "Pct", "pct"]
+    };
+    words
+        .iter()
+        .find(|w| trimmed.starts_with(**w))
+        .map(|w| at + w.len())
+}
+
+/// Up to six LaTeX environments joined by "and", "or" or commas, at `i`.
+fn latex_chain(text: &str, i: usize, boxed: bool) -> Option<(usize, Found)> {
+    let (mut end, content) = latex_env(text, i, boxed)?;
+    let boxed_mode = Boxed::All;
+    let mut parts = Vec::new();
+    let percent = percent_after(text, end, true);
+    if let Some(p) = percent {
+        end = p;
+    }
+    parts.push((content, percent.is_some(), boxed_mode));
+    for _ in 0..5 {
+        let rest = &text[end..];
+        let trimmed = rest.trim_start_matches(is_py_space);
+        let mut at = end + rest.len() - trimmed.len();
+        let Some(sep) = [",and", "and", ",or", "or", ","]
+            .iter()
+            .find(|s| trimmed.starts_with(**s))
+        else {
+            break;
+        };
+        at += sep.len();
+        let rest = &text[at..];
+        at += rest.len() - rest.trim_start_matches(is_py_space).len();
+        // The separator's spaces may also be the ` [` environment's own space.
+        let next = latex_env(text, at, boxed).or_else(|| {
+            let back = char_before(text, at).filter(|c| is_py_space(*c))?;
+            latex_env(text, at - back.len_utf8(), boxed)
+        });
+        let Some((next_end, next_content)) = next else {
+            break;
+        };
+        end = next_end;
+        let percent = percent_after(text, end, true);
+        if let Some(p) = percent {
+            end = p;
+        }
+        parts.push((next_content, percent.is_some(), boxed_mode));
+    }
+    Some((end, Found::Latex(parts)))
+}
+
+/// Environments that hold a `\boxed{}` (their content normalised keeping every box).
+fn boxed_envs(text: &str) -> Vec<Candidate> {
+    if !text.contains("\\boxed") {
+        return Vec::new();
+    }
+    find_all(text, |t, i| latex_chain(t, i, true))
+}
+
+/// `\boxed{.+}`: from the first `\boxed{` to the last `}` (its last box kept).
+fn plain_boxed(text: &str) -> Vec<Candidate> {
+    let Some(start) = text.find("\\boxed{") else {
+        return Vec::new();
+    };
+    let Some(last) = text.rfind('}') else {
+        return Vec::new();
+    };
+    if last < start + 8 {
+        return Vec::new();
+    }
+    vec![Candidate {
+        start,
+        end: last + 1,
+        found: Found::Latex(vec![(text[start..=last].to_owned(), false, Boxed::Last)]),
+    }]
+}
+
+/// Case-insensitive ASCII occurrences of `word`.
+fn occurrences<'t>(text: &'t str, word: &'t str) -> impl Iterator<Item = usize> + 't {
+    let lower = word.as_bytes();
+    let bytes = text.as_bytes();
+    (0..bytes.len().saturating_sub(lower.len() - 1)).filter(move |&i| {
+        bytes[i..i + lower.len()]
+            .iter()
+            .zip(lower)
+            .all(|(a, b)| a.to_ascii_lowercase() == *b)
+    })
+}
+
+/// The byte offset `n` characters after `i` (or the end).
+fn chars_after(text: &str, i: usize, n: usize) -> usize {
+    text[i..]
+        .char_indices()
+        .nth(n)
+        .map_or(text.len(), |(k, _)| i + k)
+}
+
+/// Positions from `from` to `n` characters later, inclusive.
+fn positions(text: &str, from: usize, n: usize) -> Vec<usize> {
+    let mut out = vec![from];
+    out.extend(
+        text[from..]
+            .char_indices()
+            .skip(1)
+            .take(n)
+            .map(|(k, _)| from + k),
+    );
+    if text[from..].chars().count() <= n {
+        out.push(text.len());
+    }
+    out.dedup();
+    out
+}
+
+/// "final answer ... is" then LaTeX (`latex`) or a number or expression.
+fn final_answer(text: &str, latex: bool) -> Vec<Candidate> {
+    let mut out = Vec::new();
+    let mut resume = 0;
+    for a in occurrences(text, "final answer") {
+        if a < resume {
+            continue;
+        }
+        let after = a + "final answer".len();
+        let found = positions(text, after, 100).into_iter().find_map(|p| {
+            let rest = &text[p..];
+            let spaces = rest.len() - rest.trim_start_matches(is_py_space).len();
+            if spaces == 0 {
+                return None;
+            }
+            let mut q = p + spaces;
+            if !text[q..]
+                .get(..2)
+                .is_some_and(|w| w.eq_ignore_ascii_case("is"))
+            {
+                return None;
+            }
+            q += 2;
+            if text[q..].starts_with(':') {
+                q += 1;
+            }
+            if latex {
+                let rest = &text[q..];
+                q += rest.len() - rest.trim_start_matches(is_py_space).len();
+                latex_chain(text, q, false)
+            } else {
+                expr_or_number(text, q)
+            }
+        });
+        if let Some((end, found)) = found {
+            out.push(Candidate {
+                start: a,
+                end,
+                found,
+            });
+            resume = end;
+        }
+    }
+    out
+}
+
+/// "answer" (with a colon where `colon`) then, within 50 characters, LaTeX (`latex`) or a
+/// number or expression (for those, the last `=` within 100 characters is tried first).
+fn after_answer(text: &str, colon: bool, latex: bool) -> Vec<Candidate> {
+    let word = if colon { "answer:" } else { "answer" };
+    let mut out = Vec::new();
+    let mut resume = 0;
+    for a in occurrences(text, word) {
+        if a < resume {
+            continue;
+        }
+        let after = a + word.len();
+        let found = if latex {
+            positions(text, after, 50)
+                .into_iter()
+                .find_map(|p| latex_chain(text, p, false))
+        } else {
+            answer_expr(text, after)
+        };
+        if let Some((end, found)) = found {
+            out.push(Candidate {
+                start: a,
+                end,
+                found,
+            });
+            resume = end;
+        }
+    }
+    out
+}
+
+/// `(?:.{0,100}=\s*|.{0,50}?){expr_or_number}(?!\s*=)` at `after`.
+fn answer_expr(text: &str, after: usize) -> Option<(usize, Found)> {
+    let not_followed_by_eq =
+        |end: usize| !text[end..].trim_start_matches(is_py_space).starts_with('=');
+    let limit = chars_after(text, after, 100);
+    let mut equals: Vec<usize> = text[after..(limit + 1).min(text.len())]
+        .char_indices()
+        .filter(|&(_, c)| c == '=')
+        .map(|(k, _)| after + k)
+        .collect();
+    equals.reverse();
+    for e in equals {
+        let start = e + 1;
+        let rest = &text[start..];
+        let spaces: Vec<usize> = std::iter::once(start)
+            .chain(
+                rest.char_indices()
+                    .skip(1)
+                    .take_while(|_| true)
+                    .map(|(k, _)| start + k),
+            )
+            .take_while(|&p| p == start || text[start..p].chars().all(is_py_space))
+            .collect();
+        for &p in spaces.iter().rev() {
+            if let Some((end, found)) = expr_or_number(text, p)
+                && not_followed_by_eq(end)
+            {
+                return Some((end, found));
+            }
+        }
+    }
+    positions(text, after, 50)
+        .into_iter()
+        .find_map(|p| expr_or_number(text, p).filter(|(end, _)| not_followed_by_eq(*end)))
+}
+
+fn expr_or_number(text: &str, i: usize) -> Option<(usize, Found)> {
+    expr_anchored(text, i).or_else(|| number_anchored(text, i))
+}
+
+/// The prefix `(?:^|\s|=)(?:\*\*)?`: the positions after it.
+fn prefixes(text: &str, i: usize) -> Vec<usize> {
+    let mut starts = Vec::new();
+    if i == 0 {
+        starts.push(0);
+    }
+    if let Some(c) = text[i..].chars().next()
+        && (is_py_space(c) || c == '=')
+    {
+        starts.push(i + c.len_utf8());
+    }
+    let mut out = Vec::new();
+    for s in starts {
+        if text[s..].starts_with("**") {
+            out.push(s + 2);
+        }
+        out.push(s);
+    }
+    out
+}
+
+const CURRENCIES: &str = "$€£¥₹₽₪₩₫฿₡₢₣₤₥₦₧₨₩₪₫₭₮₯₰₱₲₳₴₵₶₷₸₹₺₻₼₽₾₿";
+
+/// A number after a prefix (and an optional currency sign) at `i`.
+fn number_anchored(text: &str, i: usize) -> Option<(usize, Found)> {
+    for start in prefixes(text, i) {
+        let mut at = start;
+        let mut tries = vec![at];
+        if let Some(c) = text[at..].chars().next()
+            && CURRENCIES.contains(c)
+        {
+            at += c.len_utf8();
+            tries.insert(0, at);
+        }
+        for at in tries {
+            if let Some((end, integer, decimal)) = number_at(text, at) {
+                let (end, percent) = match percent_after(text, end, false) {
+                    Some(p) => (p, true),
+                    None => (end, false),
+                };
+                let mut integer: String =
+                    integer.chars().filter(|c| *c != ',' && *c != ' ').collect();
+                let negative = integer.starts_with('-');
+                let digits = integer.trim_start_matches('-').trim_start_matches('0');
+                integer = if digits.is_empty() && !negative {
+                    "0".to_owned()
+                } else if negative {
+                    format!("-{digits}")
+                } else {
+                    digits.to_owned()
+                };
+                if integer == "-" {
+                    integer = "-0".to_owned();
+                }
+                let decimal = decimal.replace(',', ".");
+                return Some((end, Found::Number(format!("{integer}{decimal}"), percent)));
+            }
+        }
+    }
+    None
+}
+
+/// math-verify's `number_re` at `i`: the end, the integer part and the decimal part.
+fn number_at(text: &str, i: usize) -> Option<(usize, String, String)> {
+    let b = text.as_bytes();
+    let digits_from = |k: usize| {
+        b[k.min(b.len())..]
+            .iter()
+            .take_while(|c| c.is_ascii_digit())
+            .count()
+    };
+    let sign = usize::from(b.get(i) == Some(&b'-'));
+    let s = i + sign;
+    // 1: thousands separated.
+    if b.get(s).is_some_and(|c| (b'1'..=b'9').contains(c)) {
+        for extra in (0..=2).rev() {
+            if digits_from(s + 1) < extra {
+                continue;
+            }
+            let mut k = s + 1 + extra;
+            let mut groups = 0;
+            while matches!(b.get(k), Some(b' ' | b',')) && digits_from(k + 1) >= 3 {
+                k += 4;
+                groups += 1;
+            }
+            if groups > 0 {
+                let integer = text[i..k].to_owned();
+                let mut decimal = String::new();
+                if b.get(k) == Some(&b'.') && digits_from(k + 1) > 0 {
+                    let n = digits_from(k + 1);
+                    decimal = text[k..k + 1 + n].to_owned();
+                    k += 1 + n;
+                }
+                return Some((k, integer, decimal));
+            }
+        }
+    }
+    // 2: with a decimal point or comma.
+    let n = digits_from(s);
+    if n > 0 && matches!(b.get(s + n), Some(b'.' | b',')) && digits_from(s + n + 1) > 0 {
+        let m = digits_from(s + n + 1);
+        return Some((
+            s + n + 1 + m,
+            text[i..s + n].to_owned(),
+            text[s + n..s + n + 1 + m].to_owned(),
+        ));
+    }
+    // 3: decimals only.
+    if b.get(i) == Some(&b'.') && digits_from(i + 1) > 0 {
+        let m = digits_from(i + 1);
+        return Some((i + 1 + m, String::new(), text[i..i + 1 + m].to_owned()));
+    }
+    // 4: an integer.
+    if n > 0 {
+        return Some((s + n, text[i..s + n].to_owned(), String::new()));
+    }
+    None
+}
+
+fn is_expr_char(c: char) -> bool {
+    c.is_ascii_digit() || is_py_space(c) || "+-*×/^()÷.".contains(c)
+}
+
+fn is_operator(c: char) -> bool {
+    "+-*×/^()÷".contains(c)
+}
+
+/// A plain expression (at least one operator, starting with a digit) after a prefix at `i`,
+/// followed by punctuation, a space, `)`, `$` or the end.
+fn expr_anchored(text: &str, i: usize) -> Option<(usize, Found)> {
+    for start in prefixes(text, i) {
+        let b = text.as_bytes();
+        let mut k = start;
+        if b.get(k) == Some(&b'-') {
+            k += 1;
+        }
+        if b.get(k) == Some(&b'(') {
+            k += 1;
+        }
+        if b.get(k) == Some(&b'-') {
+            k += 1;
+        }
+        if !b.get(k).is_some_and(u8::is_ascii_digit) {
+            continue;
+        }
+        let first = k + 1;
+        let run_end = first
+            + text[first..]
+                .char_indices()
+                .find(|&(_, c)| !is_expr_char(c))
+                .map_or(text.len() - first, |(j, _)| j);
+        // The furthest end where the suffix matches.
+        let suffix_at = |e: usize| -> Option<usize> {
+            let rest = &text[e..];
+            let (rest, skip) = match rest.strip_prefix("**") {
+                Some(r) => (r, 2),
+                None => (rest, 0),
+            };
+            match rest.chars().next() {
+                None => Some(e + skip),
+                Some(c)
+                    if c == '.'
+                        || c == ','
+                        || c == ':'
+                        || is_py_space(c)
+                        || c == ')'
+                        || c == '$' =>
+                {
+                    Some(e + skip + c.len_utf8())
+                }
+                _ => None,
+            }
+        };
+        let mut ends: Vec<usize> = text[first..run_end]
+            .char_indices()
+            .map(|(j, _)| first + j)
+            .collect();
+        ends.push(run_end);
+        for &e in ends.iter().rev() {
+            let Some(end) = suffix_at(e) else { continue };
+            // An operator with at least one character after it, before `e`.
+            let has_op = text[first..e]
+                .char_indices()
+                .any(|(j, c)| is_operator(c) && first + j + c.len_utf8() < e);
+            if has_op {
+                return Some((end, Found::Plain(text[start..e].to_owned())));
+            }
+        }
+    }
+    None
+}

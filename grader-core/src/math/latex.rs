@@ -1,0 +1,1045 @@
+//! A bounded recursive-descent parser for the LaTeX (and plain) answers math-verify reads with
+//! latex2sympy2_extended (and sympy's `parse_expr`): numbers, fractions, roots, powers,
+//! functions, percents, relations, sets, tuples, intervals, unions and matrices.
+//!
+//! Every nesting level counts against [`Limits::depth`](super::Limits), every node against
+//! [`Limits::nodes`](super::Limits) and every number's digits against
+//! [`Limits::digits`](super::Limits), so no input recurses or allocates without bound.
+
+use num_bigint::BigInt;
+use num_rational::BigRational;
+use num_traits::{One, Zero};
+
+use super::Limits;
+use super::error::{MathError, excerpt};
+use super::expr::{Expr, Func, Rel};
+
+/// Parses a normalised LaTeX answer; `Ok(None)` where it is not an expression math-verify
+/// reads.
+pub(crate) fn parse_latex(text: &str, limits: &Limits) -> Result<Option<Expr>, MathError> {
+    // `a = b \approx c`: the relation before `\approx`, or what follows it.
+    let text = match text.split_once("\\approx") {
+        Some((before, after)) => {
+            if before.contains('=') {
+                before
+            } else {
+                after
+            }
+        }
+        None => text,
+    };
+    // `1,234,567` alone is one number (latex2sympy2_extended's `comma_number_regex`).
+    if is_comma_number(text) {
+        let joined: String = text.trim().chars().filter(|c| *c != ',').collect();
+        return Parser::new(&joined, limits, false).parse_all();
+    }
+    Parser::new(text, limits, false).parse_all()
+}
+
+/// `^\s*-?\d{1,3}(,\d{3})+(\.\d+)?\s*$`.
+fn is_comma_number(text: &str) -> bool {
+    let t = text.trim();
+    let t = t.strip_prefix('-').unwrap_or(t);
+    let (whole, decimals) = match t.split_once('.') {
+        Some((w, d)) => (w, Some(d)),
+        None => (t, None),
+    };
+    if decimals.is_some_and(|d| d.is_empty() || !d.bytes().all(|b| b.is_ascii_digit())) {
+        return false;
+    }
+    let groups: Vec<&str> = whole.split(',').collect();
+    groups.len() > 1
+        && (1..=3).contains(&groups[0].len())
+        && groups.iter().all(|g| g.bytes().all(|b| b.is_ascii_digit()))
+        && groups[1..].iter().all(|g| g.len() == 3)
+}
+
+/// Parses a plain expression as sympy's `parse_expr` does (`**` for powers, no implicit
+/// products); `Ok(None)` where it is not one.
+pub(crate) fn parse_plain(text: &str, limits: &Limits) -> Result<Option<Expr>, MathError> {
+    Parser::new(text, limits, true).parse_all()
+}
+
+struct Parser<'a> {
+    text: &'a str,
+    pos: usize,
+    limits: &'a Limits,
+    depth: usize,
+    nodes: usize,
+    abs_depth: usize,
+    plain: bool,
+}
+
+/// A parse that failed: `Err(None)` for "not an expression", `Err(Some(error))` for a limit.
+type Step<T> = Result<T, Option<MathError>>;
+
+fn fail<T>() -> Step<T> {
+    Err(None)
+}
+
+impl<'a> Parser<'a> {
+    fn new(text: &'a str, limits: &'a Limits, plain: bool) -> Self {
+        Self {
+            text,
+            pos: 0,
+            limits,
+            depth: 0,
+            nodes: 0,
+            abs_depth: 0,
+            plain,
+        }
+    }
+
+    fn parse_all(mut self) -> Result<Option<Expr>, MathError> {
+        let result = self.top();
+        match result {
+            Ok(expr) => {
+                self.skip_space();
+                Ok((self.pos >= self.text.len()).then_some(expr))
+            }
+            Err(None) => Ok(None),
+            Err(Some(error)) => Err(error),
+        }
+    }
+
+    fn rest(&self) -> &'a str {
+        &self.text[self.pos..]
+    }
+
+    fn peek(&self) -> Option<char> {
+        self.rest().chars().next()
+    }
+
+    fn skip_space(&mut self) {
+        loop {
+            let rest = self.rest();
+            let trimmed = rest.trim_start();
+            let mut skipped = rest.len() - trimmed.len();
+            if !self.plain {
+                for spacing in ["\\quad", "\\qquad", "\\,", "\\;", "\\:", "\\ ", "~", "\\!"] {
+                    if trimmed.starts_with(spacing)
+                        && !trimmed[spacing.len()..].starts_with(|c: char| {
+                            spacing.ends_with("quad") && c.is_ascii_alphabetic()
+                        })
+                    {
+                        skipped += spacing.len();
+                        break;
+                    }
+                }
+            }
+            if skipped == 0 {
+                return;
+            }
+            self.pos += skipped;
+        }
+    }
+
+    fn eat(&mut self, token: &str) -> bool {
+        self.skip_space();
+        if self.rest().starts_with(token) {
+            // A command must not run on into letters: `\in` is not `\infty`.
+            if token.starts_with('\\')
+                && token.len() > 1
+                && token[1..].chars().all(|c| c.is_ascii_alphabetic())
+                && self.rest()[token.len()..].starts_with(|c: char| c.is_ascii_alphabetic())
+            {
+                return false;
+            }
+            self.pos += token.len();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn node(&mut self, expr: Expr) -> Step<Expr> {
+        self.nodes += 1;
+        if self.nodes > self.limits.nodes {
+            return Err(Some(MathError::TooManyNodes {
+                grader: "math",
+                answer: excerpt(self.text),
+                limit: self.limits.nodes,
+            }));
+        }
+        Ok(expr)
+    }
+
+    fn enter(&mut self) -> Step<()> {
+        self.depth += 1;
+        if self.depth > self.limits.depth {
+            return Err(Some(MathError::TooDeep {
+                grader: "math",
+                answer: excerpt(self.text),
+                limit: self.limits.depth,
+            }));
+        }
+        Ok(())
+    }
+
+    fn leave(&mut self) {
+        self.depth -= 1;
+    }
+
+    /// A comma (or semicolon) separated list at the top: a set, or `a = 1, 2, 3`.
+    fn top(&mut self) -> Step<Expr> {
+        let items = self.list(&[")", "]", "\\}", "}"])?;
+        if items.len() == 1 {
+            return items.into_iter().next().ok_or(None);
+        }
+        if let Some(Expr::Rel(Rel::Eq, lhs, rhs)) = items.first()
+            && items[1..].iter().all(|i| !i.is_relation())
+        {
+            let mut values = vec![(**rhs).clone()];
+            values.extend(items[1..].iter().cloned());
+            let set = flatten_set(values);
+            return self.node(Expr::Rel(Rel::Eq, lhs.clone(), Box::new(set)));
+        }
+        Ok(flatten_set(items))
+    }
+
+    fn list(&mut self, closers: &[&str]) -> Step<Vec<Expr>> {
+        let mut items = vec![self.relation()?];
+        loop {
+            self.skip_space();
+            if self.eat(",") || self.eat(";") {
+                self.skip_space();
+                if self.rest().is_empty() || closers.iter().any(|c| self.rest().starts_with(c)) {
+                    break;
+                }
+                items.push(self.relation()?);
+            } else {
+                break;
+            }
+            if items.len() > self.limits.nodes {
+                return self.node(Expr::Inf).map(|_| Vec::new());
+            }
+        }
+        Ok(items)
+    }
+
+    fn relation_op(&mut self) -> Option<Rel> {
+        const OPS: &[(&str, Rel)] = &[
+            ("\\leqslant", Rel::Le),
+            ("\\geqslant", Rel::Ge),
+            ("\\leq", Rel::Le),
+            ("\\geq", Rel::Ge),
+            ("\\le", Rel::Le),
+            ("\\ge", Rel::Ge),
+            ("\\lt", Rel::Lt),
+            ("\\gt", Rel::Gt),
+            ("\\neq", Rel::Ne),
+            ("\\ne", Rel::Ne),
+            ("\\in", Rel::Eq),
+            ("<=", Rel::Le),
+            (">=", Rel::Ge),
+            ("!=", Rel::Ne),
+            ("=", Rel::Eq),
+            ("<", Rel::Lt),
+            (">", Rel::Gt),
+            ("≤", Rel::Le),
+            ("≥", Rel::Ge),
+            ("≠", Rel::Ne),
+        ];
+        OPS.iter().find(|(op, _)| self.eat(op)).map(|&(_, rel)| rel)
+    }
+
+    fn relation(&mut self) -> Step<Expr> {
+        let first = self.union()?;
+        let mut relations = Vec::new();
+        let mut left = first;
+        while let Some(rel) = self.relation_op() {
+            let right = self.union()?;
+            relations.push(self.node(Expr::Rel(rel, Box::new(left), Box::new(right.clone())))?);
+            left = right;
+        }
+        match relations.len() {
+            0 => Ok(left),
+            1 => relations.pop().ok_or(None),
+            _ => self.node(Expr::And(relations)),
+        }
+    }
+
+    fn union(&mut self) -> Step<Expr> {
+        let first = self.additive()?;
+        let mut parts = vec![first];
+        while self.eat("\\cup") {
+            parts.push(self.additive()?);
+        }
+        if parts.len() == 1 {
+            return parts.pop().ok_or(None);
+        }
+        if !parts.iter().all(Expr::is_set) {
+            return fail();
+        }
+        self.node(Expr::Union(parts))
+    }
+
+    fn additive(&mut self) -> Step<Expr> {
+        self.skip_space();
+        // A leading `\pm`: both signs.
+        let mut terms: Vec<Expr> = Vec::new();
+        let mut pm: Option<usize> = None;
+        if self.eat("\\pm") || self.eat("\\mp") || self.eat("±") {
+            let t = self.term()?;
+            pm = Some(0);
+            terms.push(t);
+        } else {
+            terms.push(self.term()?);
+        }
+        loop {
+            if self.eat("+") {
+                terms.push(self.term()?);
+            } else if self.eat("-") || self.eat("−") {
+                let t = self.term()?;
+                terms.push(Expr::negate(t));
+            } else if self.eat("\\pm") || self.eat("\\mp") || self.eat("±") {
+                if pm.is_some() {
+                    return fail();
+                }
+                pm = Some(terms.len());
+                terms.push(self.term()?);
+            } else {
+                break;
+            }
+            self.node(Expr::Inf)?;
+        }
+        let sum = |terms: Vec<Expr>| {
+            if terms.len() == 1 {
+                terms.into_iter().next().unwrap_or(Expr::Inf)
+            } else {
+                Expr::Add(terms)
+            }
+        };
+        match pm {
+            None => Ok(sum(terms)),
+            Some(i) => {
+                let mut minus = terms.clone();
+                minus[i] = Expr::negate(minus[i].clone());
+                let (a, b) = (sum(minus), sum(terms));
+                Ok(Expr::Set(vec![a, b]))
+            }
+        }
+    }
+
+    fn term(&mut self) -> Step<Expr> {
+        let mut factors = vec![self.unary()?];
+        loop {
+            self.skip_space();
+            if self.plain && self.rest().starts_with("**") {
+                break;
+            }
+            if self.eat("\\cdot")
+                || self.eat("\\times")
+                || self.eat("*")
+                || self.eat("×")
+                || self.eat("\\ast")
+            {
+                factors.push(self.unary()?);
+            } else if self.eat("\\div")
+                || self.eat("/")
+                || self.eat("÷")
+                || (!self.plain && self.eat(":"))
+            {
+                let d = self.unary()?;
+                factors.push(Expr::Pow(Box::new(d), Box::new(Expr::int(-1))));
+            } else if !self.plain && self.starts_primary() {
+                factors.push(self.postfix()?);
+            } else {
+                break;
+            }
+            self.node(Expr::Inf)?;
+        }
+        if factors.len() == 1 {
+            factors.pop().ok_or(None)
+        } else {
+            Ok(Expr::Mul(factors))
+        }
+    }
+
+    /// Whether an implicit product's next factor starts here.
+    fn starts_primary(&self) -> bool {
+        let rest = self.rest();
+        let Some(c) = rest.chars().next() else {
+            return false;
+        };
+        if c == '|' {
+            return self.abs_depth == 0;
+        }
+        if c == '\\' {
+            let name: String = rest[1..]
+                .chars()
+                .take_while(char::is_ascii_alphabetic)
+                .collect();
+            return !matches!(
+                name.as_str(),
+                "cdot"
+                    | "times"
+                    | "div"
+                    | "pm"
+                    | "mp"
+                    | "cup"
+                    | "le"
+                    | "leq"
+                    | "ge"
+                    | "geq"
+                    | "lt"
+                    | "gt"
+                    | "ne"
+                    | "neq"
+                    | "in"
+                    | "leqslant"
+                    | "geqslant"
+                    | "approx"
+                    | "end"
+                    | "right"
+                    | "quad"
+                    | "qquad"
+                    | ""
+            );
+        }
+        c.is_alphanumeric() || c == '(' || c == '{' || c == '['
+    }
+
+    fn unary(&mut self) -> Step<Expr> {
+        self.skip_space();
+        if self.eat("-") || self.eat("−") {
+            self.enter()?;
+            let x = self.unary();
+            self.leave();
+            return Ok(Expr::negate(x?));
+        }
+        if self.eat("+") {
+            self.enter()?;
+            let x = self.unary();
+            self.leave();
+            return x;
+        }
+        self.postfix()
+    }
+
+    fn postfix(&mut self) -> Step<Expr> {
+        let mut base = self.primary()?;
+        loop {
+            self.skip_space();
+            let rest = self.rest();
+            if (self.plain && rest.starts_with("**")) || (!self.plain && rest.starts_with('^')) {
+                self.pos += if self.plain { 2 } else { 1 };
+                if self.degree() {
+                    continue;
+                }
+                let exponent = if self.plain {
+                    self.unary()?
+                } else {
+                    self.argument()?
+                };
+                base = self.node(Expr::Pow(Box::new(base), Box::new(exponent)))?;
+            } else if rest.starts_with('!') && !rest.starts_with("!=") {
+                self.pos += 1;
+                base = self.node(Expr::Func(Func::Factorial, Box::new(base)))?;
+            } else if rest.starts_with("\\%") || rest.starts_with('%') {
+                self.pos += if rest.starts_with('%') { 1 } else { 2 };
+                base = self.node(Expr::Percent(Box::new(base)))?;
+            } else if rest.starts_with("°") {
+                self.pos += "°".len();
+            } else if !self.plain
+                && rest.starts_with('_')
+                && matches!(base, Expr::Num(_) | Expr::Float(_))
+            {
+                // `204_5`: a base, read as the digits.
+                self.pos += 1;
+                let _ = self.argument()?;
+            } else {
+                return Ok(base);
+            }
+        }
+    }
+
+    /// `^\circ` or `^{\circ}`: degrees, dropped.
+    fn degree(&mut self) -> bool {
+        self.skip_space();
+        for token in ["\\circ", "{\\circ}", "{ \\circ }", "{\\circ }"] {
+            if self.rest().starts_with(token) {
+                self.pos += token.len();
+                return true;
+            }
+        }
+        false
+    }
+
+    /// A command's argument: `{...}`, or one character or command (`\frac12`, `x^2`).
+    fn argument(&mut self) -> Step<Expr> {
+        self.skip_space();
+        self.enter()?;
+        let result = if self.eat("{") {
+            let inner = self.top();
+            match inner {
+                Ok(x) if self.eat("}") => Ok(x),
+                Ok(_) => fail(),
+                Err(e) => Err(e),
+            }
+        } else if self.eat("(") && !self.plain {
+            let inner = self.top();
+            match inner {
+                Ok(x) if self.eat(")") => Ok(x),
+                Ok(_) => fail(),
+                Err(e) => Err(e),
+            }
+        } else {
+            match self.peek() {
+                Some(c) if c.is_ascii_digit() => {
+                    self.pos += 1;
+                    self.node(Expr::int(i64::from(c.to_digit(10).unwrap_or(0))))
+                }
+                Some('-') => {
+                    self.pos += 1;
+                    let x = self.argument();
+                    x.map(Expr::negate)
+                }
+                Some(c) if c.is_alphabetic() => {
+                    self.pos += c.len_utf8();
+                    self.node(symbol(&c.to_string()))
+                }
+                Some('\\') => self.primary(),
+                _ => fail(),
+            }
+        };
+        self.leave();
+        result
+    }
+
+    fn group(&mut self, open: &str) -> Step<Expr> {
+        self.enter()?;
+        let saved_abs = self.abs_depth;
+        self.abs_depth = 0;
+        let items = self.list(&[")", "]", "\\}", "}", "\\rangle"]);
+        self.abs_depth = saved_abs;
+        let items = items?;
+        self.skip_space();
+        let close = if self.eat(")") {
+            ")"
+        } else if self.eat("]") {
+            "]"
+        } else if self.eat("\\}") {
+            "\\}"
+        } else if self.eat("}") {
+            "}"
+        } else if self.eat("\\rangle") {
+            ")"
+        } else {
+            return fail();
+        };
+        self.leave();
+        match (open, close) {
+            ("\\{", "\\}") | ("{", "}") if items.len() > 1 => Ok(flatten_set(items)),
+            ("\\{", "\\}") => Ok(dedup_set(items)),
+            ("{", "}") => items.into_iter().next().ok_or(None),
+            ("(" | "[", ")" | "]") if items.len() == 2 => {
+                let (a, b) = (items[0].clone(), items[1].clone());
+                let ordered = interval_order(&a, &b);
+                match ordered {
+                    Some(true) => Ok(Expr::Interval(
+                        Box::new(a),
+                        Box::new(b),
+                        open == "(",
+                        close == ")",
+                    )),
+                    _ if open == "(" && close == ")" => Ok(Expr::Tuple(items)),
+                    _ => fail(),
+                }
+            }
+            ("(", ")") if items.len() == 1 => items.into_iter().next().ok_or(None),
+            ("[", "]") if items.len() == 1 => items.into_iter().next().ok_or(None),
+            ("(" | "[", ")" | "]") if items.len() > 2 => Ok(Expr::Tuple(items)),
+            _ => fail(),
+        }
+    }
+
+    fn number(&mut self) -> Step<Expr> {
+        let rest = self.rest();
+        let bytes = rest.as_bytes();
+        let mut i = 0;
+        let mut digits = String::new();
+        while i < bytes.len() && bytes[i].is_ascii_digit() {
+            digits.push(char::from(bytes[i]));
+            i += 1;
+        }
+        let mut fraction = String::new();
+        if bytes.get(i) == Some(&b'.') && bytes.get(i + 1).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+            while i < bytes.len() && bytes[i].is_ascii_digit() {
+                fraction.push(char::from(bytes[i]));
+                i += 1;
+            }
+            if digits.is_empty() {
+                digits.push('0');
+            }
+        } else if bytes.get(i) == Some(&b'.') && !digits.is_empty() {
+            // `3.` is 3.
+            i += 1;
+            fraction.push('0');
+        }
+        if digits.is_empty() {
+            return fail();
+        }
+        let count = digits.len() + fraction.len();
+        if count > self.limits.digits {
+            return Err(Some(MathError::TooManyDigits {
+                grader: "math",
+                answer: excerpt(self.text),
+                digits: count,
+                limit: self.limits.digits,
+            }));
+        }
+        self.pos += i;
+        if fraction.is_empty() {
+            let n: BigInt = digits.parse().map_err(|_| None)?;
+            self.node(Expr::Num(BigRational::from_integer(n)))
+        } else {
+            let value: f64 = format!("{digits}.{fraction}").parse().map_err(|_| None)?;
+            self.node(Expr::Float(value))
+        }
+    }
+
+    fn primary(&mut self) -> Step<Expr> {
+        self.skip_space();
+        let Some(c) = self.peek() else {
+            return fail();
+        };
+        if c.is_ascii_digit()
+            || (c == '.' && self.rest()[1..].starts_with(|d: char| d.is_ascii_digit()))
+        {
+            return self.number();
+        }
+        if c == '(' || c == '[' {
+            self.pos += 1;
+            return self.group(if c == '(' { "(" } else { "[" });
+        }
+        if c == '{' {
+            self.pos += 1;
+            return self.group("{");
+        }
+        if c == '|' && !self.plain {
+            self.pos += 1;
+            self.enter()?;
+            self.abs_depth += 1;
+            let inner = self.additive();
+            self.abs_depth -= 1;
+            self.leave();
+            let inner = inner?;
+            if !self.eat("|") {
+                return fail();
+            }
+            return self.node(Expr::Func(Func::Abs, Box::new(inner)));
+        }
+        if c == '\\' && !self.plain {
+            return self.command();
+        }
+        if c == 'π' {
+            self.pos += c.len_utf8();
+            return self.node(Expr::Pi);
+        }
+        if c == '∞' {
+            self.pos += c.len_utf8();
+            return self.node(Expr::Inf);
+        }
+        if c.is_alphabetic() {
+            if self.plain {
+                let name: String = self
+                    .rest()
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                self.pos += name.len();
+                return self.node(match name.as_str() {
+                    "pi" => Expr::Pi,
+                    "E" => Expr::E,
+                    "oo" => Expr::Inf,
+                    _ => Expr::Sym(name),
+                });
+            }
+            self.pos += c.len_utf8();
+            let mut name = c.to_string();
+            // A subscript makes one symbol: `a_3`, `a_{37}`.
+            if self.rest().starts_with('_') {
+                self.pos += 1;
+                let sub = self.subscript()?;
+                name = format!("{}_{}", name.to_lowercase(), sub);
+                return self.node(Expr::Sym(name));
+            }
+            if matches!(c, 'f' | 'g' | 'h') && self.rest().starts_with('(') {
+                self.pos += 1;
+                self.enter()?;
+                let args = self.list(&[")"]);
+                self.leave();
+                let args = args?;
+                if !self.eat(")") {
+                    return fail();
+                }
+                return self.node(Expr::Apply(name, args));
+            }
+            return self.node(symbol(&name));
+        }
+        fail()
+    }
+
+    /// A subscript's text: `{37}` as `{37}`, one character as itself.
+    fn subscript(&mut self) -> Step<String> {
+        let rest = self.rest();
+        if rest.starts_with('{') {
+            let close = super::normalize::closing_brace(rest.as_bytes(), 0).ok_or(None)?;
+            let inner = &rest[1..close];
+            self.pos += close + 1;
+            let inner_lower = inner.to_lowercase();
+            if inner.chars().count() == 1 {
+                return Ok(inner_lower);
+            }
+            return Ok(format!("{{{inner_lower}}}"));
+        }
+        let c = rest.chars().next().ok_or(None)?;
+        if !c.is_alphanumeric() {
+            return fail();
+        }
+        self.pos += c.len_utf8();
+        Ok(c.to_lowercase().to_string())
+    }
+
+    fn command(&mut self) -> Step<Expr> {
+        let rest = self.rest();
+        let name: String = rest[1..]
+            .chars()
+            .take_while(char::is_ascii_alphabetic)
+            .collect();
+        if name.is_empty() {
+            if rest.starts_with("\\{") {
+                self.pos += 2;
+                return self.group("\\{");
+            }
+            return fail();
+        }
+        self.pos += 1 + name.len();
+        match name.as_str() {
+            "frac" | "dfrac" | "tfrac" | "cfrac" => {
+                let a = self.argument()?;
+                let b = self.argument()?;
+                self.node(Expr::quotient(a, b))
+            }
+            "binom" | "dbinom" | "tbinom" => {
+                let n = self.argument()?;
+                let k = self.argument()?;
+                let fact = |x: Expr| Expr::Func(Func::Factorial, Box::new(x));
+                let n_k = Expr::Add(vec![n.clone(), Expr::negate(k.clone())]);
+                self.node(Expr::quotient(fact(n), Expr::Mul(vec![fact(k), fact(n_k)])))
+            }
+            "sqrt" => {
+                self.skip_space();
+                let index = if self.rest().starts_with('[') {
+                    self.pos += 1;
+                    self.enter()?;
+                    let index = self.additive();
+                    self.leave();
+                    let index = index?;
+                    if !self.eat("]") {
+                        return fail();
+                    }
+                    Some(index)
+                } else {
+                    None
+                };
+                let x = self.argument()?;
+                let exponent = match index {
+                    None => Expr::Num(BigRational::new(BigInt::one(), BigInt::from(2))),
+                    Some(n) => Expr::Pow(Box::new(n), Box::new(Expr::int(-1))),
+                };
+                self.node(Expr::Pow(Box::new(x), Box::new(exponent)))
+            }
+            "pi" => self.node(Expr::Pi),
+            "infty" | "infin" => self.node(Expr::Inf),
+            "exp" => {
+                let x = self.function_argument()?;
+                self.node(Expr::Pow(Box::new(Expr::E), Box::new(x)))
+            }
+            "ln" | "log" => {
+                self.skip_space();
+                let base = if name == "log" && self.rest().starts_with('_') {
+                    self.pos += 1;
+                    self.argument()?
+                } else {
+                    Expr::E
+                };
+                let x = self.function_argument()?;
+                self.node(Expr::Log(Box::new(x), Box::new(base)))
+            }
+            "text" | "mbox" | "textbf" | "mathrm" | "operatorname" => self.text_command(),
+            "begin" => self.matrix(),
+            "lbrace" => self.group("\\{"),
+            "langle" => self.group("("),
+            "lfloor" | "lceil" => {
+                self.enter()?;
+                let x = self.additive();
+                self.leave();
+                let x = x?;
+                let closer = if name == "lfloor" {
+                    "\\rfloor"
+                } else {
+                    "\\rceil"
+                };
+                if !self.eat(closer) {
+                    return fail();
+                }
+                let f = if name == "lfloor" {
+                    Func::Floor
+                } else {
+                    Func::Ceil
+                };
+                self.node(Expr::Func(f, Box::new(x)))
+            }
+            "vert" | "lvert" => {
+                self.enter()?;
+                let x = self.additive();
+                self.leave();
+                let x = x?;
+                if !(self.eat("\\vert") || self.eat("\\rvert")) {
+                    return fail();
+                }
+                self.node(Expr::Func(Func::Abs, Box::new(x)))
+            }
+            other => {
+                if let Some(f) = function(other) {
+                    return self.function(f);
+                }
+                if GREEK.contains(&other) {
+                    return self.node(Expr::Sym(other.to_owned()));
+                }
+                fail()
+            }
+        }
+    }
+
+    /// `\sin^2 x`, `\sin^{-1}(x)`, `\cos(x)`.
+    fn function(&mut self, f: Func) -> Step<Expr> {
+        self.skip_space();
+        let mut power = None;
+        if self.rest().starts_with('^') {
+            self.pos += 1;
+            let p = self.argument()?;
+            power = Some(p);
+        }
+        let inverse = power
+            .as_ref()
+            .is_some_and(|p| p.exact() == Some(-BigRational::one()));
+        let f = if inverse {
+            match f {
+                Func::Sin => Func::Asin,
+                Func::Cos => Func::Acos,
+                Func::Tan => Func::Atan,
+                other => other,
+            }
+        } else {
+            f
+        };
+        let x = self.function_argument()?;
+        let applied = self.node(Expr::Func(f, Box::new(x)))?;
+        match power {
+            Some(p) if !inverse => self.node(Expr::Pow(Box::new(applied), Box::new(p))),
+            _ => Ok(applied),
+        }
+    }
+
+    fn function_argument(&mut self) -> Step<Expr> {
+        self.skip_space();
+        self.enter()?;
+        let x = if self.rest().starts_with('(') || self.rest().starts_with('{') {
+            self.postfix()
+        } else {
+            self.unary()
+        };
+        self.leave();
+        x
+    }
+
+    /// `\text{...}`: a unit-free word is a symbol (lower-cased, without spaces), a number is a
+    /// number.
+    fn text_command(&mut self) -> Step<Expr> {
+        self.skip_space();
+        let rest = self.rest();
+        if !rest.starts_with('{') {
+            return fail();
+        }
+        let close = super::normalize::closing_brace(rest.as_bytes(), 0).ok_or(None)?;
+        let inner = rest[1..close].trim();
+        self.pos += close + 1;
+        let inner = inner.trim_start_matches('(').trim_end_matches(')');
+        if inner.is_empty() {
+            return fail();
+        }
+        if inner.chars().all(|c| c.is_ascii_digit()) {
+            return Parser::new(inner, self.limits, false).top();
+        }
+        let word: String = inner
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect::<String>()
+            .to_lowercase();
+        self.node(Expr::Sym(word))
+    }
+
+    /// `\begin{pmatrix} a & b \\ c & d \end{pmatrix}` (and `bmatrix`, `matrix`, `array`).
+    fn matrix(&mut self) -> Step<Expr> {
+        let rest = self.rest();
+        let close = rest.find('}').ok_or(None)?;
+        let env = rest.get(1..close).ok_or(None)?.to_owned();
+        if !rest.starts_with('{') || !(env.ends_with("matrix") || env == "array") {
+            return fail();
+        }
+        self.pos += close + 1;
+        if env == "array" {
+            self.skip_space();
+            if self.rest().starts_with('{') {
+                let c = super::normalize::closing_brace(self.rest().as_bytes(), 0).ok_or(None)?;
+                self.pos += c + 1;
+            }
+        }
+        self.enter()?;
+        let mut cells = Vec::new();
+        let mut rows = 0;
+        let mut width = None;
+        let end = format!("\\end{{{env}}}");
+        loop {
+            let mut row = Vec::new();
+            loop {
+                row.push(self.relation()?);
+                if !self.eat("&") {
+                    break;
+                }
+            }
+            if let Some(w) = width
+                && w != row.len()
+            {
+                return fail();
+            }
+            width = Some(row.len());
+            rows += 1;
+            cells.extend(row);
+            let more = self.eat("\\\\");
+            self.skip_space();
+            if self.rest().starts_with(&end) {
+                self.pos += end.len();
+                break;
+            }
+            if !more {
+                return fail();
+            }
+        }
+        self.leave();
+        self.node(Expr::Matrix(rows, cells))
+    }
+}
+
+/// Greek letters read as symbols.
+const GREEK: &[&str] = &[
+    "alpha",
+    "beta",
+    "gamma",
+    "delta",
+    "epsilon",
+    "varepsilon",
+    "zeta",
+    "eta",
+    "theta",
+    "vartheta",
+    "iota",
+    "kappa",
+    "lambda",
+    "mu",
+    "nu",
+    "xi",
+    "rho",
+    "sigma",
+    "tau",
+    "upsilon",
+    "phi",
+    "varphi",
+    "chi",
+    "psi",
+    "omega",
+    "Gamma",
+    "Delta",
+    "Theta",
+    "Lambda",
+    "Xi",
+    "Sigma",
+    "Phi",
+    "Psi",
+    "Omega",
+];
+
+fn function(name: &str) -> Option<Func> {
+    Some(match name {
+        "sin" => Func::Sin,
+        "cos" => Func::Cos,
+        "tan" => Func::Tan,
+        "sec" => Func::Sec,
+        "csc" => Func::Csc,
+        "cot" => Func::Cot,
+        "arcsin" => Func::Asin,
+        "arccos" => Func::Acos,
+        "arctan" => Func::Atan,
+        "sinh" => Func::Sinh,
+        "cosh" => Func::Cosh,
+        "tanh" => Func::Tanh,
+        _ => return None,
+    })
+}
+
+/// A one-letter symbol as latex2sympy reads it: `e` is Euler's number, other letters are
+/// lower-cased variables.
+fn symbol(name: &str) -> Expr {
+    if name == "e" {
+        return Expr::E;
+    }
+    Expr::Sym(name.to_lowercase())
+}
+
+/// A list of answers as one set: the members of sets in it are members of the whole.
+fn flatten_set(items: Vec<Expr>) -> Expr {
+    let mut out: Vec<Expr> = Vec::new();
+    for item in items {
+        match item {
+            Expr::Set(inner) => out.extend(inner),
+            other => out.push(other),
+        }
+    }
+    dedup_set(out)
+}
+
+/// A set without repeated members (as sympy's `FiniteSet`).
+pub(crate) fn dedup_set(items: Vec<Expr>) -> Expr {
+    let mut out: Vec<Expr> = Vec::with_capacity(items.len());
+    for item in items {
+        let value = item.exact();
+        let repeated = out
+            .iter()
+            .any(|o| *o == item || (value.is_some() && o.exact() == value));
+        if !repeated {
+            out.push(item);
+        }
+    }
+    Expr::Set(out)
+}
+
+/// Whether `(a, b)` reads as an interval: both ends numbers with `a < b` (`Some(true)`), a
+/// tuple where `a ≥ b`, `None` where either end is not a number.
+fn interval_order(a: &Expr, b: &Expr) -> Option<bool> {
+    if a.has_symbols() || b.has_symbols() || a.is_set() || b.is_set() {
+        return None;
+    }
+    let (x, y) = (a.eval(&|_| f64::NAN), b.eval(&|_| f64::NAN));
+    if x.is_nan() || y.is_nan() {
+        return None;
+    }
+    if let (Some(p), Some(q)) = (a.exact(), b.exact()) {
+        return Some(p < q);
+    }
+    let _ = BigRational::zero();
+    Some(x < y)
+}

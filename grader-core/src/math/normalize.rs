@@ -1,0 +1,403 @@
+//! latex2sympy2_extended's `normalize_latex`, as math-verify configures it for extracted
+//! LaTeX: the `\boxed{}` content, then the clean-up of commands, units and malformed operators
+//! that the parser does not already accept.
+
+/// Which `\boxed{}` contents to keep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Boxed {
+    /// Every boxed content, joined by commas.
+    All,
+    /// The last one (and those just before it, separated by "and", "or", commas).
+    Last,
+}
+
+/// latex2sympy2_extended's `extract_boxed_content`.
+pub(crate) fn extract_boxed(text: &str, mode: Boxed) -> String {
+    let bytes = text.as_bytes();
+    let mut results: Vec<String> = Vec::new();
+    let mut current = text.len();
+    let mut max_pos = text.len();
+    let mut last_boxed_start: Option<usize> = None;
+    loop {
+        let boxed = text[..current].rfind("\\boxed");
+        let fbox = text[..current].rfind("\\fbox");
+        let (start, command_end) = match (boxed, fbox) {
+            (None, None) => break,
+            (Some(b), Some(f)) if f > b => (f, f + 5),
+            (Some(b), _) => (b, b + 6),
+            (None, Some(f)) => (f, f + 5),
+        };
+        let mut next = command_end;
+        while next < max_pos && bytes[next].is_ascii_whitespace() {
+            next += 1;
+        }
+        if next >= max_pos {
+            break;
+        }
+        if bytes[next] != b'{' {
+            if results.is_empty() {
+                results.push(text[next..].to_owned());
+            }
+            break;
+        }
+        let Some(close) = closing_brace(&bytes[..max_pos], next) else {
+            if results.is_empty() {
+                results.push(text[next..].to_owned());
+            }
+            break;
+        };
+        let content = text[next + 1..close].trim();
+        if mode == Boxed::Last
+            && let Some(later) = last_boxed_start
+        {
+            let between = &text[(close + 1).min(later)..later];
+            let previous = results.last().map_or("", String::as_str);
+            let keep = between.chars().count() < 10
+                || (previous != content && between.chars().count() < 70 && has_separator(between));
+            if !keep {
+                break;
+            }
+        }
+        if results.last().map(String::as_str) != Some(content) {
+            results.push(content.to_owned());
+        }
+        last_boxed_start = Some(start);
+        max_pos = start;
+        current = start;
+    }
+    if results.is_empty() {
+        return text.to_owned();
+    }
+    results.reverse();
+    results.join(",")
+}
+
+/// Whether `text` holds `\b(and|or)\b`, a comma or a semicolon.
+fn has_separator(text: &str) -> bool {
+    if text.contains([',', ';']) {
+        return true;
+    }
+    let words = |w: &str| {
+        text.match_indices(w).any(|(i, _)| {
+            let before = text[..i].chars().next_back();
+            let after = text[i + w.len()..].chars().next();
+            !before.is_some_and(is_word) && !after.is_some_and(is_word)
+        })
+    };
+    words("and") || words("or")
+}
+
+fn is_word(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// The index of the `}` closing the `{` at `open`.
+pub(crate) fn closing_brace(bytes: &[u8], open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, &b) in bytes.iter().enumerate().skip(open) {
+        match b {
+            b'{' => depth += 1,
+            b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The units latex2sympy2_extended strips from the end of an answer, in its order.
+#[rustfmt::skip]
+const UNITS: &[&str] = &[
+    "integerpoint", "feet", "sue", "digit", "pound", "meal", "edge", "student",
+    "children ticket", "multiple", "east", "degree", "mph", "kmph", "ft", "m square", " m east",
+    "sq m", "deg", "mile", "q .", "monkey", "prime", "ratio", "profit of rs", "rd", "o", "gm",
+    "p . m", "lb", "tile", "per", "dm", "lt", "gain", "ab", "way", "west", "a .", "b .", "c .",
+    "d .", "e .", "f .", "g .", "h .", "t", "h", "no change", "men", "soldier", "pie", "bc",
+    "excess", "st", "inches", "noon", "cent", "by", "gal", "kmh", "c", "acre", "rise", "a . m",
+    "th", "π r 2", "sq", "mark", "l", "toy", "coin", "sq . m", "gallon", "° f", "profit", "minw",
+    "yr", "women", "am", "pm", "hr", "cu cm", "square", "v â € ™", "are", "rupee", "rounds",
+    "cubic", "cc", "mtr", "s", "ohm", "number", "kmph", "day", "hour", "minute", "min", "second",
+    "man", "woman", "sec", "cube", "mt", "sq inch", "mp", "∏ cm ³", "hectare", "more", "sec",
+    "unit", "cu . m", "cm 2", "rs .", "rs", "kg", "g", "month", "km", "m", "cm", "mm", "apple",
+    "liter", "loss", "yard", "pure", "year", "increase", "decrease", "d", "less", "Surface",
+    "litre", "pi sq m", "s .", "metre", "meter", "inch",
+];
+
+/// One pass of `units_regex.sub(r"\1", text)`: a unit at the very end, after a digit, `}` or
+/// space, is removed with the spaces before it.
+fn strip_unit(text: &str) -> String {
+    let end = text.trim_end_matches(is_py_space);
+    for (i, c) in text.char_indices() {
+        if !(c.is_ascii_digit() || c == '}' || is_py_space(c)) {
+            continue;
+        }
+        let after = i + c.len_utf8();
+        if after > end.len() {
+            break;
+        }
+        let rest = text[after..end.len()].trim_start_matches(is_py_space);
+        let matched = UNITS.iter().any(|unit| {
+            rest.strip_prefix(unit)
+                .is_some_and(|tail| tail.is_empty() || tail == "s" || tail == "es")
+        });
+        if matched {
+            return text[..after].to_owned();
+        }
+    }
+    text.to_owned()
+}
+
+/// Python's `\s` for `str`.
+pub(crate) fn is_py_space(c: char) -> bool {
+    c.is_whitespace() || ('\x1c'..='\x1f').contains(&c)
+}
+
+/// `unit_superscript_regex.sub("", text)`: from the first `\text{` or `\mbox{` to the end,
+/// where the text ends with that group's `}` (and an optional `^2`).
+fn strip_text_suffix(text: &str) -> String {
+    let first = [text.find("\\text{"), text.find("\\mbox{")]
+        .into_iter()
+        .flatten()
+        .min();
+    let Some(first) = first else {
+        return text.to_owned();
+    };
+    let tail = &text[first..];
+    let bytes = tail.as_bytes();
+    let n = bytes.len();
+    let ends = bytes.last() == Some(&b'}')
+        || (n >= 3
+            && bytes[n - 2] == b'^'
+            && bytes[n - 1].is_ascii_digit()
+            && bytes[n - 3] == b'}')
+        || tail.ends_with('\n');
+    if ends && first > 0 {
+        text[..first].to_owned()
+    } else if ends {
+        String::new()
+    } else {
+        text.to_owned()
+    }
+}
+
+/// Commands rewritten to others, in the order latex2sympy2_extended tries them.
+const REWRITES: &[(&str, &str)] = &[
+    ("\\mathrm", "\\text"),
+    ("\\mathit", "\\text"),
+    ("\\mathbf", "\\text"),
+    ("\\textnormal", "\\text"),
+    ("\\textbf", "\\text"),
+    ("\\textit", "\\text"),
+    ("\\textrm", "\\text"),
+    ("\\dfrac", "\\frac"),
+    ("\\tfrac", "\\frac"),
+    ("\\cfrac", "\\frac"),
+    ("\\displaystyle", ""),
+    ("\\mathrm{th}", ""),
+    ("\\text{and}", ","),
+    ("\\text{or}", ","),
+    ("\\text{ and }", ","),
+    ("\\text{ or }", ","),
+    ("\\text{percentage}", "%"),
+    ("\\text{percent}", "%"),
+    ("\\text{pct}", "%"),
+    ("\\ldots", " "),
+    ("\\mleft", ""),
+    ("\\mright", ""),
+    ("\\left", ""),
+    ("\\right", ""),
+    ("\\$", ""),
+    ("~=", "\\approx"),
+];
+
+/// The normalisation math-verify applies to an extracted LaTeX answer.
+pub(crate) fn normalize(text: &str, boxed: Boxed) -> String {
+    let text = extract_boxed(text, boxed);
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text.as_str();
+    let mut prev: Option<char> = None;
+    'outer: while let Some(c) = rest.chars().next() {
+        if c == '\\' {
+            if let Some(after) = rest.strip_prefix("\\!") {
+                rest = after.trim_start_matches(is_py_space);
+                continue;
+            }
+            if rest.starts_with("\\text{") || rest.starts_with("\\text {") {
+                let inner = rest[5..].trim_start_matches(is_py_space);
+                if let Some(after) = inner.strip_prefix('{') {
+                    let body = after.trim_start_matches(is_py_space);
+                    if let Some(after) = body.strip_prefix('}') {
+                        rest = after;
+                        continue;
+                    }
+                    // `,? \text{ and }` is a comma.
+                    for word in ["and", "or"] {
+                        if let Some(after) = body.strip_prefix(word) {
+                            let after = after.trim_start_matches(is_py_space);
+                            if let Some(after) = after.strip_prefix('}') {
+                                let trimmed = out.trim_end_matches(is_py_space).len();
+                                out.truncate(trimmed);
+                                if out.ends_with(',') {
+                                    out.pop();
+                                }
+                                out.push(',');
+                                prev = Some(',');
+                                rest = after;
+                                continue 'outer;
+                            }
+                        }
+                    }
+                }
+            }
+            for (from, to) in REWRITES {
+                if let Some(after) = rest.strip_prefix(from) {
+                    if from.ends_with("left") || from.ends_with("right") {
+                        // Only before a delimiter: `\left(`, `\right.` is left alone.
+                        let next = after.chars().next();
+                        if !matches!(
+                            next,
+                            Some('(' | ')' | '[' | ']' | '{' | '}' | '|' | '\\' | '.')
+                        ) {
+                            break;
+                        }
+                        if next == Some('.') {
+                            rest = &after[1..];
+                            continue 'outer;
+                        }
+                    }
+                    out.push_str(to);
+                    rest = after;
+                    prev = to.chars().last();
+                    continue 'outer;
+                }
+            }
+            // `\ ` (a backslash and a space) is a space; `\\cmd` is `\cmd` outside matrices.
+            if let Some(after) = rest.strip_prefix("\\ ") {
+                out.push(' ');
+                rest = after;
+                prev = Some(' ');
+                continue;
+            }
+            if rest.starts_with("\\\\")
+                && !text.contains("matrix")
+                && !text.contains("array")
+                && rest[2..].starts_with(|c: char| c.is_ascii_alphabetic())
+            {
+                rest = &rest[1..];
+                continue;
+            }
+            // Copy the command whole, so that words inside it are not rewritten.
+            let len = 1 + rest[1..]
+                .find(|c: char| !c.is_ascii_alphabetic())
+                .unwrap_or(rest.len() - 1)
+                .max(usize::from(rest.len() > 1));
+            let len = len.min(rest.len());
+            let len = (len..=rest.len())
+                .find(|&l| rest.is_char_boundary(l))
+                .unwrap_or(rest.len());
+            out.push_str(&rest[..len]);
+            prev = rest[..len].chars().last();
+            rest = &rest[len..];
+            continue;
+        }
+        if c == '$' || ((c == '"' || c == '\'') && prev != Some('\\')) {
+            rest = &rest[c.len_utf8()..];
+            continue;
+        }
+        if c == '\n' || c == '\t' {
+            out.push(' ');
+            rest = &rest[1..];
+            prev = Some(' ');
+            continue;
+        }
+        if is_py_space(c) && rest[c.len_utf8()..].starts_with('.') {
+            out.push_str(" 0.");
+            rest = &rest[c.len_utf8() + 1..];
+            prev = Some('.');
+            continue;
+        }
+        if c == '{' {
+            // `{,}` (with spaces) is a comma.
+            let inner = rest[1..].trim_start_matches(is_py_space);
+            if let Some(after) = inner.strip_prefix(',')
+                && let Some(after) = after.trim_start_matches(is_py_space).strip_prefix('}')
+            {
+                let trimmed = out.trim_end_matches(is_py_space).len();
+                out.truncate(trimmed);
+                out.push(',');
+                prev = Some(',');
+                rest = after;
+                continue;
+            }
+        }
+        if c == '{' && rest[1..].starts_with('.') {
+            out.push_str("{0.");
+            rest = &rest[2..];
+            prev = Some('.');
+            continue;
+        }
+        if c.is_ascii_alphabetic() && !prev.is_some_and(|p| p.is_ascii_alphabetic()) {
+            let word_len = rest
+                .find(|c: char| !c.is_ascii_alphabetic())
+                .unwrap_or(rest.len());
+            let word = &rest[..word_len];
+            let replaced = match word {
+                "and" | "or" => Some(","),
+                "infinity" => Some("\\infty"),
+                "inf" if prev != Some('\\') => Some("\\infty"),
+                "percentage" | "percent" | "pct" => Some("\\%"),
+                _ => None,
+            };
+            if let Some(to) = replaced {
+                if to == "," || to == "\\%" {
+                    let trimmed = out.trim_end_matches(is_py_space).len();
+                    out.truncate(trimmed);
+                    if to == "," && out.ends_with(',') {
+                        out.pop();
+                    }
+                }
+                out.push_str(to);
+                rest = &rest[word_len..];
+                prev = to.chars().last();
+                continue;
+            }
+            if word == "sqrt" && prev.is_some_and(is_py_space) {
+                out.pop();
+                out.push_str("\\sqrt");
+                rest = &rest[word_len..];
+                prev = Some('t');
+                continue;
+            }
+            out.push_str(word);
+            prev = word.chars().last();
+            rest = &rest[word_len..];
+            continue;
+        }
+        out.push(c);
+        prev = Some(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    let mut text = out;
+    let stripped = strip_text_suffix(&text);
+    let stripped = stripped.trim();
+    if !stripped.is_empty() && stripped != text {
+        text = stripped.to_owned();
+    }
+    for _ in 0..2 {
+        let stripped = strip_unit(&text);
+        if !stripped.is_empty() && stripped != text {
+            text = stripped;
+        }
+    }
+    if text.starts_with('.') {
+        text.insert(0, '0');
+    }
+    if text == "0.5" {
+        text = "\\frac{1}{2}".to_owned();
+    }
+    text.trim_matches(is_py_space).to_owned()
+}
