@@ -41,6 +41,22 @@ pub struct Record {
     /// The field the reward was read from; `None` without a reward to read (a failed grading,
     /// or a result marked `isError` with neither field).
     pub form: Option<RewardForm>,
+    /// When the grading started (RFC 3339), when the line says.
+    pub started_at: Option<String>,
+    /// The sample's input, target and the agent's answer, when the line holds them.
+    pub texts: SampleTexts,
+}
+
+/// What an evaluation line may hold of its sample besides the result: its input, target and
+/// the agent's answer (written when the sample gives them).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SampleTexts {
+    /// What the agent was given.
+    pub input: Option<String>,
+    /// What was expected.
+    pub target: Option<String>,
+    /// What the agent answered.
+    pub answer: Option<String>,
 }
 
 /// A line that is not a result.
@@ -163,6 +179,12 @@ pub fn parse(bytes: &[u8]) -> Result<Record, RecordError> {
             error: line.error.map(|error| (error.kind, error.message)),
             duration_secs: Some(line.duration_secs),
             form,
+            started_at: line.started_at,
+            texts: SampleTexts {
+                input: line.input,
+                target: line.target,
+                answer: line.answer,
+            },
         });
     }
     let mut result: EvaluationResult =
@@ -183,6 +205,8 @@ pub fn parse(bytes: &[u8]) -> Result<Record, RecordError> {
         error: None,
         duration_secs: None,
         form,
+        started_at: None,
+        texts: SampleTexts::default(),
     })
 }
 
@@ -234,11 +258,15 @@ impl Record {
     pub fn into_line(self, id: String) -> Line {
         let epoch = self.epoch.unwrap_or(1);
         let duration = self.duration_secs.unwrap_or(0.0);
-        match (self.error, self.result) {
+        let mut line = match (self.error, self.result) {
             (Some((kind, message)), _) => Line::failed(id, epoch, kind, message, duration),
             (None, Some(result)) => Line::graded(id, epoch, result, duration),
             (None, None) => Line::failed(id, epoch, ErrorKind::Failed, "no result", duration),
-        }
+        };
+        line.started_at = self.started_at;
+        (line.input, line.target, line.answer) =
+            (self.texts.input, self.texts.target, self.texts.answer);
+        line
     }
 }
 

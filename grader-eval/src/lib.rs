@@ -60,8 +60,8 @@ pub use error::EvalError;
 pub use line::{ErrorKind, LINE_VERSION, Line, LineError};
 #[cfg(feature = "run")]
 pub use run::{
-    Evaluation, INTERRUPTED_EXIT_STATUS, MergeReport, OnConflict, RunReport, Sample, merge,
-    merge_resolving,
+    Described, Evaluation, INTERRUPTED_EXIT_STATUS, MergeReport, OnConflict, RunReport, Sample,
+    merge, merge_resolving,
 };
 #[cfg(feature = "run")]
 pub use shard::{Shard, ShardEnvError};

@@ -33,6 +33,11 @@ pub const LINE_VERSION: u32 = 1;
 /// {"v":1,"id":"q17","epoch":1,"duration_secs":0.0021,"error":null,"result":{"reward":1.0,…}}
 /// ```
 ///
+/// After them, each only when there is one (so lines without them are as before, and read
+/// as before): `started_at`, when the grading started (the runner records it), and the
+/// sample's `input`, `target` and `answer` when the runner's `Sample` gives them.
+/// They sit beside `result`, not in it, so a result stays the HUD `EvaluationResult` it is.
+///
 /// `epoch` counts from 1. A line is *scored* when it has a result whose `isError` is false;
 /// anything else counts as errored in a [`Summary`](super::Summary) and is never averaged in
 /// as a 0.
@@ -64,6 +69,20 @@ pub struct Line {
     pub error: Option<LineError>,
     /// What the grading returned, if it succeeded.
     pub result: Option<EvaluationResult>,
+    /// When the grading started (its future's first poll), in RFC 3339 UTC with microseconds
+    /// (`2026-01-02T03:04:05.678901Z`), as the runner records it; lines written before it was
+    /// recorded, or by hand, have none. With `duration_secs` it gives the grading's end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<String>,
+    /// What the sample gave the agent (the runner's `Sample::input`), when it says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<String>,
+    /// What the sample expected (`Sample::target`), when it says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    /// What the agent answered (`Sample::answer`), when the sample says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<String>,
 }
 
 fn known_version<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<u32, D::Error> {
@@ -113,6 +132,10 @@ impl Line {
             duration_secs,
             error: None,
             result: Some(result),
+            started_at: None,
+            input: None,
+            target: None,
+            answer: None,
         }
     }
 
@@ -135,6 +158,10 @@ impl Line {
                 message: message.into(),
             }),
             result: None,
+            started_at: None,
+            input: None,
+            target: None,
+            answer: None,
         }
     }
 

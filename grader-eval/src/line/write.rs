@@ -68,6 +68,17 @@ pub(crate) fn write_line(out: &mut Vec<u8>, line: &Line) -> Result<(), serde_jso
         None => out.extend_from_slice(b"null"),
         Some(result) => write_result(out, result)?,
     }
+    for (key, text) in [
+        (&b",\"started_at\":"[..], &line.started_at),
+        (b",\"input\":", &line.input),
+        (b",\"target\":", &line.target),
+        (b",\"answer\":", &line.answer),
+    ] {
+        if let Some(text) = text {
+            out.extend_from_slice(key);
+            string(out, text)?;
+        }
+    }
     out.push(b'}');
     Ok(())
 }
@@ -335,7 +346,9 @@ mod tests {
             } else {
                 ErrorKind::Panicked
             };
-            return Line::failed(id, epoch, kind, text(rng), secs);
+            let mut line = Line::failed(id, epoch, kind, text(rng), secs);
+            with_texts(rng, &mut line);
+            return line;
         }
         let mut result =
             EvaluationResult::from_reward(rng.random_range(-2.0..1.0)).expect("finite");
@@ -355,7 +368,21 @@ mod tests {
             .expect("a result");
             result.extra = raw.extra;
         }
-        Line::graded(id, epoch, result, secs)
+        let mut line = Line::graded(id, epoch, result, secs);
+        with_texts(rng, &mut line);
+        line
+    }
+
+    /// Sets some of a line's start time and sample texts, at random.
+    fn with_texts(rng: &mut ChaCha8Rng, line: &mut Line) {
+        if rng.random() {
+            line.started_at = Some("2026-01-02T03:04:05.678901Z".to_owned());
+        }
+        for field in [&mut line.input, &mut line.target, &mut line.answer] {
+            if rng.random() {
+                *field = Some(text(rng));
+            }
+        }
     }
 
     #[test]

@@ -12,6 +12,7 @@ use std::time::Instant;
 use futures_util::FutureExt as _;
 use futures_util::future::Either;
 
+use super::samples::{Sample, Texts, texts_of};
 use crate::line::{ErrorKind, Line};
 use crate::running::{Finished, panic_message};
 use grader_core::score::EvaluationResult;
@@ -27,6 +28,7 @@ pin_project_lite::pin_project! {
         id: Arc<str>,
         epoch: u32,
         started: Option<Instant>,
+        texts: Texts,
     }
 
     impl<Fut> PinnedDrop for Graded<Fut> {
@@ -57,7 +59,7 @@ where
     Fut: Future<Output = Result<EvaluationResult, E>>,
     E: Display,
 {
-    fn new(future: Fut, id: Arc<str>, epoch: u32) -> Self {
+    fn new(future: Fut, id: Arc<str>, epoch: u32, texts: Texts) -> Self {
         Graded {
             future: Stage::Running {
                 future: AssertUnwindSafe(future).catch_unwind(),
@@ -65,21 +67,23 @@ where
             id,
             epoch,
             started: None,
+            texts,
         }
     }
 
     /// The line of a grading that ended with `outcome`, turning an error or a panic into the
-    /// line's error. `started` is when its first poll began, `polled` when its last did.
+    /// line's error, with the sample's `texts`. `started` is when its first poll began,
+    /// `polled` when its last did.
     fn line(
         outcome: std::thread::Result<Result<EvaluationResult, E>>,
-        id: Arc<str>,
-        epoch: u32,
+        (id, epoch, texts): (Arc<str>, u32, Texts),
         started: Instant,
         polled: Instant,
     ) -> Finished {
         let ended = Instant::now();
-        let secs = ended.duration_since(started).as_secs_f64();
-        let line = match outcome {
+        let elapsed = ended.duration_since(started);
+        let secs = elapsed.as_secs_f64();
+        let mut line = match outcome {
             Ok(Ok(result)) => Line::graded(&*id, epoch, result, secs),
             Ok(Err(error)) => Line::failed(&*id, epoch, ErrorKind::Failed, error.to_string(), secs),
             Err(panic) => Line::failed(
@@ -90,6 +94,14 @@ where
                 secs,
             ),
         };
+        // The wall clock's start: now, less the time the grading took by the monotonic clock.
+        line.started_at = std::time::SystemTime::now()
+            .checked_sub(elapsed)
+            .map(|start| humantime::format_rfc3339_micros(start).to_string());
+        if let Some(texts) = texts {
+            let [input, target, answer] = *texts;
+            (line.input, line.target, line.answer) = (input, target, answer);
+        }
         // (Most gradings end at their first poll: the same span.)
         let last_poll = if polled == started {
             secs
@@ -120,23 +132,24 @@ where
             StageProj::Running { future } => std::task::ready!(future.poll(cx)),
             StageProj::Ended => panic!("a grading polled after it ended"),
         };
-        let (id, epoch) = (Arc::clone(this.id), *this.epoch);
+        let (id, epoch, texts) = (Arc::clone(this.id), *this.epoch, this.texts.take());
         // What runs of the grading's own code after it ended (its future's destructor, its
         // error's `Display`) may panic too: that is this grading's panic, and becomes its line,
         // rather than unwinding through the lane it shares a task with (or, polled in place,
         // through the run).
         let ended = std::panic::catch_unwind(AssertUnwindSafe(|| {
             this.future.project_replace(Stage::Ended);
-            Self::line(outcome, Arc::clone(&id), epoch, started, polled)
+            Self::line(outcome, (Arc::clone(&id), epoch, texts), started, polled)
         }));
         std::task::Poll::Ready(
-            ended.unwrap_or_else(|panic| Self::line(Err(panic), id, epoch, started, polled)),
+            ended
+                .unwrap_or_else(|panic| Self::line(Err(panic), (id, epoch, None), started, polled)),
         )
     }
 }
 
 /// The grading of (`sample`, `epoch`) with `grade`: its future, or its panic as the line.
-pub(super) fn grading<S, Fut, E>(
+pub(super) fn grading<S: Sample, Fut, E>(
     grade: impl FnOnce(Arc<S>, u32) -> Fut,
     sample: Arc<S>,
     id: Arc<str>,
@@ -146,14 +159,18 @@ where
     Fut: Future<Output = Result<EvaluationResult, E>> + Send + 'static,
     E: Display + 'static,
 {
-    match std::panic::catch_unwind(AssertUnwindSafe(|| grade(sample, epoch))) {
-        Ok(future) => Either::Left(Graded::new(future, id, epoch)),
+    // The sample's texts are its own code too: a panic there is this grading's.
+    let made = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        let texts = texts_of(&*sample);
+        (texts, grade(sample, epoch))
+    }));
+    match made {
+        Ok((texts, future)) => Either::Left(Graded::new(future, id, epoch, texts)),
         Err(panic) => {
             let now = Instant::now();
             Either::Right(std::future::ready(Graded::<Fut>::line(
                 Err(panic),
-                id,
-                epoch,
+                (id, epoch, None),
                 now,
                 now,
             )))
@@ -184,6 +201,7 @@ mod tests {
             },
             Arc::from("s"),
             1,
+            None,
         );
         let finished = runtime.block_on(graded);
         let Json::Line(line) = &finished.json else {
@@ -202,6 +220,7 @@ mod tests {
             async { Err::<grader_core::EvaluationResult, _>("no") },
             Arc::from("t"),
             1,
+            None,
         ));
         let Json::Line(line) = &at_once.json else {
             panic!("a line not written out")

@@ -27,7 +27,7 @@ mod samples;
 
 pub use merging::{MergeReport, OnConflict, merge, merge_resolving};
 pub use report::{INTERRUPTED_EXIT_STATUS, RunReport};
-pub use samples::Sample;
+pub use samples::{Described, Sample};
 
 use grading::grading;
 use progress::Progress;

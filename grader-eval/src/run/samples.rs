@@ -17,6 +17,12 @@ use grader_core::score::EvaluationResult;
 ///
 /// The id is what a resumed run recognizes a sample by, and what decides its shard.
 ///
+/// A sample may also say what the agent was given (its [`input`](Sample::input)), what was
+/// expected ([`target`](Sample::target)) and what the agent answered
+/// ([`answer`](Sample::answer)): each one given is written into the sample's lines (as
+/// `input`, `target` and `answer`, beside the result), and `grader export --inspect` shows
+/// them as the Inspect AI sample's input, target and answer. None is written by default.
+///
 /// ```
 /// use grader_eval::Sample;
 ///
@@ -26,14 +32,180 @@ use grader_core::score::EvaluationResult;
 ///     fn id(&self) -> String {
 ///         format!("q{}", self.id)
 ///     }
+///     fn input(&self) -> Option<String> {
+///         Some(self.text.clone())
+///     }
+///     fn target(&self) -> Option<String> {
+///         Some(self.answer.clone())
+///     }
 /// }
 ///
-/// // Pairs of (id, anything) are samples too.
+/// let question = Question { id: 1, text: "What is 2 + 2?".into(), answer: "4".into() };
+/// assert_eq!(question.target().as_deref(), Some("4"));
+/// // Pairs of (id, anything) are samples too, with no texts unless given (see `with_input`).
 /// assert_eq!(("q1", "What is 2 + 2?").id(), "q1");
+/// assert_eq!(("q1", "What is 2 + 2?").input(), None);
 /// ```
 pub trait Sample {
     /// The sample's id.
     fn id(&self) -> String;
+
+    /// What the agent was given (a prompt, a task statement), to show beside the scores;
+    /// `None` (the default) writes none.
+    fn input(&self) -> Option<String> {
+        None
+    }
+
+    /// What the sample expected (a reference answer), to show beside the scores; `None` (the
+    /// default) writes none.
+    fn target(&self) -> Option<String> {
+        None
+    }
+
+    /// What the agent answered, when the sample holds it (a graded transcript's last answer);
+    /// `None` (the default) writes none.
+    fn answer(&self) -> Option<String> {
+        None
+    }
+
+    /// This sample with `input` as its [`input`](Sample::input): a [`Described`] sample, whose
+    /// `with_target` and `with_answer` give the others.
+    ///
+    /// ```
+    /// use grader_eval::Sample;
+    ///
+    /// let sample = ("q1", 4)
+    ///     .with_input("What is 2 + 2?")
+    ///     .with_target("4")
+    ///     .with_answer("four");
+    /// assert_eq!(sample.id(), "q1");
+    /// assert_eq!(sample.input().as_deref(), Some("What is 2 + 2?"));
+    /// assert_eq!(sample.target().as_deref(), Some("4"));
+    /// assert_eq!(sample.answer().as_deref(), Some("four"));
+    /// // The sample itself is still there, for the grading function.
+    /// assert_eq!(sample.1, 4);
+    /// ```
+    fn with_input(self, input: impl Into<String>) -> Described<Self>
+    where
+        Self: Sized,
+    {
+        Described::new(self).with_input(input)
+    }
+
+    /// This sample with `target` as its [`target`](Sample::target) (see
+    /// [`with_input`](Sample::with_input)).
+    fn with_target(self, target: impl Into<String>) -> Described<Self>
+    where
+        Self: Sized,
+    {
+        Described::new(self).with_target(target)
+    }
+
+    /// This sample with `answer` as its [`answer`](Sample::answer) (see
+    /// [`with_input`](Sample::with_input)).
+    fn with_answer(self, answer: impl Into<String>) -> Described<Self>
+    where
+        Self: Sized,
+    {
+        Described::new(self).with_answer(answer)
+    }
+}
+
+/// A sample with its input, target and answer given beside it (made by
+/// [`Sample::with_input`] and the others); it dereferences to the sample, so the grading
+/// function reads it as before. A text given here replaces the sample's own.
+///
+/// ```
+/// use grader_eval::{Described, Sample};
+///
+/// let sample = Described::new(("q7", "the question's data")).with_target("42");
+/// assert_eq!(sample.id(), "q7");
+/// assert_eq!(sample.target().as_deref(), Some("42"));
+/// assert_eq!(sample.input(), None);
+/// assert_eq!(sample.0, "q7");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Described<S> {
+    sample: S,
+    input: Option<String>,
+    target: Option<String>,
+    answer: Option<String>,
+}
+
+impl<S> Described<S> {
+    /// `sample` with none of its texts replaced yet.
+    #[must_use]
+    pub fn new(sample: S) -> Self {
+        Described {
+            sample,
+            input: None,
+            target: None,
+            answer: None,
+        }
+    }
+
+    /// With `input` as the sample's input.
+    #[must_use]
+    pub fn with_input(mut self, input: impl Into<String>) -> Self {
+        self.input = Some(input.into());
+        self
+    }
+
+    /// With `target` as the sample's target.
+    #[must_use]
+    pub fn with_target(mut self, target: impl Into<String>) -> Self {
+        self.target = Some(target.into());
+        self
+    }
+
+    /// With `answer` as the agent's answer.
+    #[must_use]
+    pub fn with_answer(mut self, answer: impl Into<String>) -> Self {
+        self.answer = Some(answer.into());
+        self
+    }
+
+    /// The sample itself.
+    #[must_use]
+    pub fn into_inner(self) -> S {
+        self.sample
+    }
+}
+
+impl<S> std::ops::Deref for Described<S> {
+    type Target = S;
+
+    fn deref(&self) -> &S {
+        &self.sample
+    }
+}
+
+impl<S: Sample> Sample for Described<S> {
+    fn id(&self) -> String {
+        self.sample.id()
+    }
+
+    fn input(&self) -> Option<String> {
+        self.input.clone().or_else(|| self.sample.input())
+    }
+
+    fn target(&self) -> Option<String> {
+        self.target.clone().or_else(|| self.sample.target())
+    }
+
+    fn answer(&self) -> Option<String> {
+        self.answer.clone().or_else(|| self.sample.answer())
+    }
+}
+
+/// A sample's texts, as its lines carry them: `None` when it gives none, so that a sample
+/// without texts costs a grading one word.
+pub(super) type Texts = Option<Box<[Option<String>; 3]>>;
+
+/// The input, target and answer `sample` gives.
+pub(super) fn texts_of<S: Sample + ?Sized>(sample: &S) -> Texts {
+    let texts = [sample.input(), sample.target(), sample.answer()];
+    texts.iter().any(Option::is_some).then(|| Box::new(texts))
 }
 
 impl<K: Display, T> Sample for (K, T) {
