@@ -24,6 +24,8 @@
 //!   the feature `pattern`, `pattern` and `choice`); [`json`] checks JSON answers as promptfoo's
 //!   `is-json`, `contains-json` and `equals` do; [`similarity`] has rapidfuzz's edit distances,
 //!   `rouge-score`'s ROUGE-N and ROUGE-L, and sacrebleu's sentence BLEU and chrF.
+//! - [`format`] parses and scores tagged sections (`<think>…</think>`, `<answer>…</answer>`)
+//!   as the `verifiers` package's `XMLParser` and `ThinkParser` do.
 //!
 //! Evaluations over many samples (a resumable, shardable runner streaming JSONL, object
 //! storage, the summary with Inspect AI's metrics) are the `grader-eval` crate, built on this
@@ -51,6 +53,7 @@
 //! | `schema` | off | `schemars::JsonSchema` for [`SubScore`] and [`EvaluationResult`] |
 //! | `judge` | off | `LlmJudge`, with an HTTP client (reqwest with rustls), sha2 and schemars |
 //! | `pattern` | off | Inspect AI's `pattern` and `choice` scorers ([`inspect`]), with `regex` |
+//! | `json-schema` | off | JSON Schema validation in [`json`], with the `jsonschema` crate |
 //! | `math` | off | math-verify's answer extraction and comparison (`math`), with num-bigint and num-rational |
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
@@ -59,6 +62,7 @@ pub mod bash;
 pub mod combinators;
 mod derive;
 pub mod error;
+pub mod format;
 pub mod gather;
 pub mod grade;
 pub mod grader;

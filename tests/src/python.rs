@@ -93,6 +93,32 @@ pub fn fake_gcs_python(target_tmpdir: &str) -> Option<PathBuf> {
     venv_python(target_tmpdir, "fake-gcs-venv", FAKE_GCS_REQUIREMENT)
 }
 
+/// verifiers 0.3.1, the last release with the `XMLParser` and `ThinkParser` the `format` module
+/// is compared with, installed without its dependencies: its parser modules import none of
+/// them, and `scripts/format_cases.py` loads those modules alone.
+pub const VERIFIERS_REQUIREMENT: &str = "--no-deps verifiers==0.3.1";
+
+/// As [`hud_python`], for a separate environment with [`VERIFIERS_REQUIREMENT`] installed.
+///
+/// # Panics
+/// As [`hud_python`].
+#[must_use]
+pub fn verifiers_python(target_tmpdir: &str) -> Option<PathBuf> {
+    venv_python(target_tmpdir, "verifiers-venv", VERIFIERS_REQUIREMENT)
+}
+
+/// Python's `jsonschema`, whose verdicts the JSON Schema checks are compared with.
+pub const JSONSCHEMA_REQUIREMENT: &str = "jsonschema==4.26.0";
+
+/// As [`hud_python`], for a separate environment with [`JSONSCHEMA_REQUIREMENT`] installed.
+///
+/// # Panics
+/// As [`hud_python`].
+#[must_use]
+pub fn jsonschema_python(target_tmpdir: &str) -> Option<PathBuf> {
+    venv_python(target_tmpdir, "jsonschema-venv", JSONSCHEMA_REQUIREMENT)
+}
+
 fn venv_python(target_tmpdir: &str, folder: &str, requirement: &str) -> Option<PathBuf> {
     let Some(system_python) = find_python() else {
         assert!(

@@ -46,3 +46,55 @@ pub fn contains_json(answer: &str) -> Result<Score, JsonError> {
 pub fn json_equals(answer: &str, expected: &Value) -> Result<bool, JsonError> {
     super::json_equals(answer, expected)
 }
+
+/// 1.0 when the answer is JSON matching `schema` (promptfoo's `is-json` with a schema);
+/// `info.mismatches` says which keywords failed where. See
+/// [`matches_schema`](super::matches_schema). A schema that is not one is the grader's error.
+#[cfg(feature = "json-schema")]
+#[grader(crate = crate)]
+pub fn matches_schema(answer: &str, schema: &Value) -> Result<Score, JsonError> {
+    const GRADER: &str = "matches_schema";
+    let compiled = super::JsonSchema::compile(GRADER, schema, None)?;
+    Ok(schema_score(super::schema::matches_schema_as(
+        GRADER, answer, &compiled,
+    )?))
+}
+
+/// 1.0 when the answer holds a JSON object matching `schema` (promptfoo's `contains-json`
+/// with a schema); `info.at` is the first such object's byte range, `info.mismatches` why the
+/// last object tried does not match. See [`first_schema_match`](super::first_schema_match). A
+/// schema that is not one is the grader's error.
+#[cfg(feature = "json-schema")]
+#[grader(crate = crate)]
+pub fn contains_schema_match(answer: &str, schema: &Value) -> Result<Score, JsonError> {
+    const GRADER: &str = "contains_schema_match";
+    let compiled = super::JsonSchema::compile(GRADER, schema, None)?;
+    Ok(schema_score(super::schema::first_schema_match_as(
+        GRADER, answer, &compiled,
+    )?))
+}
+
+/// The score of a schema check: 1 for a match, with where it is or why not in `info`.
+#[cfg(feature = "json-schema")]
+fn schema_score(check: super::SchemaCheck) -> Score {
+    use super::SchemaCheck;
+    let mut info = Info::new();
+    let value = match check {
+        SchemaCheck::Match(range) => {
+            info.insert("at".into(), serde_json::json!([range.start, range.end]));
+            1.0
+        }
+        SchemaCheck::Mismatch(why) => {
+            info.insert(
+                "mismatches".into(),
+                serde_json::to_value(&why).unwrap_or_default(),
+            );
+            0.0
+        }
+        _ => {
+            info.insert("json".into(), false.into());
+            0.0
+        }
+    };
+    Score::new(value).with_info(info)
+}

@@ -16,6 +16,10 @@
 //! The graders ([`IsJson`], [`ContainsJson`], [`JsonEquals`]; see [`graders`]) record their
 //! arguments under `_parameters` like any grader.
 //!
+//! With the feature `json-schema`, `matches_schema` and `first_schema_match` check JSON
+//! against a JSON Schema (promptfoo's `is-json` and `contains-json` with a schema; see
+//! `schema`), as the graders `MatchesSchema` and `ContainsSchemaMatch`.
+//!
 //! # The anchor, and bounds
 //!
 //! Validity is `JSON.parse`'s (ECMA-404): only space, tab, line feed and carriage return as
@@ -38,6 +42,8 @@
 #[cfg(feature = "macros")]
 pub mod graders;
 mod scan;
+#[cfg(feature = "json-schema")]
+pub mod schema;
 
 use std::ops::Range;
 
@@ -45,6 +51,13 @@ use serde_json::Value;
 
 #[cfg(feature = "macros")]
 pub use graders::{ContainsJson, IsJson, JsonEquals};
+#[cfg(all(feature = "macros", feature = "json-schema"))]
+pub use graders::{ContainsSchemaMatch, MatchesSchema};
+#[cfg(feature = "json-schema")]
+pub use schema::{
+    Draft, JsonSchema, MAX_MISMATCHES, MAX_SCHEMA_DEPTH, SchemaCheck, SchemaMismatch,
+    first_schema_match, matches_schema,
+};
 
 /// The longest object [`json_objects`] looks for, in UTF-16 code units (promptfoo's
 /// `maxJsonLength`).
@@ -89,6 +102,14 @@ pub enum JsonError {
         /// The grader or function.
         grader: &'static str,
         /// `serde_json`'s message.
+        reason: String,
+    },
+    /// The schema given is not a valid JSON Schema (feature `json-schema`).
+    #[error("{grader}: the schema is not a valid JSON Schema: {reason}")]
+    InvalidSchema {
+        /// The grader or function.
+        grader: &'static str,
+        /// What is wrong with it, and where.
         reason: String,
     },
 }
