@@ -2,10 +2,14 @@
 //! function (a reward and one subscore), four ways, in the same run:
 //!
 //! - `loop`: the grading function called in a plain loop, results dropped (the baseline);
-//! - `loop+jsonl`: the same loop writing each result as a JSONL line to a file, by hand;
+//! - `loop+jsonl`: the same loop writing each result as a JSONL line to a file, by hand, one
+//!   `write` per line;
+//! - `loop+jsonl-buffered`: the same through a `BufWriter` flushed once at the end, the cheapest
+//!   way to write the same lines (and one that loses every unflushed line in a crash, where the
+//!   runner loses none it has counted);
 //! - `runner`: an `Evaluation` (concurrency 16) into a fresh file;
 //! - `runner/4-text-graders`: the same with four text graders per sample, to set the runner's
-//!   cost beside a realistic grading.
+//!   cost beside a realistic grading, with its own `loop/…` and `loop+jsonl-buffered/…`.
 //!
 //! And, in group `eval-threads`, 100 000 samples × 4 text graders through an `Evaluation`
 //! (concurrency 64) on three runtimes: `current-thread` (grading and writing share one
@@ -75,6 +79,22 @@ fn text(i: usize) -> Result<EvaluationResult, String> {
     Grade::from_subscores(subscores.map_err(|e| e.to_string())?).map_err(|e| e.to_string())
 }
 
+/// Grades `SAMPLES` samples with `grade` and writes their lines, as the runner writes them,
+/// through one buffer flushed at the end.
+fn write_buffered(
+    path: &std::path::Path,
+    grade: impl Fn(usize) -> Result<EvaluationResult, String>,
+) {
+    let mut file = std::io::BufWriter::new(std::fs::File::create(path).expect("create"));
+    for i in 0..SAMPLES {
+        let result = grade(black_box(i)).expect("a result");
+        let line = Line::graded(i.to_string(), 1, result, 0.0);
+        file.write_all(&line.to_json_line().expect("json"))
+            .expect("write");
+    }
+    file.flush().expect("flush");
+}
+
 fn runner(c: &mut Criterion) {
     let folder = std::env::temp_dir().join(format!("grader-eval-bench-{}", std::process::id()));
     std::fs::create_dir_all(&folder).expect("a scratch folder");
@@ -104,6 +124,9 @@ fn runner(c: &mut Criterion) {
             }
         });
     });
+    group.bench_function("loop+jsonl-buffered", |b| {
+        b.iter(|| write_buffered(&path, |i| cheap(i).map_err(|e| e.to_string())));
+    });
     group.bench_function("runner", |b| {
         b.iter(|| {
             let _ = std::fs::remove_file(&path);
@@ -125,6 +148,9 @@ fn runner(c: &mut Criterion) {
                 black_box(text(black_box(i)).ok());
             }
         });
+    });
+    group.bench_function("loop+jsonl-buffered/4-text-graders", |b| {
+        b.iter(|| write_buffered(&path, text));
     });
     group.bench_function("runner/4-text-graders", |b| {
         b.iter(|| {
