@@ -73,8 +73,11 @@ impl Environment {
         self.initialize(move |capabilities| {
             let (slot, builder, name) = (Arc::clone(&slot), builder.clone(), name.clone());
             async move {
-                let workspace = builder.start().await?;
+                let workspace = builder.track_files_or_setting()?.start().await?;
                 capabilities.add(workspace.capability_named(&name));
+                if let Some(file_tracking) = workspace.file_tracking_capability() {
+                    capabilities.add(file_tracking);
+                }
                 if let Some(old) = slot.lock().await.replace(workspace) {
                     old.stop().await;
                 }

@@ -8,6 +8,7 @@ use std::io::Read as _;
 use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 use sha2::{Digest as _, Sha256};
@@ -120,19 +121,78 @@ impl Changes {
     }
 }
 
+/// [`Changes`] with the time of the scan that found them: the reference's `DiffResult` whole,
+/// the `filetracking/1` reply to `diff` and `setup`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Diff {
+    /// The changes.
+    pub changes: Changes,
+    /// When the later scan ended, in seconds since the Unix epoch.
+    pub snapshot_timestamp: f64,
+    /// How long the later scan took, in milliseconds.
+    pub scan_duration_ms: f64,
+}
+
+impl Diff {
+    /// The wire form, as the reference's `DiffResult.to_dict()`: `snapshot_timestamp`,
+    /// `scan_duration_ms` (rounded to 2 decimals), `files_scanned`, `files_changed`,
+    /// `patches`, and `truncated` only when true.
+    #[must_use]
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut out = serde_json::Map::new();
+        out.insert("snapshot_timestamp".into(), self.snapshot_timestamp.into());
+        out.insert(
+            "scan_duration_ms".into(),
+            round2(self.scan_duration_ms).into(),
+        );
+        if let serde_json::Value::Object(changes) = self.changes.to_json() {
+            let mut changes = changes;
+            for key in ["files_scanned", "files_changed", "patches", "truncated"] {
+                if let Some(value) = changes.remove(key) {
+                    out.insert(key.into(), value);
+                }
+            }
+        }
+        serde_json::Value::Object(out)
+    }
+}
+
+/// Python's `round(x, 2)`, for timings.
+pub(super) fn round2(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}
+
+/// One file of a manifest: the `filetracking/1` `snapshot` reply lists them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ManifestEntry {
+    /// The path relative to the root.
+    pub path: String,
+    /// Its size in bytes.
+    pub size: u64,
+    /// The SHA-256 of its content (or the placeholder of what was not read).
+    pub content_hash: String,
+}
+
 /// What a scan knows of one file.
 #[derive(Debug, Clone)]
-struct Entry {
-    size: u64,
-    mtime_ns: i128,
-    hash: Arc<str>,
+pub(super) struct Entry {
+    pub(super) size: u64,
+    pub(super) mtime_ns: i128,
+    pub(super) hash: Arc<str>,
     /// The text, with universal newlines (split into lines only to diff); `None` for binary,
     /// unreadable, over a limit, or a secret.
     text: Option<Arc<str>>,
-    redacted: bool,
+    pub(super) redacted: bool,
 }
 
-type Snapshot = HashMap<String, Entry>;
+pub(super) type Snapshot = HashMap<String, Entry>;
+
+/// When a scan ended (seconds since the Unix epoch) and how long it took (milliseconds).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ScanTime {
+    pub(super) timestamp: f64,
+    pub(super) duration_ms: f64,
+}
 
 /// Tracks what changes under a directory, from a baseline taken when it starts: the files
 /// added, removed and modified, with unified diffs for text, as the reference's file tracker
@@ -167,7 +227,7 @@ pub struct Tracker {
     root: PathBuf,
     excludes: Vec<String>,
     max_file_size: u64,
-    baseline: Snapshot,
+    pub(super) baseline: Snapshot,
     previous: Snapshot,
 }
 
@@ -231,7 +291,57 @@ impl Tracker {
     /// state for the next one: the reference's `take_snapshot`, the `filetracking/1` `diff`
     /// method. Changes left out by the patch budget stay pending for the next call.
     pub fn diff(&mut self) -> Changes {
-        let mut current = self.scan_after(&self.previous);
+        self.diff_scan().changes
+    }
+
+    /// As [`diff`](Self::diff), with the scan's time: the whole `filetracking/1` `diff` reply.
+    pub fn diff_scan(&mut self) -> Diff {
+        let (current, time) = self.scan_timed();
+        self.diff_current(current, time)
+    }
+
+    /// What changed since the last scan (the setup's changes, when called as a task starts),
+    /// then takes the current state as the agent's baseline: the reference's
+    /// `take_setup_snapshot`, the `filetracking/1` `setup` method. The baseline is the whole
+    /// current state even when the patch budget left changes out of the reply.
+    pub fn setup(&mut self) -> Diff {
+        let (current, time) = self.scan_timed();
+        let (changes, _) = diff(&self.previous, &current);
+        self.baseline = current.clone();
+        self.previous = current;
+        timed(changes, time)
+    }
+
+    /// Takes the current state as the agent's baseline, reporting nothing: the reference's
+    /// `advance_baseline`, the `filetracking/1` `advance` method.
+    pub fn advance(&mut self) {
+        let (current, _) = self.scan_timed();
+        self.baseline = current.clone();
+        self.previous = current;
+    }
+
+    /// The files of the last scan, by path, without their content and without secrets: the
+    /// reference's `current_manifest`, the `filetracking/1` `snapshot` method (it scans
+    /// nothing).
+    #[must_use]
+    pub fn manifest(&self) -> Vec<ManifestEntry> {
+        let mut files: Vec<ManifestEntry> = self
+            .previous
+            .iter()
+            .filter(|(_, entry)| !entry.redacted)
+            .map(|(path, entry)| ManifestEntry {
+                path: path.clone(),
+                size: entry.size,
+                content_hash: entry.hash.to_string(),
+            })
+            .collect();
+        files.sort_by(|a, b| a.path.cmp(&b.path));
+        files
+    }
+
+    /// Diffs `current` against the last scan and keeps it as the last scan (with the changes
+    /// the patch budget left out still pending).
+    pub(super) fn diff_current(&mut self, mut current: Snapshot, time: ScanTime) -> Diff {
         let (changes, skipped) = diff(&self.previous, &current);
         for path in skipped {
             match self.previous.get(&path) {
@@ -244,7 +354,24 @@ impl Tracker {
             }
         }
         self.previous = current;
-        changes
+        timed(changes, time)
+    }
+
+    /// A scan reusing what the last one read, with its time.
+    pub(super) fn scan_timed(&self) -> (Snapshot, ScanTime) {
+        let start = Instant::now();
+        let files = self.scan_after(&self.previous);
+        let duration_ms = start.elapsed().as_secs_f64() * 1000.0;
+        let timestamp = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0.0, |since| since.as_secs_f64());
+        (
+            files,
+            ScanTime {
+                timestamp,
+                duration_ms,
+            },
+        )
     }
 
     fn scan(&self) -> Snapshot {
@@ -298,7 +425,15 @@ impl Tracker {
     }
 }
 
-fn mtime_ns(meta: &fs::Metadata) -> i128 {
+fn timed(changes: Changes, time: ScanTime) -> Diff {
+    Diff {
+        changes,
+        snapshot_timestamp: time.timestamp,
+        scan_duration_ms: time.duration_ms,
+    }
+}
+
+pub(super) fn mtime_ns(meta: &fs::Metadata) -> i128 {
     i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec())
 }
 
@@ -361,7 +496,7 @@ fn read(path: &Path) -> Option<Vec<u8>> {
     Some(bytes)
 }
 
-fn hex(digest: &[u8]) -> String {
+pub(super) fn hex(digest: &[u8]) -> String {
     use std::fmt::Write as _;
     digest
         .iter()

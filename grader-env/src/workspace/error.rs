@@ -60,4 +60,14 @@ pub enum WorkspaceError {
     /// The sandbox the sessions share did not start.
     #[error("the workspace sandbox did not start: {0}")]
     Sandbox(String),
+    /// The file tracker ([`track_files`](super::WorkspaceBuilder::track_files)) could not take
+    /// its baseline.
+    #[error("the workspace's file tracking did not start: {0}")]
+    Tracker(#[from] super::TrackerError),
+    /// `HUD_FILE_TRACKING_ENABLED` is set to something that is not a boolean (the reference's
+    /// settings refuse it too).
+    #[error(
+        "HUD_FILE_TRACKING_ENABLED must be a boolean (true, false, 1, 0, yes, no, on, off): {0:?}"
+    )]
+    TrackFilesSetting(String),
 }

@@ -12,10 +12,13 @@
 
 #[cfg(feature = "workspace")]
 mod attach;
+mod capture;
 mod changes;
 mod difflib;
 #[cfg(feature = "workspace")]
 mod error;
+#[cfg(feature = "workspace")]
+mod filetracking;
 mod pattern;
 #[cfg(feature = "workspace")]
 mod pty;
@@ -28,7 +31,10 @@ mod ssh;
 
 #[cfg(feature = "workspace")]
 pub use attach::WorkspaceHandle;
-pub use changes::{Change, Changes, DEFAULT_MAX_FILE_SIZE, Status, Tracker, TrackerError};
+pub use capture::{Artifact, CAPTURE_CONTENT_TYPES, Capture, Flush};
+pub use changes::{
+    Change, Changes, DEFAULT_MAX_FILE_SIZE, Diff, ManifestEntry, Status, Tracker, TrackerError,
+};
 #[cfg(feature = "workspace")]
 pub use error::WorkspaceError;
 pub use pattern::{DEFAULT_EXCLUDES, SECRET_DENY, fnmatch};

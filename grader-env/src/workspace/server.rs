@@ -14,6 +14,7 @@ use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
 use super::error::WorkspaceError;
+use super::filetracking::FileTracking;
 use super::sandbox::{Launcher, Spec, on_path, tmpfs_modes};
 use super::ssh::{Shared, accept_loop};
 use crate::Capability;
@@ -54,6 +55,7 @@ pub struct WorkspaceBuilder {
     env: BTreeMap<String, String>,
     require_isolation: bool,
     sandboxed: bool,
+    track_files: Option<bool>,
 }
 
 impl WorkspaceBuilder {
@@ -111,6 +113,29 @@ impl WorkspaceBuilder {
         self
     }
 
+    /// Whether to serve the `filetracking/1` capability beside `ssh/2`: the agent's changes,
+    /// read by hud's eval loop (the setup's changes when a task starts, the agent's diffs
+    /// while it works, the changed artifacts when it ends). Its baseline is taken when the
+    /// workspace starts. [`Workspace::start`](Self::start) leaves it off unless asked, as the
+    /// reference's `Workspace`; `Environment::workspace` turns it on unless
+    /// `HUD_FILE_TRACKING_ENABLED` is false, as the reference's `env.workspace`.
+    pub fn track_files(mut self, track: bool) -> Self {
+        self.track_files = Some(track);
+        self
+    }
+
+    /// `track_files` as given, or as `HUD_FILE_TRACKING_ENABLED` says (default on): the
+    /// reference's `env.workspace(root, track_files=None)`.
+    pub(super) fn track_files_or_setting(mut self) -> Result<Self, WorkspaceError> {
+        if self.track_files.is_none() {
+            self.track_files = Some(match std::env::var("HUD_FILE_TRACKING_ENABLED") {
+                Err(_) => true,
+                Ok(value) => parse_bool(&value).ok_or(WorkspaceError::TrackFilesSetting(value))?,
+            });
+        }
+        Ok(self)
+    }
+
     /// Creates the root if needed, generates the keys, binds the SSH server and (under
     /// isolation) starts the sandbox; returns once the server accepts connections.
     ///
@@ -162,6 +187,7 @@ pub struct Workspace {
     isolation: Isolation,
     client_key: String,
     host_pubkey: String,
+    file_tracking: Option<FileTracking>,
 }
 
 impl std::fmt::Debug for Workspace {
@@ -188,6 +214,7 @@ impl Workspace {
             env: BTreeMap::new(),
             require_isolation: false,
             sandboxed: true,
+            track_files: None,
         }
     }
 
@@ -218,6 +245,12 @@ impl Workspace {
         let addr = listener
             .local_addr()
             .map_err(|source| WorkspaceError::Bind { addr, source })?;
+        let file_tracking = match options.track_files {
+            Some(true) => {
+                Some(FileTracking::start(root.clone(), SocketAddr::new(addr.ip(), 0)).await?)
+            }
+            _ => None,
+        };
 
         let launcher = Launcher::new(spec, root, cwd.clone(), options.env);
         launcher.prepare().await?;
@@ -248,6 +281,7 @@ impl Workspace {
             isolation,
             client_key,
             host_pubkey,
+            file_tracking,
         })
     }
 
@@ -269,6 +303,15 @@ impl Workspace {
             .param("client_key", self.client_key.clone())
             .param("cwd", self.cwd.clone())
             .param("isolation", self.isolation.as_str())
+    }
+
+    /// The `filetracking/1` capability, named `filetracking`, when the workspace tracks files
+    /// ([`track_files`](WorkspaceBuilder::track_files)): the reference's
+    /// `file_tracking_capability()`, its url `tcp://host:port` and its params `root` (the
+    /// root's real path) and `setup_diff` (`true`).
+    #[must_use]
+    pub fn file_tracking_capability(&self) -> Option<Capability> {
+        self.file_tracking.as_ref().map(FileTracking::capability)
     }
 
     /// `ssh://host:port`.
@@ -380,9 +423,12 @@ impl Workspace {
         self.shared.launcher.discard().await;
     }
 
-    /// Stops serving: closes the listener and every connection, and ends the sandbox and every
-    /// process in it, returning once they are gone.
-    pub async fn stop(self) {
+    /// Stops serving: closes the listeners and every connection, and ends the sandbox and every
+    /// process in it, returning once they are gone (and no file-tracking scan runs).
+    pub async fn stop(mut self) {
+        if let Some(mut file_tracking) = self.file_tracking.take() {
+            file_tracking.stop().await;
+        }
         self.accept.abort();
         self.shared.disconnect_all().await;
         self.shared.launcher.stop().await;
@@ -398,6 +444,15 @@ impl Drop for Workspace {
             let shared = Arc::clone(&self.shared);
             runtime.spawn(async move { shared.disconnect_all().await });
         }
+    }
+}
+
+/// A boolean setting as pydantic reads one.
+fn parse_bool(value: &str) -> Option<bool> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "1" | "on" | "t" | "true" | "y" | "yes" => Some(true),
+        "0" | "off" | "f" | "false" | "n" | "no" => Some(false),
+        _ => None,
     }
 }
 
