@@ -81,8 +81,7 @@ where
         polled: Instant,
     ) -> Finished {
         let ended = Instant::now();
-        let elapsed = ended.duration_since(started);
-        let secs = elapsed.as_secs_f64();
+        let secs = ended.duration_since(started).as_secs_f64();
         let mut line = match outcome {
             Ok(Ok(result)) => Line::graded(&*id, epoch, result, secs),
             Ok(Err(error)) => Line::failed(&*id, epoch, ErrorKind::Failed, error.to_string(), secs),
@@ -94,10 +93,7 @@ where
                 secs,
             ),
         };
-        // The wall clock's start: now, less the time the grading took by the monotonic clock.
-        line.started_at = std::time::SystemTime::now()
-            .checked_sub(elapsed)
-            .map(|start| humantime::format_rfc3339_micros(start).to_string());
+        line.started_at = super::clock::started_at(started);
         if let Some(texts) = texts {
             let [input, target, answer] = *texts;
             (line.input, line.target, line.answer) = (input, target, answer);

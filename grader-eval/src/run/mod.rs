@@ -2,7 +2,8 @@
 //
 // The files: this one holds the runner, `Evaluation`, and its loop; `samples.rs` what a run
 // grades (`Sample`, and the pairs its output lacks, for the awaiting task or the lanes);
-// `grading.rs` one grading's future; `report.rs` what a run did (`RunReport`);
+// `grading.rs` one grading's future, `clock.rs` its start by the wall clock; `report.rs` what
+// a run did (`RunReport`);
 // `merging.rs` joining shards' files (`merge`); `progress.rs` the progress bar. The gradings
 // in flight are the `running` module's, the output the `output` module's.
 
@@ -19,6 +20,7 @@ use crate::error::EvalError;
 use grader_core::limit::{Limiter, Scope};
 use grader_core::score::EvaluationResult;
 
+mod clock;
 mod grading;
 mod merging;
 mod progress;
