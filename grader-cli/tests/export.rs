@@ -476,6 +476,33 @@ fn standard_input_and_a_missing_format_are_refused() {
         .assert()
         .code(2)
         .stderr(contains("--inspect"));
+    // The format is the name's: one that says none, or the other one, is refused before
+    // anything is read or written.
+    let dir = temp_dir();
+    let (results, _) = run_file(dir.path());
+    for (output, format, says) in [
+        (
+            "run.zip",
+            None,
+            "run.zip: name the log .eval (Inspect AI's zip",
+        ),
+        (
+            "run.json",
+            Some("eval"),
+            "run.json: --format eval but the name ends in .json",
+        ),
+    ] {
+        let mut command = grader();
+        command
+            .args(["export", "--inspect", "-o"])
+            .arg(dir.path().join(output))
+            .arg(&results);
+        if let Some(format) = format {
+            command.args(["--format", format]);
+        }
+        command.assert().code(2).stderr(contains(says));
+        assert!(!dir.path().join(output).exists());
+    }
 }
 
 /// `GET path` from 127.0.0.1:`port`: the status and the body, or `None` when nothing answers.
