@@ -53,6 +53,7 @@ mod think;
 
 use std::ops::Range;
 
+use memchr::memmem;
 use serde::Serialize;
 
 use crate::text::pychar;
@@ -203,7 +204,7 @@ fn valid_tag(tag: &str) -> bool {
     !tag.is_empty()
         && !tag
             .chars()
-            .any(|c| pychar::is_space(c) || "<>/.^$*+?{}[]\\|()".contains(c) || c.is_whitespace())
+            .any(|c| pychar::is_space(c) || "<>/.^$*+?{}[]\\|()".contains(c))
 }
 
 /// `<tag>` and `</tag>`.
@@ -214,11 +215,11 @@ fn tags_of(tag: &str) -> (String, String) {
 /// The first match of `<tag>\s*(.*?)\s*</tag>` at or after `from`: the capture's range and
 /// where the match ends.
 fn section(text: &str, open: &str, close: &str, from: usize) -> Option<(Range<usize>, usize)> {
-    let at = from + text.get(from..)?.find(open)?;
+    let at = from + memmem::find(text.as_bytes().get(from..)?, open.as_bytes())?;
     let after = at + open.len();
     let start =
         after + (text[after..].len() - text[after..].trim_start_matches(pychar::is_space).len());
-    let close_at = start + text[start..].find(close)?;
+    let close_at = start + memmem::find(&text.as_bytes()[start..], close.as_bytes())?;
     let end = start
         + text[start..close_at]
             .trim_end_matches(pychar::is_space)
@@ -428,7 +429,9 @@ impl XmlParser {
                 if first_section(message, &open, &close).is_some() {
                     has_any_field = true;
                     field_present = true;
-                } else if message.contains(&open) || message.contains(&close) {
+                } else if memmem::find(message.as_bytes(), open.as_bytes()).is_some()
+                    || memmem::find(message.as_bytes(), close.as_bytes()).is_some()
+                {
                     field_present = true;
                 }
             }

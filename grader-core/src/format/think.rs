@@ -1,6 +1,8 @@
 //! verifiers' `ThinkParser` and `MaybeThinkParser`: the answer after the reasoning, and
 //! whether a message is one `<think>…</think>` section followed by an answer.
 
+use memchr::memmem;
+
 use crate::text::pychar;
 
 const OPEN: &str = "<think>";
@@ -18,8 +20,8 @@ const CLOSE: &str = "</think>";
 /// ```
 #[must_use]
 pub fn think_answer(text: &str) -> &str {
-    text.rsplit_once(CLOSE)
-        .map_or("", |(_, after)| pychar::strip(after))
+    memmem::rfind(text.as_bytes(), CLOSE.as_bytes())
+        .map_or("", |at| pychar::strip(&text[at + CLOSE.len()..]))
 }
 
 /// The text after the last `</think>`, stripped, or the whole text stripped when there is no
@@ -33,7 +35,8 @@ pub fn think_answer(text: &str) -> &str {
 /// ```
 #[must_use]
 pub fn maybe_think_answer(text: &str) -> &str {
-    pychar::strip(text.rsplit_once(CLOSE).map_or(text, |(_, after)| after))
+    let after = memmem::rfind(text.as_bytes(), CLOSE.as_bytes()).map_or(0, |at| at + CLOSE.len());
+    pychar::strip(&text[after..])
 }
 
 /// Whether `message` follows verifiers' `ThinkParser` format: it starts (after whitespace) with
@@ -50,12 +53,21 @@ pub fn maybe_think_answer(text: &str) -> &str {
 /// ```
 #[must_use]
 pub fn think_format(message: &str) -> bool {
-    pychar::strip(message).starts_with(OPEN)
-        && message.matches(OPEN).nth(1).is_none()
-        && message.matches(CLOSE).take(2).count() == 1
-        && message
-            .rsplit_once(CLOSE)
-            .is_some_and(|(_, after)| !after.is_empty())
+    let bytes = message.as_bytes();
+    let trimmed = message.trim_start_matches(pychar::is_space);
+    if !trimmed.starts_with(OPEN) {
+        return false;
+    }
+    // The message starts with the first `<think>`: no other may follow it.
+    let after_open = message.len() - trimmed.len() + OPEN.len();
+    if memmem::find(&bytes[after_open..], OPEN.as_bytes()).is_some() {
+        return false;
+    }
+    // One `</think>`, with something (whitespace counts) after it.
+    memmem::find(bytes, CLOSE.as_bytes()).is_some_and(|at| {
+        let after = at + CLOSE.len();
+        after < bytes.len() && memmem::find(&bytes[after..], CLOSE.as_bytes()).is_none()
+    })
 }
 
 /// The share of the assistant messages' texts that follow the format (verifiers'
