@@ -1,6 +1,8 @@
-//! Benchmarks math answers (`grader_core::math`): `verify(gold, answer)` on typical pairs.
+//! Benchmarks math answers (`grader_core::math`): `verify(gold, answer)` on typical pairs
+//! (`tests/data/math_bench_pairs.json`: an integer, a fraction against a decimal, roots, an
+//! interval, a set, an equation, a percentage, a plain number with units).
 //!
-//! `scripts/bench_math.sh` runs this and math-verify 0.9.0 on the same inputs and prints the
+//! `scripts/bench_math.sh` runs this and math-verify 0.9.0 on the same pairs and prints the
 //! ratios.
 #![allow(missing_docs)]
 
@@ -9,45 +11,15 @@ use std::hint::black_box;
 use criterion::{Criterion, criterion_group, criterion_main};
 use grader_core::math::verify;
 
-/// The pairs timed, shared with `scripts/bench_math.sh`.
-pub const PAIRS: &[(&str, &str, &str)] = &[
-    (
-        "integer",
-        "$42$",
-        "So the total is 6 * 7 = 42.\n\nThe answer is $\\boxed{42}$.",
-    ),
-    (
-        "fraction",
-        "$\\frac{3}{4}$",
-        "Therefore the probability is $\\boxed{0.75}$.",
-    ),
-    (
-        "sqrt",
-        "$2\\sqrt{3}$",
-        "We get \\[ x = \\sqrt{12} \\] so the answer is $\\boxed{\\sqrt{12}}$.",
-    ),
-    (
-        "interval",
-        "$[-2, 7)$",
-        "The solution set is $x \\in \\boxed{[-2,7)}$.",
-    ),
-    (
-        "set",
-        "$\\{1, 2, 3\\}$",
-        "The roots are $1$, $2$ and $3$, so $\\boxed{1, 2, 3}$.",
-    ),
-    (
-        "equation",
-        "$y = 2x + 1$",
-        "Final answer: $\\boxed{y=1+2x}$",
-    ),
-    ("percent", "$28\\%$", "The increase is 28 percent."),
-];
+const PAIRS: &str = include_str!("../../tests/data/math_bench_pairs.json");
 
 fn math(c: &mut Criterion) {
+    let pairs: Vec<(String, String, String)> =
+        serde_json::from_str(PAIRS).expect("the pairs file is JSON");
     let mut group = c.benchmark_group("math");
-    for (name, gold, answer) in PAIRS {
-        group.bench_function(*name, |bench| {
+    for (name, gold, answer) in &pairs {
+        assert!(verify(gold, answer).expect("small inputs"), "{name}");
+        group.bench_function(name.as_str(), |bench| {
             bench.iter(|| verify(black_box(gold), black_box(answer)));
         });
     }

@@ -420,21 +420,84 @@ fn lanczos_gamma(x: f64) -> f64 {
 /// A short text for an expression, for a grader's `info` (close to sympy's `str`).
 #[must_use]
 pub fn show(expr: &Expr) -> String {
-    let list = |items: &[Expr], sep: &str| items.iter().map(show).collect::<Vec<_>>().join(sep);
+    shown(expr, 0)
+}
+
+/// `expr` as text, in parentheses where it binds looser than `outer` (0: anything goes, 1: a
+/// term of a sum, 2: a factor, 3: a power's base or exponent).
+fn shown(expr: &Expr, outer: u8) -> String {
+    let list = |items: &[Expr], sep: &str| {
+        items
+            .iter()
+            .map(|e| shown(e, 0))
+            .collect::<Vec<_>>()
+            .join(sep)
+    };
+    let wrap = |text: String, own: u8| {
+        if own < outer {
+            format!("({text})")
+        } else {
+            text
+        }
+    };
     match expr {
-        Expr::Num(n) => n.to_string(),
-        Expr::Float(f) => format!("{f}"),
+        Expr::Num(n) if n.is_integer() => wrap(n.to_string(), if n.is_negative() { 2 } else { 4 }),
+        Expr::Num(n) => wrap(n.to_string(), 2),
+        Expr::Float(f) => wrap(format!("{f}"), if *f < 0.0 { 2 } else { 4 }),
         Expr::Sym(s) => s.clone(),
         Expr::Pi => "pi".to_owned(),
         Expr::E => "E".to_owned(),
         Expr::Inf => "oo".to_owned(),
-        Expr::Add(v) => format!("({})", list(v, " + ")),
-        Expr::Mul(v) => list(v, "*"),
-        Expr::Pow(a, b) => format!("({})**({})", show(a), show(b)),
-        Expr::Log(a, b) => format!("log({}, {})", show(a), show(b)),
-        Expr::Func(f, a) => format!("{}({})", format!("{f:?}").to_lowercase(), show(a)),
+        Expr::Add(v) => {
+            let mut text = String::new();
+            for (i, term) in v.iter().enumerate() {
+                let t = shown(term, 1);
+                if i > 0 {
+                    match t.strip_prefix('-') {
+                        Some(rest) => {
+                            text.push_str(" - ");
+                            text.push_str(rest);
+                        }
+                        None => {
+                            text.push_str(" + ");
+                            text.push_str(&t);
+                        }
+                    }
+                } else {
+                    text.push_str(&t);
+                }
+            }
+            wrap(text, 1)
+        }
+        Expr::Mul(v) => {
+            let mut num = Vec::new();
+            let mut den = Vec::new();
+            for factor in v {
+                match factor {
+                    Expr::Pow(base, exponent) if **exponent == Expr::int(-1) => {
+                        den.push(shown(base, 3))
+                    }
+                    Expr::Num(n) if *n == -BigRational::one() && v.len() > 1 => {
+                        num.push("-".to_owned())
+                    }
+                    other => num.push(shown(other, 2)),
+                }
+            }
+            let mut text = num.join("*").replace("-*", "-");
+            if text.is_empty() {
+                text = "1".to_owned();
+            }
+            for d in den {
+                text.push('/');
+                text.push_str(&d);
+            }
+            wrap(text, 2)
+        }
+        Expr::Pow(a, b) => wrap(format!("{}**{}", shown(a, 3), shown(b, 3)), 3),
+        Expr::Log(a, b) => format!("log({}, {})", shown(a, 0), shown(b, 0)),
+        Expr::Func(f, a) => format!("{}({})", format!("{f:?}").to_lowercase(), shown(a, 0)),
         Expr::Apply(name, args) => format!("{name}({})", list(args, ", ")),
-        Expr::Percent(a) => format!("{}%", show(a)),
+        Expr::Percent(a) => format!("{}%", shown(a, 3)),
         Expr::Rel(r, a, b) => {
             let op = match r {
                 Rel::Eq => "=",
@@ -444,7 +507,7 @@ pub fn show(expr: &Expr) -> String {
                 Rel::Gt => ">",
                 Rel::Ge => ">=",
             };
-            format!("{} {op} {}", show(a), show(b))
+            format!("{} {op} {}", shown(a, 0), shown(b, 0))
         }
         Expr::And(v) => list(v, " & "),
         Expr::Set(v) => format!("{{{}}}", list(v, ", ")),
@@ -452,8 +515,8 @@ pub fn show(expr: &Expr) -> String {
         Expr::Interval(a, b, l, r) => format!(
             "{}{}, {}{}",
             if *l { '(' } else { '[' },
-            show(a),
-            show(b),
+            shown(a, 0),
+            shown(b, 0),
             if *r { ')' } else { ']' }
         ),
         Expr::Union(v) => list(v, " U "),

@@ -4,6 +4,7 @@
 //! same priorities and the same order of attempts (rightmost match first within a priority).
 
 use super::normalize::{Boxed, is_py_space};
+use super::scan::Scan;
 
 /// One place an answer may be, as math-verify's regexes find it.
 #[derive(Debug, Clone)]
@@ -29,6 +30,8 @@ pub(crate) struct Candidate {
 /// The candidates, grouped by priority (most important first), each group in the order
 /// math-verify tries them (rightmost end first, then leftmost start).
 pub(crate) fn candidates(text: &str) -> Vec<Vec<Candidate>> {
+    let scan = Scan::new(text);
+    let s = &scan;
     let mut groups: Vec<(u32, Vec<Candidate>)> = Vec::new();
     let mut push = |priority: u32, found: Vec<Candidate>| {
         if let Some((_, group)) = groups.iter_mut().find(|(p, _)| *p == priority) {
@@ -38,19 +41,19 @@ pub(crate) fn candidates(text: &str) -> Vec<Vec<Candidate>> {
         }
     };
     // Priority 50: boxed, and "final answer ... is".
-    push(50, boxed_envs(text));
-    push(50, plain_boxed(text));
-    push(50, final_answer(text, true));
-    push(50, final_answer(text, false));
+    push(50, boxed_envs(s));
+    push(50, plain_boxed(s));
+    push(50, final_answer(s, true));
+    push(50, final_answer(s, false));
     // 100 and 200: after "answer:" and "answer".
-    push(100, after_answer(text, true, true));
-    push(100, after_answer(text, true, false));
-    push(200, after_answer(text, false, true));
-    push(200, after_answer(text, false, false));
+    push(100, after_answer(s, true, true));
+    push(100, after_answer(s, true, false));
+    push(200, after_answer(s, false, true));
+    push(200, after_answer(s, false, false));
     // 300: anywhere.
-    push(300, find_all(text, |t, i| latex_chain(t, i, false)));
-    push(300, find_all(text, expr_anchored));
-    push(300, find_all(text, number_anchored));
+    push(300, find_all(s, |t, i| latex_chain(t, i, false)));
+    push(300, find_all(s, expr_anchored));
+    push(300, find_all(s, number_anchored));
     groups.sort_by_key(|(p, _)| *p);
     groups
         .into_iter()
@@ -62,11 +65,15 @@ pub(crate) fn candidates(text: &str) -> Vec<Vec<Candidate>> {
 }
 
 /// `re.finditer` for a matcher tried at each position: non-overlapping, left to right.
-fn find_all(text: &str, matcher: impl Fn(&str, usize) -> Option<(usize, Found)>) -> Vec<Candidate> {
+fn find_all(
+    s: &Scan<'_>,
+    matcher: impl Fn(&Scan<'_>, usize) -> Option<(usize, Found)>,
+) -> Vec<Candidate> {
+    let text = s.text;
     let mut out = Vec::new();
     let mut i = 0;
     while i <= text.len() {
-        if let Some((end, found)) = matcher(text, i) {
+        if let Some((end, found)) = matcher(s, i) {
             out.push(Candidate {
                 start: i,
                 end,
@@ -89,43 +96,33 @@ fn char_before(text: &str, i: usize) -> Option<char> {
 }
 
 /// One LaTeX environment at `i`: its end, content and whether it is `\boxed` context only.
-fn latex_env(text: &str, i: usize, boxed: bool) -> Option<(usize, String)> {
+fn latex_env(s: &Scan<'_>, i: usize, boxed: bool) -> Option<(usize, String)> {
+    let text = s.text;
     let rest = &text[i..];
     let not_escaped = |j: usize| char_before(text, j) != Some('\\');
-    let has_box = |content: &str| {
-        content
-            .find("\\boxed{")
-            .is_some_and(|b| content[b + 7..].chars().skip(1).any(|c| c == '}'))
-    };
-    let accept = |end: usize, content: &str| -> Option<(usize, String)> {
-        if content.is_empty() || (boxed && !has_box(content)) {
+    let accept = |end: usize, from: usize, to: usize| -> Option<(usize, String)> {
+        if to <= from || (boxed && !s.has_box(from, to)) {
             return None;
         }
-        Some((end, content.to_owned()))
+        Some((end, text[from..to].to_owned()))
     };
     // $$...$$
-    if rest.starts_with("$$") && not_escaped(i) {
-        let body = &rest[2..];
-        if let Some(close) = body.get(1..).and_then(|b| b.find("$$")).map(|c| c + 1) {
-            let at = i + 2 + close;
-            if not_escaped(at)
-                && let Some(m) = accept(at + 2, &body[..close])
-            {
-                return Some(m);
-            }
-        }
+    if rest.starts_with("$$")
+        && not_escaped(i)
+        && let Some(close) = s.next_dollars(i + 2).filter(|&c| c > i + 2)
+        && not_escaped(close)
+        && let Some(m) = accept(close + 2, i + 2, close)
+    {
+        return Some(m);
     }
     // \[...\]
-    if rest.starts_with("\\[") && not_escaped(i) {
-        let body = &rest[2..];
-        if let Some(close) = body.get(1..).and_then(|b| b.find("\\]")).map(|c| c + 1) {
-            let at = i + 2 + close;
-            if not_escaped(at)
-                && let Some(m) = accept(at + 2, &body[..close])
-            {
-                return Some(m);
-            }
-        }
+    if rest.starts_with("\\[")
+        && not_escaped(i)
+        && let Some(close) = s.next_close_bracket(i + 2).filter(|&c| c > i + 2)
+        && not_escaped(close)
+        && let Some(m) = accept(close + 2, i + 2, close)
+    {
+        return Some(m);
     }
     // $...$ on one line, not after a backslash or a digit.
     if rest.starts_with('$')
@@ -140,7 +137,7 @@ fn latex_env(text: &str, i: usize, boxed: bool) -> Option<(usize, String)> {
                 b'\\' if bytes.get(j + 1) == Some(&b'$') => j += 2,
                 b'$' => {
                     if j > 0
-                        && let Some(m) = accept(i + 1 + j + 1, &body[..j])
+                        && let Some(m) = accept(i + 1 + j + 1, i + 1, i + 1 + j)
                     {
                         return Some(m);
                     }
@@ -151,11 +148,13 @@ fn latex_env(text: &str, i: usize, boxed: bool) -> Option<(usize, String)> {
         }
     }
     // \(...\) on one line.
-    if rest.starts_with("\\(") && not_escaped(i) {
-        let body = &rest[2..];
-        let line = body.find('\n').unwrap_or(body.len());
-        if let Some(close) = body.get(1..line).and_then(|b| b.find("\\)")).map(|c| c + 1)
-            && let Some(m) = accept(i + 2 + close + 2, &body[..close])
+    if rest.starts_with("\\(")
+        && not_escaped(i)
+        && let Some(close) = s.next_close_paren(i + 2).filter(|&c| c > i + 2)
+    {
+        let line = s.next_newline(i + 2).unwrap_or(text.len());
+        if close < line
+            && let Some(m) = accept(close + 2, i + 2, close)
         {
             return Some(m);
         }
@@ -176,7 +175,7 @@ fn latex_env(text: &str, i: usize, boxed: bool) -> Option<(usize, String)> {
                     + close
                     + 1
                     + body[close + 1..].chars().next().map_or(1, char::len_utf8);
-                if let Some(m) = accept(end, &body[..close]) {
+                if let Some(m) = accept(end, i + c + 1, i + c + 1 + close) {
                     return Some(m);
                 }
             }
@@ -236,8 +235,9 @@ fn percent_after(text: &str, i: usize, latex: bool) -> Option<usize> {
 }
 
 /// Up to six LaTeX environments joined by "and", "or" or commas, at `i`.
-fn latex_chain(text: &str, i: usize, boxed: bool) -> Option<(usize, Found)> {
-    let (mut end, content) = latex_env(text, i, boxed)?;
+fn latex_chain(s: &Scan<'_>, i: usize, boxed: bool) -> Option<(usize, Found)> {
+    let text = s.text;
+    let (mut end, content) = latex_env(s, i, boxed)?;
     let boxed_mode = Boxed::All;
     let mut parts = Vec::new();
     let percent = percent_after(text, end, true);
@@ -259,9 +259,9 @@ fn latex_chain(text: &str, i: usize, boxed: bool) -> Option<(usize, Found)> {
         let rest = &text[at..];
         at += rest.len() - rest.trim_start_matches(is_py_space).len();
         // The separator's spaces may also be the ` [` environment's own space.
-        let next = latex_env(text, at, boxed).or_else(|| {
+        let next = latex_env(s, at, boxed).or_else(|| {
             let back = char_before(text, at).filter(|c| is_py_space(*c))?;
-            latex_env(text, at - back.len_utf8(), boxed)
+            latex_env(s, at - back.len_utf8(), boxed)
         });
         let Some((next_end, next_content)) = next else {
             break;
@@ -277,15 +277,17 @@ fn latex_chain(text: &str, i: usize, boxed: bool) -> Option<(usize, Found)> {
 }
 
 /// Environments that hold a `\boxed{}` (their content normalised keeping every box).
-fn boxed_envs(text: &str) -> Vec<Candidate> {
+fn boxed_envs(s: &Scan<'_>) -> Vec<Candidate> {
+    let text = s.text;
     if !text.contains("\\boxed") {
         return Vec::new();
     }
-    find_all(text, |t, i| latex_chain(t, i, true))
+    find_all(s, |t, i| latex_chain(t, i, true))
 }
 
 /// `\boxed{.+}`: from the first `\boxed{` to the last `}` (its last box kept).
-fn plain_boxed(text: &str) -> Vec<Candidate> {
+fn plain_boxed(s: &Scan<'_>) -> Vec<Candidate> {
+    let text = s.text;
     let Some(start) = text.find("\\boxed{") else {
         return Vec::new();
     };
@@ -340,7 +342,8 @@ fn positions(text: &str, from: usize, n: usize) -> Vec<usize> {
 }
 
 /// "final answer ... is" then LaTeX (`latex`) or a number or expression.
-fn final_answer(text: &str, latex: bool) -> Vec<Candidate> {
+fn final_answer(s: &Scan<'_>, latex: bool) -> Vec<Candidate> {
+    let text = s.text;
     let mut out = Vec::new();
     let mut resume = 0;
     for a in occurrences(text, "final answer") {
@@ -368,9 +371,9 @@ fn final_answer(text: &str, latex: bool) -> Vec<Candidate> {
             if latex {
                 let rest = &text[q..];
                 q += rest.len() - rest.trim_start_matches(is_py_space).len();
-                latex_chain(text, q, false)
+                latex_chain(s, q, false)
             } else {
-                expr_or_number(text, q)
+                expr_or_number(s, q)
             }
         });
         if let Some((end, found)) = found {
@@ -387,7 +390,8 @@ fn final_answer(text: &str, latex: bool) -> Vec<Candidate> {
 
 /// "answer" (with a colon where `colon`) then, within 50 characters, LaTeX (`latex`) or a
 /// number or expression (for those, the last `=` within 100 characters is tried first).
-fn after_answer(text: &str, colon: bool, latex: bool) -> Vec<Candidate> {
+fn after_answer(s: &Scan<'_>, colon: bool, latex: bool) -> Vec<Candidate> {
+    let text = s.text;
     let word = if colon { "answer:" } else { "answer" };
     let mut out = Vec::new();
     let mut resume = 0;
@@ -399,9 +403,9 @@ fn after_answer(text: &str, colon: bool, latex: bool) -> Vec<Candidate> {
         let found = if latex {
             positions(text, after, 50)
                 .into_iter()
-                .find_map(|p| latex_chain(text, p, false))
+                .find_map(|p| latex_chain(s, p, false))
         } else {
-            answer_expr(text, after)
+            answer_expr(s, after)
         };
         if let Some((end, found)) = found {
             out.push(Candidate {
@@ -416,7 +420,8 @@ fn after_answer(text: &str, colon: bool, latex: bool) -> Vec<Candidate> {
 }
 
 /// `(?:.{0,100}=\s*|.{0,50}?){expr_or_number}(?!\s*=)` at `after`.
-fn answer_expr(text: &str, after: usize) -> Option<(usize, Found)> {
+fn answer_expr(s: &Scan<'_>, after: usize) -> Option<(usize, Found)> {
+    let text = s.text;
     let not_followed_by_eq =
         |end: usize| !text[end..].trim_start_matches(is_py_space).starts_with('=');
     let limit = chars_after(text, after, 100);
@@ -439,7 +444,7 @@ fn answer_expr(text: &str, after: usize) -> Option<(usize, Found)> {
             .take_while(|&p| p == start || text[start..p].chars().all(is_py_space))
             .collect();
         for &p in spaces.iter().rev() {
-            if let Some((end, found)) = expr_or_number(text, p)
+            if let Some((end, found)) = expr_or_number(s, p)
                 && not_followed_by_eq(end)
             {
                 return Some((end, found));
@@ -448,11 +453,11 @@ fn answer_expr(text: &str, after: usize) -> Option<(usize, Found)> {
     }
     positions(text, after, 50)
         .into_iter()
-        .find_map(|p| expr_or_number(text, p).filter(|(end, _)| not_followed_by_eq(*end)))
+        .find_map(|p| expr_or_number(s, p).filter(|(end, _)| not_followed_by_eq(*end)))
 }
 
-fn expr_or_number(text: &str, i: usize) -> Option<(usize, Found)> {
-    expr_anchored(text, i).or_else(|| number_anchored(text, i))
+fn expr_or_number(s: &Scan<'_>, i: usize) -> Option<(usize, Found)> {
+    expr_anchored(s, i).or_else(|| number_anchored(s, i))
 }
 
 /// The prefix `(?:^|\s|=)(?:\*\*)?`: the positions after it.
@@ -479,7 +484,8 @@ fn prefixes(text: &str, i: usize) -> Vec<usize> {
 const CURRENCIES: &str = "$€£¥₹₽₪₩₫฿₡₢₣₤₥₦₧₨₩₪₫₭₮₯₰₱₲₳₴₵₶₷₸₹₺₻₼₽₾₿";
 
 /// A number after a prefix (and an optional currency sign) at `i`.
-fn number_anchored(text: &str, i: usize) -> Option<(usize, Found)> {
+fn number_anchored(s: &Scan<'_>, i: usize) -> Option<(usize, Found)> {
+    let text = s.text;
     for start in prefixes(text, i) {
         let mut at = start;
         let mut tries = vec![at];
@@ -574,17 +580,10 @@ fn number_at(text: &str, i: usize) -> Option<(usize, String, String)> {
     None
 }
 
-fn is_expr_char(c: char) -> bool {
-    c.is_ascii_digit() || is_py_space(c) || "+-*×/^()÷.".contains(c)
-}
-
-fn is_operator(c: char) -> bool {
-    "+-*×/^()÷".contains(c)
-}
-
 /// A plain expression (at least one operator, starting with a digit) after a prefix at `i`,
 /// followed by punctuation, a space, `)`, `$` or the end.
-fn expr_anchored(text: &str, i: usize) -> Option<(usize, Found)> {
+fn expr_anchored(s: &Scan<'_>, i: usize) -> Option<(usize, Found)> {
+    let text = s.text;
     for start in prefixes(text, i) {
         let b = text.as_bytes();
         let mut k = start;
@@ -601,13 +600,10 @@ fn expr_anchored(text: &str, i: usize) -> Option<(usize, Found)> {
             continue;
         }
         let first = k + 1;
-        let run_end = first
-            + text[first..]
-                .char_indices()
-                .find(|&(_, c)| !is_expr_char(c))
-                .map_or(text.len() - first, |(j, _)| j);
-        // The furthest end where the suffix matches.
-        let suffix_at = |e: usize| -> Option<usize> {
+        let run_end = s.run_end(first);
+        // The furthest end where the suffix matches: the run's end, or the last `.`, `)` or
+        // space inside the run.
+        let end_at = |e: usize| -> Option<usize> {
             let rest = &text[e..];
             let (rest, skip) = match rest.strip_prefix("**") {
                 Some(r) => (r, 2),
@@ -628,20 +624,16 @@ fn expr_anchored(text: &str, i: usize) -> Option<(usize, Found)> {
                 _ => None,
             }
         };
-        let mut ends: Vec<usize> = text[first..run_end]
-            .char_indices()
-            .map(|(j, _)| first + j)
-            .collect();
-        ends.push(run_end);
-        for &e in ends.iter().rev() {
-            let Some(end) = suffix_at(e) else { continue };
-            // An operator with at least one character after it, before `e`.
-            let has_op = text[first..e]
-                .char_indices()
-                .any(|(j, c)| is_operator(c) && first + j + c.len_utf8() < e);
-            if has_op {
-                return Some((end, Found::Plain(text[start..e].to_owned())));
-            }
+        let (e, end) = match end_at(run_end) {
+            Some(end) => (run_end, end),
+            None => match s.prev_suffix(run_end).filter(|&p| p >= first) {
+                Some(p) => (p, end_at(p)?),
+                None => continue,
+            },
+        };
+        // An operator with at least one character after it, before `e`.
+        if e > first && s.last_op_ending(e - 1).is_some_and(|o| o >= first) {
+            return Some((end, Found::Plain(text[start..e].to_owned())));
         }
     }
     None

@@ -1,3 +1,5 @@
+//! Why this file is long: one recursive-descent parser, its grammar from numbers to matrices, is
+//! easiest to check against latex2sympy2_extended in one place.
 //! A bounded recursive-descent parser for the LaTeX (and plain) answers math-verify reads with
 //! latex2sympy2_extended (and sympy's `parse_expr`): numbers, fractions, roots, powers,
 //! functions, percents, relations, sets, tuples, intervals, unions and matrices.
@@ -10,9 +12,9 @@ use num_bigint::BigInt;
 use num_rational::BigRational;
 use num_traits::{One, Zero};
 
-use super::Limits;
 use super::error::{MathError, excerpt};
 use super::expr::{Expr, Func, Rel};
+use super::limits::Limits;
 
 /// Parses a normalised LaTeX answer; `Ok(None)` where it is not an expression math-verify
 /// reads.
