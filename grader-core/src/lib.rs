@@ -24,8 +24,8 @@
 //!   the feature `pattern`, `pattern` and `choice`); [`json`] checks JSON answers as promptfoo's
 //!   `is-json`, `contains-json` and `equals` do; [`similarity`] has rapidfuzz's edit distances,
 //!   `rouge-score`'s ROUGE-N and ROUGE-L, and sacrebleu's sentence BLEU and chrF.
-//! - [`format`] parses and scores tagged sections (`<think>…</think>`, `<answer>…</answer>`)
-//!   as the `verifiers` package's `XMLParser` and `ThinkParser` do.
+//! - [`format`](mod@format) parses and scores tagged sections (`<think>…</think>`,
+//!   `<answer>…</answer>`) as the `verifiers` package's `XMLParser` and `ThinkParser` do.
 //!
 //! Evaluations over many samples (a resumable, shardable runner streaming JSONL, object
 //! storage, the summary with Inspect AI's metrics) are the `grader-eval` crate, built on this
