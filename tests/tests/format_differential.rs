@@ -237,7 +237,8 @@ const PIECES: &[&str] = &[
     "</think>", "<think>", "</think>", "<result>", "</result>", "<code>", "</code>", "<answer >",
     "</ answer>", "<Answer>", "<", ">", "/", "</", " ", "  ", "\n", "\t", "\r\n", "\u{a0}",
     "\u{1c}", "\u{1f}", "\u{85}", "\u{2028}", "\u{3000}", "\u{200b}", "\u{feff}", "42", "x",
-    "é", "日本", "😀", "e\u{301}", "answer", "think", "\u{202e}", "\u{0}",
+    "é", "日本", "😀", "e\u{301}", "answer", "think", "\u{202e}", "\u{0}", "<réponse>",
+    "</réponse>",
 ];
 
 #[rustfmt::skip]
@@ -245,6 +246,7 @@ const FIELDS: &[&str] = &[
     r#"["reasoning", "answer"]"#, r#"["think", "answer"]"#, r#"["reasoning", ["code", "answer"]]"#,
     r#"[["answer", "result"]]"#, r#"["think", ["answer", "result"]]"#, r#"["answer"]"#,
     r#"["code", "reasoning", "answer"]"#, r#"[["think", "reasoning"], "answer", ["result", "answer"]]"#,
+    r#"["think", ["réponse", "answer"]]"#,
 ];
 
 fn random_text(rng: &mut Rng) -> String {
