@@ -56,6 +56,7 @@ use std::ops::Range;
 use memchr::memmem;
 use serde::Serialize;
 
+use crate::grade::neumaier_sum;
 use crate::text::pychar;
 
 #[cfg(feature = "macros")]
@@ -241,26 +242,6 @@ fn last_section<'t>(text: &'t str, open: &str, close: &str) -> Option<&'t str> {
         from = end;
     }
     last.map(|range| &text[range])
-}
-
-/// Python's `sum(values)` over floats, as CPython 3.12 and later compute it (Neumaier's
-/// compensated summation).
-pub(crate) fn python_sum(values: impl IntoIterator<Item = f64>) -> f64 {
-    let mut sum = 0.0_f64;
-    let mut compensation = 0.0_f64;
-    for x in values {
-        let t = sum + x;
-        if sum.abs() >= x.abs() {
-            compensation += (sum - t) + x;
-        } else {
-            compensation += (x - t) + sum;
-        }
-        sum = t;
-    }
-    if compensation != 0.0 && compensation.is_finite() {
-        sum += compensation;
-    }
-    sum
 }
 
 impl XmlParser {
@@ -486,7 +467,7 @@ impl XmlParser {
         }
         #[allow(clippy::cast_precision_loss)] // a count of messages
         let count = messages.len() as f64;
-        python_sum(messages.iter().map(|m| self.format_score(m.as_ref()))) / count
+        neumaier_sum(messages.iter().map(|m| self.format_score(m.as_ref()))) / count
     }
 }
 
@@ -541,9 +522,9 @@ mod tests {
     }
 
     #[test]
-    fn python_sum_compensates() {
-        assert_eq!(python_sum([0.1; 10]), 1.0);
-        assert_eq!(python_sum([]), 0.0);
-        assert_eq!(python_sum([1e100, 1.0, -1e100]), 1.0);
+    fn the_mean_is_summed_as_python_3_12_sums() {
+        // Ten scores of 0.2 add up to 1.9999999999999998 left to right, to 2.0 compensated.
+        let parser = XmlParser::new(["answer"]).expect("valid");
+        assert_eq!(parser.format_reward(&["no tags"; 10]), 0.2);
     }
 }
