@@ -343,6 +343,10 @@ async fn each_method_and_bad_input_answer_as_the_reference_does() {
         hud.same(&["[1, 2]".to_owned(), request(&json!(13), "diff")])
             .is_empty()
     );
+    assert!(
+        hud.same(&[String::new(), request(&json!(13), "diff")])
+            .is_empty()
+    );
     assert_eq!(hud.same(&[request(&json!(14), "snapshot")]).len(), 1);
 
     // The end of the rollout: the last changes and the artifacts since the agent's baseline.

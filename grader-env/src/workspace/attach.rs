@@ -19,14 +19,18 @@ impl Environment {
     }
 
     /// Attaches a workspace built as `builder` says, published as the `ssh/2` capability
-    /// `name` (hud's default is `shell`).
+    /// `name` (hud's default is `shell`), and as the `filetracking/1` capability
+    /// `filetracking` unless the builder says [`track_files(false)`](WorkspaceBuilder::track_files)
+    /// or, when it says nothing, `HUD_FILE_TRACKING_ENABLED` is false (as the reference's
+    /// `env.workspace`).
     ///
     /// It starts when the environment serves (before the port line; a workspace that cannot
-    /// start, such as one that requires isolation where bwrap cannot sandbox, stops serving
-    /// with its message), and stops, with every process in it, when serving stops. When a
-    /// task ends (graded, cancelled, replaced, or its session said `bye`) the sandbox is
-    /// discarded with every process the agent left in it, detached ones included: the next
-    /// task's agent inherits nothing (the reference keeps them until the environment stops).
+    /// start, such as one that requires isolation where bwrap cannot sandbox, or a
+    /// `HUD_FILE_TRACKING_ENABLED` that is not a boolean, stops serving with its message),
+    /// and stops, with every process in it, when serving stops. When a task ends (graded,
+    /// cancelled, replaced, or its session said `bye`) the sandbox is discarded with every
+    /// process the agent left in it, detached ones included: the next task's agent inherits
+    /// nothing (the reference keeps them until the environment stops).
     /// Files in the root stay. One workspace serves every task of the environment, as the
     /// reference's: tasks run at the same time share it.
     ///

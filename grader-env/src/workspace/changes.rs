@@ -114,7 +114,8 @@ impl Changes {
         self.files_changed == 0
     }
 
-    /// The `filetracking/1` wire form of a `diff` reply.
+    /// The `filetracking/1` wire form of a `diff` reply, without the scan's time
+    /// ([`Diff::to_json`] has it).
     #[must_use]
     pub fn to_json(&self) -> serde_json::Value {
         serde_json::to_value(self).unwrap_or_default()
@@ -304,6 +305,23 @@ impl Tracker {
     /// then takes the current state as the agent's baseline: the reference's
     /// `take_setup_snapshot`, the `filetracking/1` `setup` method. The baseline is the whole
     /// current state even when the patch budget left changes out of the reply.
+    ///
+    /// ```
+    /// use grader_env::workspace::Tracker;
+    ///
+    /// let root = std::env::temp_dir().join(format!("doc-setup-{}", std::process::id()));
+    /// std::fs::create_dir_all(&root)?;
+    /// let mut tracker = Tracker::start(&root)?;
+    /// std::fs::write(root.join("task.md"), "Fix the bug.\n")?; // the task's setup
+    /// assert_eq!(tracker.setup().changes.files[0].path, "task.md");
+    ///
+    /// std::fs::write(root.join("fix.py"), "print(1)\n")?; // the agent
+    /// let reply = tracker.diff_scan().to_json();
+    /// assert_eq!(reply["patches"][0]["path"], "fix.py");
+    /// assert_eq!(tracker.manifest().len(), 2);
+    /// # std::fs::remove_dir_all(&root)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn setup(&mut self) -> Diff {
         let (current, time) = self.scan_timed();
         let (changes, _) = diff(&self.previous, &current);

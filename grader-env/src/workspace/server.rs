@@ -449,7 +449,7 @@ impl Drop for Workspace {
 
 /// A boolean setting as pydantic reads one.
 fn parse_bool(value: &str) -> Option<bool> {
-    match value.trim().to_ascii_lowercase().as_str() {
+    match value.to_ascii_lowercase().as_str() {
         "1" | "on" | "t" | "true" | "y" | "yes" => Some(true),
         "0" | "off" | "f" | "false" | "n" | "no" => Some(false),
         _ => None,
@@ -549,4 +549,22 @@ fn make_root(root: &Path) -> Result<PathBuf, WorkspaceError> {
 fn resolve(host: &str, port: u16) -> Option<SocketAddr> {
     let host = host.trim_start_matches('[').trim_end_matches(']');
     (host, port).to_socket_addrs().ok()?.next()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_setting_is_read_as_pydantic_reads_a_boolean() {
+        for yes in ["1", "on", "t", "TRUE", "Yes", "y"] {
+            assert_eq!(parse_bool(yes), Some(true), "{yes}");
+        }
+        for no in ["0", "OFF", "f", "false", "No", "n"] {
+            assert_eq!(parse_bool(no), Some(false), "{no}");
+        }
+        for neither in ["", " true", "off ", "2", "enabled"] {
+            assert_eq!(parse_bool(neither), None, "{neither:?}");
+        }
+    }
 }
