@@ -455,6 +455,24 @@ async fn hud_eval_loop_reads_the_published_capability_as_the_reference() {
         ]
     );
 
+    // The next task: its setup rewrites the checkout, and its rollout's diffs are its own
+    // agent's.
+    std::fs::remove_file(root.join("page.html")).unwrap();
+    write(&root, "src/app.py", "def add(a, b):\n    return a - b\n");
+    hud.ask(&json!({"observe": "enter"}));
+    write(&root, "tests/test_app.py", "");
+    let seen = hud.ask(&json!({"observe": "exit"}));
+    never_leaks(&seen);
+    assert_eq!(
+        comparable(seen["ours"].clone()),
+        comparable(seen["theirs"].clone())
+    );
+    let setup = &seen["ours"][3][1];
+    assert_eq!(paths(&setup["patches"]), ["page.html", "src/app.py"]);
+    let flush = &seen["ours"][5][1];
+    assert_eq!(paths(&flush["diff"]["patches"]), ["tests/test_app.py"]);
+    assert_eq!(flush["capture"]["files_eligible"], 0);
+
     drop(hud);
     server.shutdown().await;
     let addr = url.trim_start_matches("tcp://");
