@@ -5,10 +5,11 @@
 //!
 //! One run of `scripts/math_cases.py` (math-verify itself) judges every case.
 
-use grader_core::math::{Limits, MathError, parse, parse_with, verify};
+use grader_core::math::{Limits, MathError, MathVerify, parse, parse_with, verify};
+use grader_core::{Gather, OnError};
 use grader_tests::python::{math_python, run_script};
 use grader_tests::rng::Rng;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 const SCRIPT: &str = include_str!("../../scripts/math_cases.py");
 const CASES: &str = include_str!("../data/math_verify_cases.json");
@@ -302,4 +303,49 @@ fn hostile_inputs_get_a_bounded_typed_answer() {
     }
     // A power too large to compute exactly is compared in floating point.
     assert!(!verify("$2^{100000}$", "$2^{99999}$").expect("within the limits"));
+}
+
+#[tokio::test]
+async fn the_grader_scores_records_its_arguments_and_names_itself_in_errors()
+-> Result<(), Box<dyn std::error::Error>> {
+    let (answer, gold) = ("so it is $\\boxed{\\frac{3}{4}}$", "0.75");
+    let sub = MathVerify { answer, gold }.grade(1.0).now()?;
+    assert_eq!((sub.name(), sub.value()), ("math_verify", 1.0));
+    let info = sub.info().expect("info");
+    assert_eq!(info["_parameters"], json!({"answer": answer, "gold": gold}));
+    assert_eq!(info["answer_parsed"], "3/4");
+    assert_eq!(info["gold_parsed"], "0.75");
+    let wrong = MathVerify {
+        answer: "\\boxed{0.7}",
+        gold,
+    }
+    .grade(1.0)
+    .now()?;
+    assert_eq!(wrong.value(), 0.0);
+    // In a gather beside another grader.
+    let result = Gather::new()
+        .on_error(OnError::Fail)
+        .add(MathVerify { answer, gold }.grade(0.5))
+        .add(
+            MathVerify {
+                answer: "no answer",
+                gold,
+            }
+            .grade(0.5),
+        )
+        .await?;
+    assert_eq!(result.reward(), 0.5);
+    // Past a bound: a failure naming the grader and the bound, not a 0.
+    let huge = "9".repeat(5_000);
+    let error = MathVerify {
+        answer: &huge,
+        gold,
+    }
+    .grade(1.0)
+    .now()
+    .expect_err("past the digit limit");
+    let message = error.to_string();
+    assert!(message.contains("math_verify"), "{message}");
+    assert!(message.contains("digits"), "{message}");
+    Ok(())
 }

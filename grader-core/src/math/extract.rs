@@ -27,41 +27,39 @@ pub(crate) struct Candidate {
     pub found: Found,
 }
 
-/// The candidates, grouped by priority (most important first), each group in the order
-/// math-verify tries them (rightmost end first, then leftmost start).
-pub(crate) fn candidates(text: &str) -> Vec<Vec<Candidate>> {
-    let scan = Scan::new(text);
-    let s = &scan;
-    let mut groups: Vec<(u32, Vec<Candidate>)> = Vec::new();
-    let mut push = |priority: u32, found: Vec<Candidate>| {
-        if let Some((_, group)) = groups.iter_mut().find(|(p, _)| *p == priority) {
-            group.extend(found);
-        } else {
-            groups.push((priority, found));
+/// math-verify's priorities, most important first.
+pub(crate) const PRIORITIES: [u32; 4] = [50, 100, 200, 300];
+
+/// The candidates of one priority, in the order math-verify tries them (rightmost end first,
+/// then leftmost start). Groups are made one at a time, as math-verify stops at the first
+/// priority that yields an answer.
+pub(crate) fn group(s: &Scan<'_>, priority: u32) -> Vec<Candidate> {
+    let mut group = match priority {
+        // Boxed, and "final answer ... is".
+        50 => {
+            let mut g = boxed_envs(s);
+            g.extend(plain_boxed(s));
+            g.extend(final_answer(s, true));
+            g.extend(final_answer(s, false));
+            g
+        }
+        // After "answer:" and "answer".
+        100 | 200 => {
+            let colon = priority == 100;
+            let mut g = after_answer(s, colon, true);
+            g.extend(after_answer(s, colon, false));
+            g
+        }
+        // Anywhere.
+        _ => {
+            let mut g = find_all(s, |t, i| latex_chain(t, i, false));
+            g.extend(find_all(s, expr_anchored));
+            g.extend(find_all(s, number_anchored));
+            g
         }
     };
-    // Priority 50: boxed, and "final answer ... is".
-    push(50, boxed_envs(s));
-    push(50, plain_boxed(s));
-    push(50, final_answer(s, true));
-    push(50, final_answer(s, false));
-    // 100 and 200: after "answer:" and "answer".
-    push(100, after_answer(s, true, true));
-    push(100, after_answer(s, true, false));
-    push(200, after_answer(s, false, true));
-    push(200, after_answer(s, false, false));
-    // 300: anywhere.
-    push(300, find_all(s, |t, i| latex_chain(t, i, false)));
-    push(300, find_all(s, expr_anchored));
-    push(300, find_all(s, number_anchored));
-    groups.sort_by_key(|(p, _)| *p);
-    groups
-        .into_iter()
-        .map(|(_, mut group)| {
-            group.sort_by(|a, b| b.end.cmp(&a.end).then(a.start.cmp(&b.start)));
-            group
-        })
-        .collect()
+    group.sort_by(|a, b| b.end.cmp(&a.end).then(a.start.cmp(&b.start)));
+    group
 }
 
 /// `re.finditer` for a matcher tried at each position: non-overlapping, left to right.
@@ -462,6 +460,10 @@ fn expr_or_number(s: &Scan<'_>, i: usize) -> Option<(usize, Found)> {
 
 /// The prefix `(?:^|\s|=)(?:\*\*)?`: the positions after it.
 fn prefixes(text: &str, i: usize) -> Vec<usize> {
+    let first = text[i..].chars().next();
+    if i != 0 && !first.is_some_and(|c| is_py_space(c) || c == '=') {
+        return Vec::new();
+    }
     let mut starts = Vec::new();
     if i == 0 {
         starts.push(0);

@@ -114,6 +114,10 @@ impl<'a> Parser<'a> {
 
     fn skip_space(&mut self) {
         loop {
+            match self.text.as_bytes().get(self.pos) {
+                Some(b) if b.is_ascii_whitespace() || *b == b'\\' || *b == b'~' || *b >= 0x80 => {}
+                _ => return,
+            }
             let rest = self.rest();
             let trimmed = rest.trim_start();
             let mut skipped = rest.len() - trimmed.len();
@@ -220,6 +224,12 @@ impl<'a> Parser<'a> {
     }
 
     fn relation_op(&mut self) -> Option<Rel> {
+        self.skip_space();
+        match self.text.as_bytes().get(self.pos) {
+            Some(b'\\' | b'<' | b'>' | b'!' | b'=') => {}
+            Some(b) if *b >= 0x80 => {}
+            _ => return None,
+        }
         const OPS: &[(&str, Rel)] = &[
             ("\\leqslant", Rel::Le),
             ("\\geqslant", Rel::Ge),
@@ -328,6 +338,18 @@ impl<'a> Parser<'a> {
         loop {
             self.skip_space();
             if self.plain && self.rest().starts_with("**") {
+                break;
+            }
+            let operator = matches!(
+                self.text.as_bytes().get(self.pos),
+                Some(b'\\' | b'*' | b'/' | b':') | Some(0x80..)
+            );
+            if !operator {
+                if !self.plain && self.starts_primary() {
+                    factors.push(self.postfix()?);
+                    self.node(Expr::Inf)?;
+                    continue;
+                }
                 break;
             }
             if self.eat("\\cdot")

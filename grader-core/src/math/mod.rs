@@ -99,8 +99,9 @@ pub fn parse_with(text: &str, limits: &Limits) -> Result<Parsed, MathError> {
         });
     }
     let mut fallback: Option<String> = None;
-    for group in extract::candidates(text) {
-        for candidate in group {
+    let scan = scan::Scan::new(text);
+    for priority in extract::PRIORITIES {
+        for candidate in extract::group(&scan, priority) {
             let (expr, shown) = read(&candidate.found, limits)?;
             if fallback.is_none() && !shown.is_empty() {
                 fallback = Some(shown);

@@ -127,26 +127,42 @@ const UNITS: &[&str] = &[
     "litre", "pi sq m", "s .", "metre", "meter", "inch",
 ];
 
+/// Whether `rest` is a unit, plural or not.
+fn is_unit(rest: &str) -> bool {
+    static FORMS: std::sync::OnceLock<std::collections::HashSet<String>> =
+        std::sync::OnceLock::new();
+    let forms = FORMS.get_or_init(|| {
+        UNITS
+            .iter()
+            .flat_map(|u| [(*u).to_owned(), format!("{u}s"), format!("{u}es")])
+            .collect()
+    });
+    rest.len() <= 20 && forms.contains(rest)
+}
+
 /// One pass of `units_regex.sub(r"\1", text)`: a unit at the very end, after a digit, `}` or
-/// space, is removed with the spaces before it.
+/// space, is removed with the spaces before it. Only the last 24 bytes can start a unit.
 fn strip_unit(text: &str) -> String {
-    let end = text.trim_end_matches(is_py_space);
-    for (i, c) in text.char_indices() {
-        if !(c.is_ascii_digit() || c == '}' || is_py_space(c)) {
+    let end = text.trim_end_matches(is_py_space).len();
+    let low = end.saturating_sub(24);
+    for (k, _) in text[..end]
+        .char_indices()
+        .filter(|&(k, _)| k >= low && k > 0)
+    {
+        if !is_unit(&text[k..end]) {
             continue;
         }
-        let after = i + c.len_utf8();
-        if after > end.len() {
-            break;
-        }
-        let rest = text[after..end.len()].trim_start_matches(is_py_space);
-        let matched = UNITS.iter().any(|unit| {
-            rest.strip_prefix(unit)
-                .is_some_and(|tail| tail.is_empty() || tail == "s" || tail == "es")
-        });
-        if matched {
-            return text[..after].to_owned();
-        }
+        let run_start = text[..k].trim_end_matches(is_py_space).len();
+        let keep = match text[..run_start].chars().next_back() {
+            // `(\d|\})\s*unit`: the digit or brace is kept.
+            Some(c) if c.is_ascii_digit() || c == '}' => run_start,
+            // `\s\s*unit`: the first space is kept.
+            _ if run_start < k => {
+                run_start + text[run_start..].chars().next().map_or(1, char::len_utf8)
+            }
+            _ => continue,
+        };
+        return text[..keep].to_owned();
     }
     text.to_owned()
 }
@@ -253,7 +269,31 @@ pub(crate) fn normalize(text: &str, boxed: Boxed) -> String {
                     }
                 }
             }
-            for (from, to) in REWRITES {
+            let name_len = rest[1..]
+                .bytes()
+                .take_while(u8::is_ascii_alphabetic)
+                .count();
+            let rewritten = matches!(
+                &rest[1..=name_len],
+                "mathrm"
+                    | "mathit"
+                    | "mathbf"
+                    | "textnormal"
+                    | "textbf"
+                    | "textit"
+                    | "textrm"
+                    | "dfrac"
+                    | "tfrac"
+                    | "cfrac"
+                    | "displaystyle"
+                    | "text"
+                    | "ldots"
+                    | "mleft"
+                    | "mright"
+                    | "left"
+                    | "right"
+            ) || rest.starts_with("\\$");
+            for (from, to) in REWRITES.iter().filter(|_| rewritten) {
                 if let Some(after) = rest.strip_prefix(from) {
                     if from.ends_with("left") || from.ends_with("right") {
                         // Only before a delimiter: `\left(`, `\right.` is left alone.
