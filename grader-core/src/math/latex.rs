@@ -113,30 +113,35 @@ impl<'a> Parser<'a> {
     }
 
     fn skip_space(&mut self) {
+        let bytes = self.text.as_bytes();
         loop {
-            match self.text.as_bytes().get(self.pos) {
-                Some(b) if b.is_ascii_whitespace() || *b == b'\\' || *b == b'~' || *b >= 0x80 => {}
+            match bytes.get(self.pos) {
+                Some(b) if b.is_ascii_whitespace() => self.pos += 1,
+                Some(b'~') if !self.plain => self.pos += 1,
+                Some(b'\\') if !self.plain => match bytes.get(self.pos + 1) {
+                    Some(b',' | b';' | b':' | b' ' | b'!') => self.pos += 2,
+                    Some(b'q') => {
+                        let rest = self.rest();
+                        let len = if rest.starts_with("\\quad") {
+                            5
+                        } else if rest.starts_with("\\qquad") {
+                            6
+                        } else {
+                            return;
+                        };
+                        if rest[len..].starts_with(|c: char| c.is_ascii_alphabetic()) {
+                            return;
+                        }
+                        self.pos += len;
+                    }
+                    _ => return,
+                },
+                Some(b) if *b >= 0x80 => match self.rest().chars().next() {
+                    Some(c) if c.is_whitespace() => self.pos += c.len_utf8(),
+                    _ => return,
+                },
                 _ => return,
             }
-            let rest = self.rest();
-            let trimmed = rest.trim_start();
-            let mut skipped = rest.len() - trimmed.len();
-            if !self.plain {
-                for spacing in ["\\quad", "\\qquad", "\\,", "\\;", "\\:", "\\ ", "~", "\\!"] {
-                    if trimmed.starts_with(spacing)
-                        && !trimmed[spacing.len()..].starts_with(|c: char| {
-                            spacing.ends_with("quad") && c.is_ascii_alphabetic()
-                        })
-                    {
-                        skipped += spacing.len();
-                        break;
-                    }
-                }
-            }
-            if skipped == 0 {
-                return;
-            }
-            self.pos += skipped;
         }
     }
 

@@ -14,6 +14,11 @@ pub(crate) struct Scan<'t> {
     newlines: Vec<usize>,
     boxes: Vec<usize>,
     braces: Vec<usize>,
+    runs: std::cell::OnceCell<Runs>,
+}
+
+/// The tables of expression runs, made the first time a plain expression is looked for.
+struct Runs {
     run_end: Vec<u32>,
     prev_suffix: Vec<u32>,
     last_op_ending: Vec<u32>,
@@ -45,34 +50,6 @@ fn to_u32(x: usize) -> u32 {
 impl<'t> Scan<'t> {
     /// Builds the tables (the text is at most a few megabytes: positions fit in `u32`).
     pub(crate) fn new(text: &'t str) -> Self {
-        let len = text.len();
-        let mut run_end = vec![to_u32(len); len + 1];
-        let mut cur = len;
-        for (j, c) in text.char_indices().rev() {
-            if is_expr_char(c) {
-                run_end[j] = to_u32(cur);
-            } else {
-                cur = j;
-                run_end[j] = to_u32(j);
-            }
-        }
-        let mut prev_suffix = vec![NONE; len + 1];
-        let mut last_op_ending = vec![NONE; len + 1];
-        let (mut last_suffix, mut best_op) = (NONE, NONE);
-        for (o, c) in text.char_indices() {
-            for k in o..o + c.len_utf8() {
-                prev_suffix[k] = last_suffix;
-                last_op_ending[k] = best_op;
-            }
-            if c == '.' || c == ')' || is_py_space(c) {
-                last_suffix = to_u32(o);
-            }
-            if is_operator(c) {
-                best_op = to_u32(o);
-            }
-        }
-        prev_suffix[len] = last_suffix;
-        last_op_ending[len] = best_op;
         Self {
             text,
             dollars2: starts(text, "$$"),
@@ -81,10 +58,12 @@ impl<'t> Scan<'t> {
             newlines: starts(text, "\n"),
             boxes: starts(text, "\\boxed{"),
             braces: starts(text, "}"),
-            run_end,
-            prev_suffix,
-            last_op_ending,
+            runs: std::cell::OnceCell::new(),
         }
+    }
+
+    fn runs(&self) -> &Runs {
+        self.runs.get_or_init(|| Runs::new(self.text))
     }
 
     fn next(positions: &[usize], from: usize) -> Option<usize> {
@@ -123,18 +102,56 @@ impl<'t> Scan<'t> {
 
     /// The end of the run of expression characters starting at `i`.
     pub(crate) fn run_end(&self, i: usize) -> usize {
-        self.run_end[i] as usize
+        self.runs().run_end[i] as usize
     }
 
     /// The last `.`, `)` or space before `j`.
     pub(crate) fn prev_suffix(&self, j: usize) -> Option<usize> {
-        let p = self.prev_suffix[j];
+        let p = self.runs().prev_suffix[j];
         (p != NONE).then_some(p as usize)
     }
 
     /// The start of the last operator that ends at or before `j`.
     pub(crate) fn last_op_ending(&self, j: usize) -> Option<usize> {
-        let p = self.last_op_ending[j];
+        let p = self.runs().last_op_ending[j];
         (p != NONE).then_some(p as usize)
+    }
+}
+
+impl Runs {
+    fn new(text: &str) -> Self {
+        let len = text.len();
+        let mut run_end = vec![to_u32(len); len + 1];
+        let mut cur = len;
+        for (j, c) in text.char_indices().rev() {
+            if is_expr_char(c) {
+                run_end[j] = to_u32(cur);
+            } else {
+                cur = j;
+                run_end[j] = to_u32(j);
+            }
+        }
+        let mut prev_suffix = vec![NONE; len + 1];
+        let mut last_op_ending = vec![NONE; len + 1];
+        let (mut last_suffix, mut best_op) = (NONE, NONE);
+        for (o, c) in text.char_indices() {
+            for k in o..o + c.len_utf8() {
+                prev_suffix[k] = last_suffix;
+                last_op_ending[k] = best_op;
+            }
+            if c == '.' || c == ')' || is_py_space(c) {
+                last_suffix = to_u32(o);
+            }
+            if is_operator(c) {
+                best_op = to_u32(o);
+            }
+        }
+        prev_suffix[len] = last_suffix;
+        last_op_ending[len] = best_op;
+        Self {
+            run_end,
+            prev_suffix,
+            last_op_ending,
+        }
     }
 }
