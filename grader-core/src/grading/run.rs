@@ -242,7 +242,8 @@ impl<'a, G: Grader + Send + 'a> Spec<'a, G> {
         let timed = timed || scope.timed;
         let (_permit, mut inner) = match resource {
             Some(resource) => {
-                let permit = scope.acquire(&resource).await;
+                // Boxed, as the timer above: only gradings of a limited resource carry it.
+                let permit = Box::pin(scope.acquire(&resource)).await;
                 let inner = scope.clone().holding(resource, &permit);
                 (Some(permit), inner)
             }
@@ -287,9 +288,13 @@ async fn attempt<G: Grader>(
                     "a time limit needs a tokio runtime with its timer enabled".to_owned(),
                 ));
             }
-            let timed = AssertUnwindSafe(async move { tokio::time::timeout(limit, check).await })
-                .catch_unwind()
-                .await;
+            // Boxed, so that the timer's state is no part of the future of a grading without
+            // a time limit (a gather holds one such future per grading).
+            let timed = Box::pin(
+                AssertUnwindSafe(async move { tokio::time::timeout(limit, check).await })
+                    .catch_unwind(),
+            )
+            .await;
             match timed {
                 Ok(Ok(outcome)) => outcome,
                 Ok(Err(_elapsed)) => return Err(Failure::TimedOut { limit }),
