@@ -1,13 +1,17 @@
-//! `grader report` and `grader export --inspect` on a large evaluation, beside `grader summary`
-//! on the same file in the same run (one read of the file, the baseline): time, peak resident
-//! memory, the size of what is written, and for the report pages the time to first paint in
-//! headless Chromium, beside a one-line page's in the same browser.
+//! `grader report` and `grader export --inspect` (to a `.json` and to a `.eval` log) on a large
+//! evaluation, beside `grader summary` on the same file in the same run (one read of the file,
+//! the baseline): time, peak resident memory, the size of what is written; for the report
+//! pages the time to first paint in headless Chromium, beside a one-line page's in the same
+//! browser; and how long `inspect view` takes to list the samples of the `.eval` log in
+//! Chromium, beside a 100-result `.eval` log's in the same run.
 //!
 //! ```sh
 //! cargo bench -p grader-cli --bench results_pages            # 100 000 results
 //! cargo bench -p grader-cli --bench results_pages -- 20000   # another count
 //! cargo bench -p grader-cli --bench results_pages -- 20000 --all-rows   # also paint the page
 //!                                                               # with every result listed
+//! cargo bench -p grader-cli --bench results_pages -- --view-only   # the exports and the
+//!                                                               # inspect view listing only
 //! ```
 //!
 //! The results are written under `target/` as the evaluation runner writes its lines: 50 000
@@ -176,13 +180,18 @@ fn main() {
     let page = scratch("report.html");
     let all_rows = scratch("report-all.html");
     let log = scratch("inspect.json");
-    let (page_s, all_s, log_s) = (
+    let eval_dir = scratch("view");
+    std::fs::create_dir_all(&eval_dir).unwrap();
+    let eval_log = eval_dir.join("large.eval");
+    let (page_s, all_s, log_s, eval_s) = (
         page.to_str().unwrap().to_owned(),
         all_rows.to_str().unwrap().to_owned(),
         log.to_str().unwrap().to_owned(),
+        eval_log.to_str().unwrap().to_owned(),
     );
     let all = count.to_string();
-    let runs: [(&str, Vec<&str>, Option<&Path>); 4] = [
+    let view_only = std::env::args().any(|arg| arg == "--view-only");
+    let runs: [(&str, Vec<&str>, Option<&Path>); 5] = [
         ("grader summary (baseline)", vec!["summary", &file], None),
         (
             "grader report",
@@ -195,15 +204,23 @@ fn main() {
             Some(&all_rows),
         ),
         (
-            "grader export --inspect",
+            "grader export --inspect (.json)",
             vec!["export", "--inspect", &file, "-o", &log_s],
             Some(&log),
+        ),
+        (
+            "grader export --inspect (.eval)",
+            vec!["export", "--inspect", &file, "-o", &eval_s],
+            Some(&eval_log),
         ),
     ];
     println!("| command | seconds | ÷ summary | peak RSS | written |");
     println!("|---|---|---|---|---|");
     let mut baseline = None;
     for (name, args, written) in &runs {
+        if view_only && name.starts_with("grader report") {
+            continue;
+        }
         let (seconds, rss) = measure(args);
         let base = *baseline.get_or_insert(seconds);
         let written = written.map_or_else(
@@ -230,6 +247,14 @@ fn main() {
         println!("\nno Python: no paint times");
         return;
     };
+    inspect_view_listing(&chromium, &python, &eval_dir, count);
+    if view_only {
+        for path in [&results, &log] {
+            let _ = std::fs::remove_file(path);
+        }
+        let _ = std::fs::remove_dir_all(&eval_dir);
+        return;
+    }
     let blank = scratch("blank.html");
     std::fs::write(
         &blank,
@@ -270,5 +295,110 @@ fn main() {
     }
     for path in [&results, &page, &all_rows, &log, &blank] {
         let _ = std::fs::remove_file(path);
+    }
+    let _ = std::fs::remove_dir_all(&eval_dir);
+}
+
+/// `GET path` from 127.0.0.1:`port`: whether it answers 200.
+fn answers(port: u16, path: &str) -> bool {
+    use std::io::{Read as _, Write as _};
+    let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(std::time::Duration::from_secs(600)));
+    if write!(
+        stream,
+        "GET {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\n\r\n"
+    )
+    .is_err()
+    {
+        return false;
+    }
+    let mut response = String::new();
+    let _ = stream.read_to_string(&mut response);
+    response.starts_with("HTTP/1.1 200") || response.starts_with("HTTP/1.0 200")
+}
+
+/// How long `inspect view` takes to list the samples of `large.eval` in `dir` (`count`
+/// results) in headless Chromium, from opening the log's page to five sample rows shown,
+/// beside a 100-result `.eval` log's (the baseline) under the same server: the median of
+/// three loads each, and the sample count the viewer's footer shows.
+fn inspect_view_listing(chromium: &Path, python: &Path, dir: &Path, count: u64) {
+    use std::os::unix::process::CommandExt as _;
+    let small_results = scratch("small.jsonl");
+    write_file(&small_results, 100);
+    let small = dir.join("small.eval");
+    let (_, _) = measure(&[
+        "export",
+        "--inspect",
+        small_results.to_str().unwrap(),
+        "-o",
+        small.to_str().unwrap(),
+    ]);
+    let _ = std::fs::remove_file(&small_results);
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    // Without `..` in it: the server refuses to list a folder named with one.
+    let dir = std::fs::canonicalize(dir).unwrap();
+    let server = Command::new(python)
+        .args(["-m", "inspect_ai", "view", "--log-dir"])
+        .arg(&dir)
+        .args(["--port", &port.to_string(), "--host", "127.0.0.1"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let _server = browser::Group(server);
+    let started = Instant::now();
+    while !answers(port, "/api/log-files") {
+        assert!(
+            started.elapsed().as_secs() < 60,
+            "inspect view did not answer"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    println!(
+        "\n| `inspect view` of a .eval log | seconds to list the samples (median of 3) | ÷ 100 results' | samples the viewer counts |"
+    );
+    println!("|---|---|---|---|");
+    let cells = r#"document.querySelectorAll('[data-col-id="sampleId"]')"#;
+    let mut base = None;
+    for (name, results) in [("small.eval", 100), ("large.eval", count)] {
+        let mut shown = String::new();
+        let mut times: Vec<f64> = (0..3)
+            .map(|_| {
+                let started = Instant::now();
+                let values = browser::look(
+                    chromium,
+                    python,
+                    &browser::Look {
+                        url: &format!("http://127.0.0.1:{port}/#/tasks/{name}"),
+                        wait: &format!(
+                            "{cells}.length >= 5 && /Samples/.test(document.body.innerText)"
+                        ),
+                        timeout_secs: 600,
+                        evaluate: &[
+                            "(document.body.innerText.match(/[\\d,]+ \\/ [\\d,]+ Samples|[\\d,]+ Samples/) || [''])[0]",
+                        ],
+                        screenshot: None,
+                        size: (1400, 900),
+                    },
+                );
+                shown = values[0].as_str().unwrap_or_default().to_owned();
+                started.elapsed().as_secs_f64()
+            })
+            .collect();
+        times.sort_by(f64::total_cmp);
+        let median = times[1];
+        let base = *base.get_or_insert(median);
+        println!(
+            "| {results} results | {median:.1} | {:.1} | {shown} |",
+            median / base
+        );
     }
 }

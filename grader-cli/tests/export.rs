@@ -844,7 +844,7 @@ fn the_runners_lines_carry_the_samples_texts_and_start_into_the_log() {
         assert!(before <= started && started <= after, "{line:?}");
         assert!(line.duration_secs >= 0.02, "{line:?}");
         let index: u32 = line.id[1..].parse().unwrap();
-        if index % 2 == 0 {
+        if index.is_multiple_of(2) {
             assert_eq!(
                 line.input.as_deref(),
                 Some(format!("What is {index} + {index}?").as_str())

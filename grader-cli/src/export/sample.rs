@@ -149,8 +149,12 @@ pub(super) fn sample(
 /// input and target.
 const SUMMARY_TEXT: usize = 5120;
 
-/// How long a score's explanation is in a summary, in characters, as Inspect AI thins it.
-const SUMMARY_EXPLANATION: usize = 1024;
+/// How long a score's explanation (or answer) is in a summary, in characters. Inspect AI
+/// keeps 1 024; the viewer lists the summaries of every sample at once and shows a score's
+/// whole explanation from the sample itself, so a shorter one keeps the list of a large run
+/// quick to read (a command's output in each explanation made the summaries of 100 000
+/// results 143 MB).
+const SUMMARY_EXPLANATION: usize = 300;
 
 /// The summary of `sample` (what `EvalSample.summary()` gives in Inspect AI): the row the
 /// viewer lists, its texts and explanations cut short, each score's metadata left to the
