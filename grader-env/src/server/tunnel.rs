@@ -65,7 +65,13 @@ pub(crate) async fn run(
         )?)
     };
     let backend = match TcpStream::connect((host.as_str(), port)).await {
-        Ok(backend) => backend,
+        // Small writes (an SSH packet per keystroke or command) go at once, as the client's
+        // side of the tunnel sends them: with Nagle's algorithm each would wait for the
+        // previous one's acknowledgement, about 40 ms a command.
+        Ok(backend) => {
+            let _ = backend.set_nodelay(true);
+            backend
+        }
         Err(error) => {
             let message = format!("cannot connect to {host}:{port}: {error}");
             return refuse(&writer, &id, -32000, &message).await;
