@@ -262,6 +262,21 @@ fn hostile_inputs_get_a_bounded_typed_answer() {
         parse_with(&parens, &limits),
         Err(MathError::TooDeep { .. })
     ));
+    // Long chains of powers, factorials and percents nest as deeply as brackets do.
+    for chain in [
+        format!("${}2$", "2^".repeat(1_500)),
+        format!("$5{}$", "!".repeat(3_000)),
+        format!("$5{}$", "\\%".repeat(1_500)),
+        format!("the answer is {}2", "2**".repeat(1_300)),
+        format!("${}1$", "-".repeat(3_000)),
+        format!("${}x$", "\\sin ".repeat(700)),
+    ] {
+        assert!(
+            matches!(parse(&chain), Err(MathError::TooDeep { limit: 64, .. })),
+            "{}",
+            &chain[..20]
+        );
+    }
     // A number with 100 000 digits.
     let digits = format!("$\\boxed{{{}}}$", "9".repeat(100_000));
     assert!(parse(&digits).is_err());

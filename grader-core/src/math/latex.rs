@@ -448,9 +448,23 @@ impl<'a> Parser<'a> {
 
     fn postfix(&mut self) -> Step<Expr> {
         let mut base = self.primary()?;
+        // Each power, factorial or percent nests the expression one level deeper.
+        let outer = self.depth;
+        let result = self.suffixes(&mut base);
+        self.depth = outer;
+        result.map(|()| base)
+    }
+
+    fn suffixes(&mut self, base: &mut Expr) -> Step<()> {
         loop {
             self.skip_space();
             let rest = self.rest();
+            if rest.starts_with("**")
+                || rest.starts_with(['^', '!', '%'])
+                || rest.starts_with("\\%")
+            {
+                self.enter()?;
+            }
             if (self.plain && rest.starts_with("**")) || (!self.plain && rest.starts_with('^')) {
                 self.pos += if self.plain { 2 } else { 1 };
                 if self.degree() {
@@ -461,24 +475,30 @@ impl<'a> Parser<'a> {
                 } else {
                     self.argument()?
                 };
-                base = self.node(Expr::Pow(Box::new(base), Box::new(exponent)))?;
+                *base = self.node(Expr::Pow(
+                    Box::new(std::mem::replace(base, Expr::Inf)),
+                    Box::new(exponent),
+                ))?;
             } else if rest.starts_with('!') && !rest.starts_with("!=") {
                 self.pos += 1;
-                base = self.node(Expr::Func(Func::Factorial, Box::new(base)))?;
+                *base = self.node(Expr::Func(
+                    Func::Factorial,
+                    Box::new(std::mem::replace(base, Expr::Inf)),
+                ))?;
             } else if rest.starts_with("\\%") || rest.starts_with('%') {
                 self.pos += if rest.starts_with('%') { 1 } else { 2 };
-                base = self.node(Expr::Percent(Box::new(base)))?;
+                *base = self.node(Expr::Percent(Box::new(std::mem::replace(base, Expr::Inf))))?;
             } else if rest.starts_with("°") {
                 self.pos += "°".len();
             } else if !self.plain
                 && rest.starts_with('_')
-                && matches!(base, Expr::Num(_) | Expr::Float(_))
+                && matches!(*base, Expr::Num(_) | Expr::Float(_))
             {
                 // `204_5`: a base, read as the digits.
                 self.pos += 1;
                 let _ = self.argument()?;
             } else {
-                return Ok(base);
+                return Ok(());
             }
         }
     }
