@@ -297,6 +297,10 @@ pub fn run(args: &ExportArgs, out: &mut dyn Write, err: &mut dyn Write) -> Resul
         });
     }
     let in_folder = args.output.is_dir();
+    if !in_folder {
+        // First: an output that is one of the inputs says so, whatever its name.
+        crate::input::refuse_output_among_inputs(&args.output, &args.files)?;
+    }
     let format = log_format(&args.output, in_folder, args.format)?;
     // A first reading: which line of each (sample, epoch) counts.
     let mut chosen = Chosen::read(&args.files, args.max_line, args.on_conflict, err)?;
