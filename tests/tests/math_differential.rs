@@ -59,12 +59,11 @@ fn suite_cases() -> Vec<(String, String)> {
 ///   absolute value; we turn only relations of a plain variable into intervals.
 /// - 194: `p=5,q=2;p=7,q=2` against `(5,2),(7,2)`: latex2sympy groups the assignments into
 ///   tuples; we read a flat set of equations.
-/// - 236, 238: `x_{1}=…,\quadx_{2}=…`: latex2sympy reads `\quadx` as a space and `x`; we do
-///   not split a command from the letters after it, so the gold has no expression.
-/// - 246: `\sum`: not parsed here, so another candidate (`0`) is read on both sides.
-const KNOWN_SUITE: &[usize] = &[188, 194, 236, 238, 246];
+/// - 247: two `\sum` whose factors are written in another order: sums are not parsed here
+///   but compared by their text.
+const KNOWN_SUITE: &[usize] = &[188, 194, 247];
 
-/// The least share of the suite's cases where we agree (252 of 257).
+/// The least share of the suite's cases where we agree (254 of 257).
 const SUITE_FLOOR: f64 = 0.98;
 
 #[test]

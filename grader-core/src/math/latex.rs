@@ -129,9 +129,7 @@ impl<'a> Parser<'a> {
                         } else {
                             return;
                         };
-                        if rest[len..].starts_with(|c: char| c.is_ascii_alphabetic()) {
-                            return;
-                        }
+                        // `\quadx` is `\quad x`, as latex2sympy2_extended reads it.
                         self.pos += len;
                     }
                     _ => return,

@@ -169,6 +169,12 @@ fn read(found: &Found, limits: &Limits) -> Result<(Option<Expr>, String), MathEr
                 {
                     expr = latex::parse_latex(last, limits)?;
                 }
+                if expr.is_none() && UNREAD.iter().any(|c| normalized.contains(c)) {
+                    // Sums, integrals, products and limits are read by latex2sympy but not
+                    // here: the answer is kept whole, as a name, so that it is compared by its
+                    // text and not replaced by a later candidate.
+                    expr = Some(Expr::Sym(normalized.clone()));
+                }
                 if *percent {
                     expr = expr.map(|e| Expr::Percent(Box::new(e)));
                 }
@@ -190,6 +196,9 @@ fn read(found: &Found, limits: &Limits) -> Result<(Option<Expr>, String), MathEr
         }
     }
 }
+
+/// Commands latex2sympy2_extended reads that this parser does not.
+const UNREAD: [&str; 5] = ["\\sum", "\\int", "\\prod", "\\lim", "\\oint"];
 
 /// math-verify's `get_last_eq`: the text after the last `=` of a chain of three or more
 /// parts without commas or semicolons.
