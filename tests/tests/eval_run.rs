@@ -38,7 +38,8 @@ fn lines(path: &Path) -> Vec<Line> {
 }
 
 /// Each (id, epoch) with the exact bytes of its line from `"error"` on (the error and the
-/// result, everything but the timing); fails on a repeated pair or a torn line.
+/// result, everything but the timing: its duration and its `started_at`); fails on a
+/// repeated pair or a torn line.
 fn by_pair(path: &Path) -> BTreeMap<(String, u32), String> {
     let text = std::fs::read_to_string(path).expect("read the results");
     assert!(
@@ -50,7 +51,15 @@ fn by_pair(path: &Path) -> BTreeMap<(String, u32), String> {
     for raw in text.lines() {
         let line: Line = serde_json::from_str(raw).expect("a valid line");
         let outcome = &raw[raw.find(",\"error\":").expect("an error field")..];
-        let previous = map.insert((line.id.clone(), line.epoch), outcome.to_owned());
+        let outcome = match outcome.find(",\"started_at\":\"") {
+            Some(at) => {
+                let value = at + ",\"started_at\":\"".len();
+                let end = value + outcome[value..].find('"').expect("the start's end") + 1;
+                format!("{}{}", &outcome[..at], &outcome[end..])
+            }
+            None => outcome.to_owned(),
+        };
+        let previous = map.insert((line.id.clone(), line.epoch), outcome);
         assert!(previous.is_none(), "{} epoch {} twice", line.id, line.epoch);
     }
     map
