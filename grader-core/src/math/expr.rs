@@ -38,25 +38,42 @@ impl Rel {
 
 /// A known function.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[allow(missing_docs)]
 pub enum Func {
+    /// `\sin`.
     Sin,
+    /// `\cos`.
     Cos,
+    /// `\tan`.
     Tan,
+    /// `\sec`.
     Sec,
+    /// `\csc`.
     Csc,
+    /// `\cot`.
     Cot,
+    /// `\arcsin` (and `\sin^{-1}`).
     Asin,
+    /// `\arccos` (and `\cos^{-1}`).
     Acos,
+    /// `\arctan` (and `\tan^{-1}`).
     Atan,
+    /// `\sinh`.
     Sinh,
+    /// `\cosh`.
     Cosh,
+    /// `\tanh`.
     Tanh,
+    /// The natural logarithm.
     Ln,
+    /// The exponential.
     Exp,
+    /// `|x|`.
     Abs,
+    /// `x!`.
     Factorial,
+    /// `\lfloor x \rfloor`.
     Floor,
+    /// `\lceil x \rceil`.
     Ceil,
 }
 
