@@ -56,8 +56,7 @@ pub fn similarity_python(target_tmpdir: &str) -> Option<PathBuf> {
 
 /// HuggingFace's math-verify, whose answer extraction and comparison the `math` module is
 /// compared with, with the versions pip resolves for its dependencies pinned.
-pub const MATH_REQUIREMENT: &str =
-    "math-verify==0.9.0 latex2sympy2_extended==1.11.0 sympy==1.14.0 mpmath==1.3.0 antlr4-python3-runtime==4.13.2";
+pub const MATH_REQUIREMENT: &str = "math-verify==0.9.0 latex2sympy2_extended==1.11.0 sympy==1.14.0 mpmath==1.3.0 antlr4-python3-runtime==4.13.2";
 
 /// As [`hud_python`], for a separate environment with [`MATH_REQUIREMENT`] installed.
 ///
