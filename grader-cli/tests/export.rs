@@ -1,5 +1,9 @@
 //! `grader export --inspect`: the log read back by Inspect AI 0.3.285 itself (the test venv),
 //! and served by its viewer to a real headless browser.
+//!
+//! Why this file is long: one run's results are exported in both formats and read back by
+//! Inspect AI's readers and its viewer, with the scripts that read them; the checks share that
+//! run, its expectations and the viewer's server.
 
 #![allow(clippy::unwrap_used)]
 

@@ -12,10 +12,13 @@ use std::time::Instant;
 use futures_util::FutureExt as _;
 use futures_util::future::Either;
 
-use super::samples::{Sample, Texts, texts_of};
 use crate::line::{ErrorKind, Line};
 use crate::running::{Finished, panic_message};
 use grader_core::score::EvaluationResult;
+
+/// A sample's input, target and answer, as its lines carry them: `None` when it gives none,
+/// so that a sample without texts costs a grading one word.
+pub(super) type Texts = Option<Box<[Option<String>; 3]>>;
 
 pin_project_lite::pin_project! {
     /// One grading: the grading function's future, its panic caught, ending in the line.
@@ -144,9 +147,11 @@ where
     }
 }
 
-/// The grading of (`sample`, `epoch`) with `grade`: its future, or its panic as the line.
-pub(super) fn grading<S: Sample, Fut, E>(
+/// The grading of (`sample`, `epoch`) with `grade`, its line carrying what `texts_of` reads
+/// of the sample: its future, or its panic as the line.
+pub(super) fn grading<S, Fut, E>(
     grade: impl FnOnce(Arc<S>, u32) -> Fut,
+    texts_of: impl FnOnce(&S) -> Texts,
     sample: Arc<S>,
     id: Arc<str>,
     epoch: u32,

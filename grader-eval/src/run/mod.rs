@@ -33,7 +33,7 @@ pub use samples::{Described, Sample};
 
 use grading::grading;
 use progress::Progress;
-use samples::{Ahead, Samples, SharedSamples};
+use samples::{Ahead, Samples, SharedSamples, texts_of};
 
 /// Grades samples with a user's grading function, `k` epochs each, with bounded concurrency,
 /// appending one [`Line`](super::Line) per (sample, epoch) to a JSONL file as each finishes.
@@ -462,7 +462,7 @@ impl Evaluation {
                 // The call runs here, outside the limiter's scope (as documented); its future,
                 // or its panic, becomes the grading. In a lane its line is written out as JSON
                 // on the worker; polled in place, it is written straight into the buffer.
-                let line = grading(&mut *grade, sample, Arc::clone(&id), epoch);
+                let line = grading(&mut *grade, texts_of::<S>, sample, Arc::clone(&id), epoch);
                 if running.spawns() || self.limiter.is_none() {
                     // A lane runs in the scope; polled in place, a grading is in the awaiting
                     // task's scope.

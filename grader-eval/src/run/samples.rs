@@ -8,7 +8,7 @@ use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex};
 
-use super::grading::grading;
+use super::grading::{Texts, grading};
 use crate::running::{Made, Source, lock};
 use crate::shard::Shard;
 use grader_core::score::EvaluationResult;
@@ -198,11 +198,7 @@ impl<S: Sample> Sample for Described<S> {
     }
 }
 
-/// A sample's texts, as its lines carry them: `None` when it gives none, so that a sample
-/// without texts costs a grading one word.
-pub(super) type Texts = Option<Box<[Option<String>; 3]>>;
-
-/// The input, target and answer `sample` gives.
+/// The input, target and answer `sample` gives, as its lines carry them.
 pub(super) fn texts_of<S: Sample + ?Sized>(sample: &S) -> Texts {
     let texts = [sample.input(), sample.target(), sample.answer()];
     texts.iter().any(Option::is_some).then(|| Box::new(texts))
@@ -318,7 +314,13 @@ where
         let before = into.len();
         let made = std::panic::catch_unwind(AssertUnwindSafe(|| {
             into.extend(pairs.into_iter().map(|(sample, id, epoch)| Made {
-                grading: Box::pin(grading(&self.grade, sample, Arc::clone(&id), epoch)),
+                grading: Box::pin(grading(
+                    &self.grade,
+                    texts_of::<S>,
+                    sample,
+                    Arc::clone(&id),
+                    epoch,
+                )),
                 id,
                 epoch,
             }));
