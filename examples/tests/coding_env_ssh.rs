@@ -11,11 +11,11 @@
 //! host is a bounded loop.
 #![allow(missing_docs, clippy::unwrap_used)] // a test that cannot unwrap has failed
 
-use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
+use grader_tests::driver::Driver;
 use grader_tests::env_process::EnvProcess;
 use grader_tests::python::hud_python;
 use grader_tests::sandboxing::{can_sandbox, sleeping};
@@ -53,64 +53,17 @@ fn marker(n: u32) -> String {
     format!("{}{n:02}", 800_000 + std::process::id() % 90_000)
 }
 
-/// hud's own client (`tests/data/ssh_agent.py`) connected to a control channel, answering
-/// one request per line.
-struct HudAgent {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    greeting: Value,
-}
+/// hud 0.6.21's client and `SSHClient` in a Python process answering one request per line.
+struct HudAgent;
 
 impl HudAgent {
-    fn connect(python: &Path, port: u16) -> HudAgent {
+    fn connect(python: &Path, port: u16) -> Driver {
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/ssh_agent.py");
-        let mut child = Command::new(python)
-            .arg(script)
-            .arg(format!("tcp://127.0.0.1:{port}"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("start hud's client");
-        let stdin = child.stdin.take().unwrap();
-        let mut stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut line = String::new();
-        stdout.read_line(&mut line).unwrap();
-        let greeting = serde_json::from_str(&line).unwrap_or_else(|_| json!({ "raw": line }));
-        HudAgent {
-            child,
-            stdin,
-            stdout,
-            greeting,
-        }
-    }
-
-    fn ask(&mut self, request: &Value) -> Value {
-        writeln!(self.stdin, "{request}").unwrap();
-        self.stdin.flush().unwrap();
-        let mut line = String::new();
-        self.stdout.read_line(&mut line).unwrap();
-        let reply: Value = serde_json::from_str(&line)
-            .unwrap_or_else(|_| panic!("hud's client answered {line:?} to {request}"));
-        assert!(reply.get("error").is_none(), "{request} failed: {reply}");
-        reply
-    }
-
-    fn run(&mut self, cmd: &str) -> Value {
-        self.ask(&json!({ "cmd": cmd }))
-    }
-
-    fn stdout(&mut self, cmd: &str) -> String {
-        let reply = self.run(cmd);
-        assert_eq!(reply["exit_status"], 0, "{cmd}: {reply}");
-        reply["stdout"].as_str().unwrap().to_owned()
-    }
-}
-
-impl Drop for HudAgent {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        Driver::spawn(
+            Command::new(python)
+                .arg(script)
+                .arg(format!("tcp://127.0.0.1:{port}")),
+        )
     }
 }
 

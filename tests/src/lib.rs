@@ -4,6 +4,7 @@
 //! for object storage.
 
 pub mod azurite;
+pub mod driver;
 pub mod env_process;
 pub mod gcs_server;
 pub mod judge_server;

@@ -10,12 +10,12 @@
 #![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used)]
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::Command;
 
 use grader_env::workspace::Workspace;
 use grader_env::{Environment, ServeConfig};
+use grader_tests::driver::Driver;
 use grader_tests::python::hud_python;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, BufReader as Lines};
@@ -32,14 +32,13 @@ const NEVER: [&str; 4] = [
 ];
 
 /// hud 0.6.21 in a Python process, driving our server and the reference's.
-struct Driver {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
+struct Hud {
+    driver: Driver,
+    /// What the driver printed when it was ready.
     ready: Value,
 }
 
-impl Driver {
+impl Hud {
     fn start(python: &Path, root: &Path, target: &str, direct: bool) -> Self {
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/filetracking_driver.py");
         let mut command = Command::new(python);
@@ -47,34 +46,18 @@ impl Driver {
         if direct {
             command.arg("direct");
         }
-        let mut child = command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("start the Python driver");
-        let stdin = child.stdin.take().unwrap();
-        let mut stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut line = String::new();
-        stdout.read_line(&mut line).unwrap();
-        let ready = serde_json::from_str(&line)
-            .unwrap_or_else(|_| panic!("the driver did not start: {line:?}"));
-        Driver {
-            child,
-            stdin,
-            stdout,
-            ready,
-        }
+        let driver = Driver::spawn(&mut command);
+        assert!(
+            driver.greeting.get("raw").is_none(),
+            "the driver did not start: {}",
+            driver.greeting
+        );
+        let ready = driver.greeting.clone();
+        Hud { driver, ready }
     }
 
     fn ask(&mut self, request: &Value) -> Value {
-        writeln!(self.stdin, "{request}").unwrap();
-        self.stdin.flush().unwrap();
-        let mut line = String::new();
-        self.stdout.read_line(&mut line).unwrap();
-        let reply: Value = serde_json::from_str(&line)
-            .unwrap_or_else(|_| panic!("the driver answered {line:?} to {request}"));
-        assert!(reply.get("error").is_none(), "{request} failed: {reply}");
-        reply
+        self.driver.ask(request)
     }
 
     /// The lines sent on a fresh connection to each server: (ours, theirs), each the frames
@@ -95,13 +78,6 @@ impl Driver {
         );
         never_leaks(&Value::Array(ours.clone()));
         ours
-    }
-}
-
-impl Drop for Driver {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -193,7 +169,7 @@ async fn each_method_and_bad_input_answer_as_the_reference_does() {
     let (_dir, root, outside) = tree("filetracking-raw");
     let workspace = tracked(&root).await;
     let capability = workspace.file_tracking_capability().unwrap();
-    let mut hud = Driver::start(&python, &root, &capability.url, true);
+    let mut hud = Hud::start(&python, &root, &capability.url, true);
     let reference = &hud.ready["reference"];
     assert_eq!(capability.name, reference["name"]);
     assert_eq!(capability.protocol, reference["protocol"]);
@@ -397,7 +373,7 @@ async fn hud_eval_loop_reads_the_published_capability_as_the_reference() {
     );
     let server = env.bind(&ServeConfig::default()).await.unwrap();
     let control = format!("tcp://{}", server.local_addr());
-    let mut hud = Driver::start(&python, &root, &control, false);
+    let mut hud = Hud::start(&python, &root, &control, false);
     let ours = hud.ready["ready"].clone();
     assert_eq!(ours["name"], "filetracking");
     assert_eq!(ours["protocol"], "filetracking/1");

@@ -9,81 +9,31 @@
 
 #![allow(clippy::unwrap_used)] // a test that cannot unwrap has failed
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Command, Stdio};
 
 use grader_env::workspace::{Isolation, Workspace, WorkspaceError};
 use grader_env::{Capability, Environment, NoArgs, PromptError, ServeConfig, Session, Template};
+use grader_tests::driver::Driver;
 use grader_tests::python::hud_python;
 use grader_tests::sandboxing::{can_sandbox, sleeping};
-use serde_json::{Value, json};
+use serde_json::json;
 
 const TMP: &str = env!("CARGO_TARGET_TMPDIR");
 
 /// hud's `SSHClient`, in a Python process answering one request per line.
-struct Agent {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    greeting: Value,
-}
+struct Agent;
 
 impl Agent {
-    fn connect(python: &Path, capability: &Capability, extra: &[&str]) -> Self {
+    fn connect(python: &Path, capability: &Capability, extra: &[&str]) -> Driver {
         Agent::spawn(python, &serde_json::to_string(capability).unwrap(), extra)
     }
 
     /// `target`: a capability's JSON, or an environment's `tcp://` control channel.
-    fn spawn(python: &Path, target: &str, extra: &[&str]) -> Self {
+    fn spawn(python: &Path, target: &str, extra: &[&str]) -> Driver {
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/ssh_agent.py");
-        let mut child = Command::new(python)
-            .arg(script)
-            .arg(target)
-            .args(extra)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("start the Python agent");
-        let stdin = child.stdin.take().unwrap();
-        let mut stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut line = String::new();
-        stdout.read_line(&mut line).unwrap();
-        let greeting = serde_json::from_str(&line).unwrap_or_else(|_| json!({ "raw": line }));
-        Agent {
-            child,
-            stdin,
-            stdout,
-            greeting,
-        }
-    }
-
-    fn ask(&mut self, request: &Value) -> Value {
-        writeln!(self.stdin, "{request}").unwrap();
-        self.stdin.flush().unwrap();
-        let mut line = String::new();
-        self.stdout.read_line(&mut line).unwrap();
-        let reply: Value = serde_json::from_str(&line)
-            .unwrap_or_else(|_| panic!("the agent answered {line:?} to {request}"));
-        assert!(reply.get("error").is_none(), "{request} failed: {reply}");
-        reply
-    }
-
-    fn run(&mut self, cmd: &str) -> Value {
-        self.ask(&json!({ "cmd": cmd }))
-    }
-
-    fn stdout(&mut self, cmd: &str) -> String {
-        let reply = self.run(cmd);
-        assert_eq!(reply["exit_status"], 0, "{cmd}: {reply}");
-        reply["stdout"].as_str().unwrap().to_owned()
-    }
-}
-
-impl Drop for Agent {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        Driver::spawn(Command::new(python).arg(script).arg(target).args(extra))
     }
 }
 
