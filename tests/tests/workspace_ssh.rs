@@ -695,3 +695,98 @@ async fn hostile_peers_do_not_stop_the_server_serving() {
     assert_eq!(seen.0["exit_status"], 0);
     assert_eq!(seen.1, "still serving\n");
 }
+
+/// Accepts only the host key the workspace published.
+struct Pinned(russh::keys::PublicKey);
+
+impl russh::client::Handler for Pinned {
+    type Error = russh::Error;
+
+    async fn check_server_key(
+        &mut self,
+        offered: &russh::keys::PublicKeyOrCertificate,
+    ) -> Result<bool, Self::Error> {
+        Ok(matches!(
+            offered,
+            russh::keys::PublicKeyOrCertificate::PublicKey { key, .. }
+                if key.key_data() == self.0.key_data()
+        ))
+    }
+}
+
+/// Logs in to the workspace with the published keys.
+async fn log_in(workspace: &Workspace) -> russh::client::Handle<Pinned> {
+    let cap = workspace.capability();
+    let param = |key: &str| cap.params[key].as_str().unwrap().to_owned();
+    let host_key = russh::keys::PublicKey::from_openssh(&param("host_pubkey")).unwrap();
+    let client_key = russh::keys::decode_secret_key(&param("client_key"), None).unwrap();
+    let config = std::sync::Arc::new(russh::client::Config::default());
+    let mut handle = russh::client::connect(config, workspace.addr(), Pinned(host_key))
+        .await
+        .unwrap();
+    let key = russh::keys::PrivateKeyWithHashAlg::new(std::sync::Arc::new(client_key), None);
+    let auth = handle
+        .authenticate_publickey(param("user"), key)
+        .await
+        .unwrap();
+    assert!(auth.success(), "the published key logs in");
+    handle
+}
+
+/// Runs `command` on a new session of `handle`; its stdout and exit status.
+async fn exec(handle: &russh::client::Handle<Pinned>, command: &str) -> (String, Option<u32>) {
+    let mut channel = handle.channel_open_session().await.unwrap();
+    channel.exec(true, command).await.unwrap();
+    channel.eof().await.unwrap();
+    let (mut stdout, mut status) = (Vec::new(), None);
+    while let Some(message) = channel.wait().await {
+        match message {
+            russh::ChannelMsg::Data { data } => stdout.extend_from_slice(&data),
+            russh::ChannelMsg::ExitStatus { exit_status } => status = Some(exit_status),
+            _ => {}
+        }
+    }
+    (String::from_utf8_lossy(&stdout).into_owned(), status)
+}
+
+/// A client that opens 500 sessions on one connection and holds them, running commands on a
+/// few at once: every session it asked for works, and another client is served meanwhile and
+/// after it hangs up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_holding_500_sessions_does_not_stop_the_server() {
+    let root = tempfile::tempdir().unwrap();
+    let Some(workspace) = start(root.path()).await else {
+        return;
+    };
+    let checked = tokio::time::timeout(std::time::Duration::from_secs(300), async {
+        let greedy = log_in(&workspace).await;
+        let mut held = Vec::new();
+        for _ in 0..500 {
+            held.push(greedy.channel_open_session().await.expect("a session"));
+        }
+        // Twenty commands at once on the greedy connection, each on a session of its own.
+        let commands: Vec<String> = (0..20).map(|i| format!("echo {i}")).collect();
+        let runs = commands.iter().map(|command| exec(&greedy, command));
+        let outputs = futures_util::future::join_all(runs).await;
+        for (i, (stdout, status)) in outputs.into_iter().enumerate() {
+            assert_eq!((stdout, status), (format!("{i}\n"), Some(0)));
+        }
+        let other = log_in(&workspace).await;
+        assert_eq!(
+            exec(&other, "echo still serving").await,
+            ("still serving\n".to_owned(), Some(0))
+        );
+        drop(held);
+        let _ = greedy
+            .disconnect(russh::Disconnect::ByApplication, "", "en")
+            .await;
+        drop(greedy);
+        assert_eq!(
+            exec(&other, "echo after").await,
+            ("after\n".to_owned(), Some(0))
+        );
+    })
+    .await;
+    workspace.stop().await;
+    checked.expect("500 sessions and the commands on them within 5 minutes");
+}
