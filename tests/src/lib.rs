@@ -28,6 +28,26 @@ pub fn names(result: &EvaluationResult) -> Vec<&str> {
         .collect()
 }
 
+/// A differential test's verdict: passes when no case differs from the anchor, and otherwise
+/// fails saying how many differ and showing the first ten.
+///
+/// # Panics
+/// When `differ` is not empty.
+#[track_caller]
+pub fn assert_none_differ(differ: &[String]) {
+    assert!(
+        differ.is_empty(),
+        "{} differ, the first ones:\n{}",
+        differ.len(),
+        differ
+            .iter()
+            .take(10)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
 /// The README's code compiles: its quick start is a doctest of this crate.
 #[doc = include_str!("../../README.md")]
 #[cfg(doctest)]

@@ -133,17 +133,7 @@ fn assert_agree(label: &str, cases: &[Value]) {
         cases.len() - differ.len(),
         cases.len()
     );
-    assert!(
-        differ.is_empty(),
-        "{} differ, the first ones:\n{}",
-        differ.len(),
-        differ
-            .iter()
-            .take(10)
-            .cloned()
-            .collect::<Vec<_>>()
-            .join("\n")
-    );
+    grader_tests::assert_none_differ(&differ);
 }
 
 const BASIC: [&str; 2] = ["reasoning", "answer"];

@@ -549,17 +549,7 @@ fn generated_cases_agree() {
             results.len()
         );
     }
-    assert!(
-        differ.is_empty(),
-        "{} differ, the first ones:\n{}",
-        differ.len(),
-        differ
-            .iter()
-            .take(15)
-            .cloned()
-            .collect::<Vec<_>>()
-            .join("\n")
-    );
+    grader_tests::assert_none_differ(&differ);
 }
 
 /// Each difference `docs/graders.md` lists, with what Inspect and grader-core give.

@@ -253,16 +253,7 @@ fn generated_documents_agree_with_python() {
         cases.len() - differ.len(),
         cases.len()
     );
-    assert!(
-        differ.is_empty(),
-        "{}",
-        differ
-            .iter()
-            .take(10)
-            .cloned()
-            .collect::<Vec<_>>()
-            .join("\n")
-    );
+    grader_tests::assert_none_differ(&differ);
 }
 
 #[test]
