@@ -6,28 +6,13 @@
 //! elsewhere: the agent works over SSH either way (`coding_env_ssh.rs` checks the sandbox).
 #![allow(missing_docs, clippy::unwrap_used)]
 
+mod support;
+
+use support::{coding_agent, examples_dir};
+
 use std::io::{BufRead as _, BufReader, Read as _};
-use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-
-/// Builds the examples once into this build's target directory and returns its folder.
-fn examples_dir() -> PathBuf {
-    let target_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf();
-    let status = Command::new(env!("CARGO"))
-        .args(["build", "--quiet", "--package", "grader-examples"])
-        .args(["--example", "coding_env", "--example", "coding_agent"])
-        .arg("--target-dir")
-        .arg(&target_dir)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .status()
-        .unwrap();
-    assert!(status.success());
-    target_dir.join("debug").join("examples")
-}
 
 struct Served {
     child: Child,
@@ -62,22 +47,6 @@ fn serve(dir: &std::path::Path, args: &[&str]) -> Served {
     }
 }
 
-fn agent(dir: &std::path::Path, port: u16, extra: &[&str]) -> (serde_json::Value, String) {
-    let output = Command::new(dir.join("coding_agent"))
-        .arg(port.to_string())
-        .args(extra)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8(output.stdout).unwrap();
-    assert!(
-        output.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let (said, grade) = stdout.split_once("== grade:\n").unwrap();
-    (serde_json::from_str(grade).unwrap(), said.to_owned())
-}
-
 #[test]
 fn the_agent_is_graded_by_the_served_template_and_sigterm_stops_it() {
     let dir = examples_dir();
@@ -89,7 +58,7 @@ fn the_agent_is_graded_by_the_served_template_and_sigterm_stops_it() {
     let mut served = serve(&dir, &["--host", "0.0.0.0", "--port", &port_arg]);
     assert_eq!(served.port, port);
 
-    let (fixed, said) = agent(&dir, served.port, &[]);
+    let (fixed, said) = coding_agent(&dir, served.port, &[]);
     assert_eq!(fixed["score"], 1.0, "{said}\n{fixed}");
     assert_eq!(fixed["subscores"][0]["name"], "BashGrader");
     assert_eq!(fixed["subscores"][0]["info"]["exit_code"], 0);
@@ -113,7 +82,7 @@ fn the_agent_is_graded_by_the_served_template_and_sigterm_stops_it() {
     let launcher = &fixed["subscores"][0]["info"]["_parameters"]["launcher"];
     assert_eq!(launcher == "nsenter", isolated, "{fixed}");
 
-    let (cheated, _) = agent(&dir, served.port, &["--cheat"]);
+    let (cheated, _) = coding_agent(&dir, served.port, &["--cheat"]);
     assert_eq!(cheated["score"], 0.0);
     assert_eq!(
         cheated["subscores"][0]["value"], 1.0,
@@ -133,7 +102,7 @@ fn the_agent_is_graded_by_the_served_template_and_sigterm_stops_it() {
     );
 
     // Each task starts from a fresh checkout: the last task's edit is gone.
-    let (emptied, said) = agent(&dir, served.port, &["--empty-tests"]);
+    let (emptied, said) = coding_agent(&dir, served.port, &["--empty-tests"]);
     assert!(said.contains("the tests before: exit Some(1)"), "{said}");
     assert!(emptied["score"].as_f64().unwrap() < 1.0, "{emptied}");
     assert_eq!(emptied["subscores"][1]["value"], 1.0);

@@ -11,7 +11,11 @@
 //! host is a bounded loop.
 #![allow(missing_docs, clippy::unwrap_used)] // a test that cannot unwrap has failed
 
-use std::path::{Path, PathBuf};
+mod support;
+
+use support::{coding_agent, examples_dir};
+
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
@@ -19,25 +23,7 @@ use grader_tests::driver::Driver;
 use grader_tests::env_process::EnvProcess;
 use grader_tests::python::hud_python;
 use grader_tests::sandboxing::{can_sandbox, sleeping};
-use serde_json::{Value, json};
-
-/// Builds the examples once into this build's target directory and returns its folder.
-fn examples_dir() -> PathBuf {
-    let target_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf();
-    let status = Command::new(env!("CARGO"))
-        .args(["build", "--quiet", "--package", "grader-examples"])
-        .args(["--example", "coding_env", "--example", "coding_agent"])
-        .arg("--target-dir")
-        .arg(&target_dir)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .status()
-        .unwrap();
-    assert!(status.success());
-    target_dir.join("debug").join("examples")
-}
+use serde_json::json;
 
 /// The example served, with a secret `HUD_*` variable in its environment.
 fn serve(dir: &Path) -> EnvProcess {
@@ -78,23 +64,6 @@ fn gone(mark: &str) -> usize {
         left = sleeping(mark);
     }
     left
-}
-
-/// The `coding_agent` example against the served example on `port`; its grade.
-fn rust_agent(dir: &Path, port: u16, extra: &[&str]) -> (Value, String) {
-    let output = Command::new(dir.join("coding_agent"))
-        .arg(port.to_string())
-        .args(extra)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8(output.stdout).unwrap();
-    assert!(
-        output.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let (before, grade) = stdout.split_once("== grade:\n").unwrap();
-    (serde_json::from_str(grade).unwrap(), before.to_owned())
 }
 
 #[test]
@@ -262,12 +231,12 @@ fn hud_client_works_and_is_graded_in_the_served_workspace() {
     drop(agent);
 
     // The Rust agent, over the same tunnel and SSH: a fix grades 1.0.
-    let (fixed, said) = rust_agent(&dir, port, &[]);
+    let (fixed, said) = coding_agent(&dir, port, &[]);
     assert_eq!(fixed["score"], 1.0, "{said}\n{fixed}");
     assert!(said.contains("isolation \"bwrap\""), "{said}");
     assert!(said.contains("the tests before: exit Some(1)"), "{said}");
     assert!(said.contains("the tests after: exit Some(0)"), "{said}");
-    let (emptied, said) = rust_agent(&dir, port, &["--empty-tests"]);
+    let (emptied, said) = coding_agent(&dir, port, &["--empty-tests"]);
     assert!(
         emptied["score"].as_f64().unwrap() < 1.0,
         "{said}\n{emptied}"
