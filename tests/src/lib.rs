@@ -8,6 +8,7 @@ pub mod driver;
 pub mod env_process;
 pub mod gcs_server;
 pub mod judge_server;
+pub mod lines;
 pub mod local_server;
 pub mod python;
 pub mod rng;

@@ -2,7 +2,7 @@
 //! a torn last line, shards merged, failures and panics recorded, and Ctrl-C on a run of
 //! `sleep` commands.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -13,6 +13,7 @@ use grader_eval::line::{Entry, read_lines};
 use grader_eval::{
     ErrorKind, EvalError, Evaluation, Line, Shard, Summary, SummaryOptions, merge, summarize_files,
 };
+use grader_tests::lines::by_pair;
 
 const PROBE: &str = env!("CARGO_BIN_EXE_eval-probe");
 
@@ -35,34 +36,6 @@ fn lines(path: &Path) -> Vec<Line> {
             Entry::Torn { offset } => panic!("{}: torn line at {offset}", path.display()),
         })
         .collect()
-}
-
-/// Each (id, epoch) with the exact bytes of its line from `"error"` on (the error and the
-/// result, everything but the timing: its duration and its `started_at`); fails on a
-/// repeated pair or a torn line.
-fn by_pair(path: &Path) -> BTreeMap<(String, u32), String> {
-    let text = std::fs::read_to_string(path).expect("read the results");
-    assert!(
-        text.is_empty() || text.ends_with('\n'),
-        "{}: torn",
-        path.display()
-    );
-    let mut map = BTreeMap::new();
-    for raw in text.lines() {
-        let line: Line = serde_json::from_str(raw).expect("a valid line");
-        let outcome = &raw[raw.find(",\"error\":").expect("an error field")..];
-        let outcome = match outcome.find(",\"started_at\":\"") {
-            Some(at) => {
-                let value = at + ",\"started_at\":\"".len();
-                let end = value + outcome[value..].find('"').expect("the start's end") + 1;
-                format!("{}{}", &outcome[..at], &outcome[end..])
-            }
-            None => outcome.to_owned(),
-        };
-        let previous = map.insert((line.id.clone(), line.epoch), outcome);
-        assert!(previous.is_none(), "{} epoch {} twice", line.id, line.epoch);
-    }
-    map
 }
 
 fn probe(output: &Path, mode: &str, samples: usize, epochs: u32, concurrency: usize) -> Command {

@@ -18,9 +18,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use grader_eval::Line;
 use grader_tests::azurite::{ACCOUNT_KEY, Azurite};
 use grader_tests::gcs_server::{GcsServer, PRIVATE_KEY};
+use grader_tests::lines::by_pair;
 use grader_tests::local_server::inherited_store_variables;
 use grader_tests::s3_server::{CutProxy, S3Server, SECRET_KEY};
 
@@ -63,21 +63,6 @@ fn finish(child: Child) -> (i32, String, String) {
 
 fn call(port: u16, args: &[&str]) -> (i32, String, String) {
     finish(probe(port, args).spawn().expect("start the probe"))
-}
-
-/// Each (id, epoch) with its line from `"error"` on (everything but the timing); fails on a
-/// repeated pair or a torn line.
-fn by_pair(path: &Path) -> BTreeMap<(String, u32), String> {
-    let text = std::fs::read_to_string(path).expect("read the results");
-    assert!(text.is_empty() || text.ends_with('\n'), "torn");
-    let mut map = BTreeMap::new();
-    for raw in text.lines() {
-        let line: Line = serde_json::from_str(raw).expect("a valid line");
-        let outcome = &raw[raw.find(",\"error\":").expect("an error field")..];
-        let previous = map.insert((line.id.clone(), line.epoch), outcome.to_owned());
-        assert!(previous.is_none(), "{} epoch {} twice", line.id, line.epoch);
-    }
-    map
 }
 
 /// Waits (polling, with no deadline deciding the test) until `ready` holds or the child has
