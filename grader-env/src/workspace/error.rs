@@ -57,6 +57,29 @@ pub enum WorkspaceError {
         /// Why.
         message: String,
     },
+    /// An entry of [`allowed_hosts`](super::WorkspaceBuilder::allowed_hosts) is not a host
+    /// name or address (it has a scheme, a port, a path, whitespace, or is empty).
+    #[error(
+        "allowed hosts must be host names or addresses without scheme, port or path (or \"*\"): \
+         {0:?}"
+    )]
+    AllowedHost(String),
+    /// A [`Peer`](super::Peer) cannot be served.
+    #[error("the workspace cannot serve peer {name:?}: {reason}")]
+    Peer {
+        /// The peer's name.
+        name: String,
+        /// Why.
+        reason: &'static str,
+    },
+    /// A [`Mount`](super::Mount) cannot be made.
+    #[error("the workspace cannot mount at {}: {reason}", target.display())]
+    Mount {
+        /// Where it was to appear in the sandbox.
+        target: PathBuf,
+        /// Why.
+        reason: &'static str,
+    },
     /// The sandbox the sessions share did not start.
     #[error("the workspace sandbox did not start: {0}")]
     Sandbox(String),

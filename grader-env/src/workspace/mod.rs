@@ -8,7 +8,10 @@
 //! With the `workspace` feature, `Workspace` serves a root to the agent as hud's `ssh/2`
 //! capability: an SSH server whose sessions all run in one bubblewrap sandbox, ended with
 //! every process in it when the workspace stops (`Environment::workspace` attaches one to an
-//! environment). The sandbox a `BashGrader` runs in is `grader_core::sandbox`.
+//! environment). Its sandbox has no network unless the task names the hosts it may reach
+//! (`allowed_hosts`: an HTTP proxy applies the policy) or the host's services it may call
+//! (`Peer`); the author may add `Mount`s. The sandbox a `BashGrader` runs in is
+//! `grader_core::sandbox`.
 
 #[cfg(feature = "workspace")]
 mod attach;
@@ -16,9 +19,13 @@ mod capture;
 mod changes;
 mod difflib;
 #[cfg(feature = "workspace")]
+mod egress;
+#[cfg(feature = "workspace")]
 mod error;
 #[cfg(feature = "workspace")]
 mod filetracking;
+#[cfg(feature = "workspace")]
+mod mount;
 mod pattern;
 #[cfg(feature = "workspace")]
 mod pty;
@@ -36,7 +43,11 @@ pub use changes::{
     Change, Changes, DEFAULT_MAX_FILE_SIZE, Diff, ManifestEntry, Status, Tracker, TrackerError,
 };
 #[cfg(feature = "workspace")]
+pub use egress::{ANY_HOST, Peer};
+#[cfg(feature = "workspace")]
 pub use error::WorkspaceError;
+#[cfg(feature = "workspace")]
+pub use mount::Mount;
 pub use pattern::{DEFAULT_EXCLUDES, SECRET_DENY, fnmatch};
 #[cfg(feature = "workspace")]
 pub use server::{Isolation, Workspace, WorkspaceBuilder};

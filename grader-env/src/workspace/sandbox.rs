@@ -15,6 +15,7 @@ use std::os::fd::OwnedFd;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Duration;
 
@@ -23,7 +24,9 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio::sync::Mutex;
 
+use super::egress::{Egress, Routes};
 use super::error::WorkspaceError;
+use super::mount::Mount;
 
 /// The `PATH` the host-side helpers (bwrap, nsenter) run with: they get no other variable,
 /// so neither the serving process's secrets nor a session's variables reach them.
@@ -58,6 +61,54 @@ pub(crate) struct Spec {
     /// Whether this bwrap can set a tmpfs's mode (`--perms`, bubblewrap 0.5+): `/tmp` is
     /// made world-writable with it, as the reference's.
     pub(crate) tmpfs_modes: bool,
+    /// The routes out of a sandbox with its own network (the proxy, the peers).
+    pub(crate) egress: Option<Egress>,
+    /// The sandbox's own `/etc/hosts` (the host's, plus the peers), where there are peers.
+    pub(crate) hosts: Option<Arc<Scratch>>,
+    /// The author's mounts, after the system's and before the root.
+    pub(crate) mounts: Vec<Mount>,
+}
+
+/// A private directory of the serving process's (the sandbox's `/etc/hosts` lives there),
+/// removed with the workspace.
+#[derive(Debug)]
+pub(crate) struct Scratch {
+    dir: PathBuf,
+}
+
+impl Scratch {
+    /// A new private directory under the system's temporary directory, holding `name` with
+    /// `contents`.
+    pub(crate) fn with_file(name: &str, contents: &str) -> std::io::Result<Self> {
+        use std::os::unix::fs::DirBuilderExt;
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let dir = loop {
+            let candidate = std::env::temp_dir().join(format!(
+                "grader-workspace-{}-{}",
+                std::process::id(),
+                NEXT.fetch_add(1, Ordering::Relaxed)
+            ));
+            match std::fs::DirBuilder::new().mode(0o700).create(&candidate) {
+                Ok(()) => break candidate,
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(e),
+            }
+        };
+        let scratch = Scratch { dir };
+        std::fs::write(scratch.dir.join(name), contents)?;
+        Ok(scratch)
+    }
+
+    /// The file `name` in it.
+    pub(crate) fn file(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
 }
 
 /// Whether `bwrap` understands `--perms` before `--tmpfs` (bubblewrap 0.5+); checked once per
@@ -82,7 +133,7 @@ fn probe_tmpfs_modes(bwrap: &Path) -> bool {
 
 impl Spec {
     /// bwrap's command line for the holder: the reference's system mounts, the root at the
-    /// guest path, new namespaces.
+    /// guest path, the author's mounts, the peers' hosts file, new namespaces.
     fn holder_argv(&self, root: &Path, guest: &str) -> Vec<OsString> {
         let mut argv: Vec<OsString> = vec![self.bwrap.clone().into()];
         let mut push = |items: &[&str]| argv.extend(items.iter().map(OsString::from));
@@ -113,6 +164,17 @@ impl Spec {
         argv.push("--bind".into());
         argv.push(root.as_os_str().to_owned());
         argv.push(guest.into());
+        // The author's mounts after the root, as the reference's, so that one can go inside
+        // it (a read-only `tests/`); the hosts file last, so that it survives a mount over
+        // `/etc`.
+        for mount in &self.mounts {
+            argv.extend(mount.bwrap_args());
+        }
+        if let Some(hosts) = &self.hosts {
+            argv.push("--ro-bind".into());
+            argv.push(hosts.file("hosts").into());
+            argv.push("/etc/hosts".into());
+        }
         argv.push("--chdir".into());
         argv.push(guest.into());
         argv.push("--".into());
@@ -130,6 +192,8 @@ struct Holder {
     /// The host PID of the holder's `sleep` (PID 2 inside): bwrap's init exits, and the
     /// namespace with it, when it does.
     sleeper: Pid,
+    /// The routes out of its network, served while it runs.
+    routes: Option<Routes>,
 }
 
 impl Holder {
@@ -175,11 +239,18 @@ impl Holder {
         let sleeper = child_of(init.as_raw_nonzero().get()).ok_or_else(|| {
             WorkspaceError::Sandbox("the sandbox's holder could not be found".to_owned())
         })?;
-        Ok(Holder {
+        let mut holder = Holder {
             monitor,
             init,
             sleeper,
-        })
+            routes: None,
+        };
+        if let Some(egress) = &spec.egress {
+            // On failure `holder` is dropped, which kills the sandbox just started.
+            let pid = init.as_raw_nonzero().get().unsigned_abs();
+            holder.routes = Some(egress.open(pid, HELPER_PATH).await?);
+        }
+        Ok(holder)
     }
 
     /// Whether the sandbox is up and staying up: bwrap runs, and neither its init nor the
@@ -195,6 +266,8 @@ impl Holder {
     /// Kills the namespace's init (and so everything in the namespace), then waits for bwrap
     /// to reap it.
     async fn end(&mut self) {
+        // The routes first: their listeners hold the network namespace.
+        self.routes = None;
         let _ = kill_process(self.init, Signal::KILL);
         if tokio::time::timeout(END_WITHIN, self.monitor.wait())
             .await
@@ -266,7 +339,7 @@ enum State {
     /// None running; the next session starts one.
     Idle,
     /// Running.
-    Up(Holder),
+    Up(Box<Holder>),
     /// The workspace stopped: no session starts.
     Stopped,
 }
@@ -346,7 +419,7 @@ impl Launcher {
             let holder = Holder::start(spec, &self.root, &self.cwd).await?;
             self.init
                 .store(holder.init.as_raw_nonzero().get(), Ordering::SeqCst);
-            *state = State::Up(holder);
+            *state = State::Up(Box::new(holder));
         }
         Ok(())
     }
@@ -461,19 +534,31 @@ impl Launcher {
     }
 
     /// A session's environment: the serving process's without the harness's configuration
-    /// (no `HUD_*` key), then the workspace's variables, then the session's.
+    /// (no `HUD_*` key), then the proxy's variables where hosts are allowed, then the
+    /// workspace's variables, then the session's.
     fn environment(&self, session_env: &[(String, String)]) -> BTreeMap<OsString, OsString> {
         let mut env: BTreeMap<OsString, OsString> = std::env::vars_os()
             .filter(|(key, _)| !key.as_bytes().starts_with(b"HUD_"))
             .collect();
-        for (key, value) in self
-            .env
+        let proxy = self.proxy_environment();
+        for (key, value) in proxy
             .iter()
+            .map(|(k, v)| (k, v))
+            .chain(self.env.iter())
             .chain(session_env.iter().map(|(k, v)| (k, v)))
         {
             env.insert(key.into(), value.into());
         }
         env
+    }
+
+    /// The proxy variables sessions get (none unless hosts are allowed under isolation).
+    pub(crate) fn proxy_environment(&self) -> Vec<(String, String)> {
+        self.spec
+            .as_ref()
+            .and_then(|spec| spec.egress.as_ref())
+            .map(Egress::environment)
+            .unwrap_or_default()
     }
 
     /// Ends the shared sandbox and every process in it; the next session starts a fresh one.
@@ -550,12 +635,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_holder_mounts_the_root_at_the_guest_path_last() {
+    fn the_holder_mounts_the_root_at_the_guest_path_then_the_authors_mounts() {
         let spec = Spec {
             bwrap: "/usr/bin/bwrap".into(),
             nsenter: "/usr/bin/nsenter".into(),
             network: false,
             tmpfs_modes: true,
+            egress: None,
+            hosts: None,
+            mounts: vec![Mount::read_only("/srv/tests", "/workspace/tests")],
         };
         let argv: Vec<String> = spec
             .holder_argv(Path::new("/srv/task"), "/workspace")
@@ -564,13 +652,16 @@ mod tests {
             .collect();
         let end = argv.iter().position(|a| a == "--").unwrap_or(0);
         assert_eq!(
-            argv[end - 7..end],
+            argv[end - 10..end],
             [
                 "--dir",
                 "/",
                 "--bind",
                 "/srv/task",
                 "/workspace",
+                "--ro-bind",
+                "/srv/tests",
+                "/workspace/tests",
                 "--chdir",
                 "/workspace"
             ]

@@ -1,7 +1,7 @@
 //! [`Workspace`]: a directory served to the agent over SSH, every session inside one
 //! bubblewrap sandbox, published as hud's `ssh/2` capability.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -13,9 +13,11 @@ use russh::{MethodKind, MethodSet};
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
+use super::egress::{Egress, Peer, Policy, valid_host};
 use super::error::WorkspaceError;
 use super::filetracking::FileTracking;
-use super::sandbox::{Launcher, Spec, on_path, tmpfs_modes};
+use super::mount::Mount;
+use super::sandbox::{Launcher, Scratch, Spec, on_path, tmpfs_modes};
 use super::ssh::{Shared, accept_loop};
 use crate::Capability;
 
@@ -56,6 +58,10 @@ pub struct WorkspaceBuilder {
     require_isolation: bool,
     sandboxed: bool,
     track_files: Option<bool>,
+    allowed_hosts: Option<BTreeSet<String>>,
+    private_addresses: bool,
+    peers: Vec<Peer>,
+    mounts: Vec<Mount>,
 }
 
 impl WorkspaceBuilder {
@@ -89,6 +95,54 @@ impl WorkspaceBuilder {
     /// with nothing in it but a loopback, so the host's `127.0.0.1` is out of reach).
     pub fn network(mut self, allow: bool) -> Self {
         self.network = allow;
+        self
+    }
+
+    /// The hosts sessions may reach on the internet (the reference's `allowed_hosts`): the
+    /// sandbox gets a network of its own (even with [`network(true)`](Self::network)) whose
+    /// only way out is an HTTP proxy on its `127.0.0.1:3128`, which lets `CONNECT` tunnels and
+    /// plain-HTTP requests through to a listed host or a subdomain of one (`"*"`,
+    /// [`ANY_HOST`](super::ANY_HOST), for any), and only to public addresses. Sessions get
+    /// `http_proxy`, `https_proxy`, `HTTP_PROXY`, `HTTPS_PROXY` and `no_proxy` pointing at it,
+    /// which curl, pip, npm, cargo and git read. A refused request gets `403` with an
+    /// `X-Proxy-Error` header saying why (`blocked-by-allowlist`, `blocked-by-address`).
+    /// An empty list gives a sandbox with no way out at all, as `network(false)`.
+    ///
+    /// Nothing else on the host is reachable (the control channel included) but the
+    /// [`peer`](Self::peer)s. Entries are host names or addresses without scheme, port or
+    /// path; [`start`](Self::start) refuses any other.
+    pub fn allowed_hosts<I, S>(mut self, hosts: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.allowed_hosts = Some(hosts.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Whether the proxy of [`allowed_hosts`](Self::allowed_hosts) may also connect to
+    /// private, loopback and other non-public addresses (default `false`, the reference's
+    /// only behaviour: an allowed name that resolves to one is refused with
+    /// `blocked-by-address`, so that a name cannot lead the agent into the host's own
+    /// network). For an allowed host that is an internal mirror, and for tests.
+    pub fn allow_private_addresses(mut self, allow: bool) -> Self {
+        self.private_addresses = allow;
+        self
+    }
+
+    /// A service on the host the sandbox reaches whatever the allowed hosts say (the
+    /// reference's `peers`); see [`Peer`]. Only where the sandbox has a network of its own:
+    /// with [`network(true)`](Self::network) and no allowed hosts, sessions share the host's
+    /// network, where the service is already at its address.
+    pub fn peer(mut self, peer: Peer) -> Self {
+        self.peers.push(peer);
+        self
+    }
+
+    /// A mount the sandbox gets after the system's and the root (the reference's `mounts`);
+    /// see [`Mount`]. Without isolation there is no sandbox to mount into, and it is ignored.
+    pub fn mount(mut self, mount: Mount) -> Self {
+        self.mounts.push(mount);
         self
     }
 
@@ -215,6 +269,10 @@ impl Workspace {
             require_isolation: false,
             sandboxed: true,
             track_files: None,
+            allowed_hosts: None,
+            private_addresses: false,
+            peers: Vec::new(),
+            mounts: Vec::new(),
         }
     }
 
@@ -400,8 +458,9 @@ impl Workspace {
     /// it sees the processes the agent left running and the files where the agent sees them
     /// (its working directory is the guest path). Everything else is `BashGrader`'s: the
     /// timeout, the limits (the command's cgroup is joined before the namespaces are), the
-    /// output budget, credentials withheld, nothing it starts left running. Without isolation
-    /// the command runs in the root on the host.
+    /// output budget, credentials withheld, nothing it starts left running. Where hosts are
+    /// [allowed](WorkspaceBuilder::allowed_hosts) it gets the sessions' proxy variables (and
+    /// so their policy). Without isolation the command runs in the root on the host.
     ///
     /// # Errors
     /// When the sandbox cannot be started, or the workspace has stopped.
@@ -409,7 +468,10 @@ impl Workspace {
         &self,
         command: impl Into<String>,
     ) -> Result<grader_core::BashGrader, WorkspaceError> {
-        let grader = grader_core::BashGrader::new(command);
+        let mut grader = grader_core::BashGrader::new(command);
+        for (key, value) in self.shared.launcher.proxy_environment() {
+            grader = grader.env(key, value);
+        }
         Ok(match self.shared.launcher.join_prefix().await? {
             Some(prefix) => grader.launcher(prefix),
             None => grader.cwd(self.shared.launcher.root()),
@@ -456,8 +518,49 @@ fn parse_bool(value: &str) -> Option<bool> {
     }
 }
 
+/// The routes out of a sandbox with a network of its own, and the hosts file its peers need;
+/// none where sessions share the host's network.
+fn egress(options: &WorkspaceBuilder) -> Result<(Option<Egress>, Option<Scratch>), WorkspaceError> {
+    if let Some(bad) = options
+        .allowed_hosts
+        .iter()
+        .flatten()
+        .find(|host| !valid_host(host))
+    {
+        return Err(WorkspaceError::AllowedHost(bad.clone()));
+    }
+    if let Some((mount, reason)) = options
+        .mounts
+        .iter()
+        .find_map(|mount| mount.invalid().map(|reason| (mount, reason)))
+    {
+        return Err(WorkspaceError::Mount {
+            target: mount.target().to_path_buf(),
+            reason,
+        });
+    }
+    if options.network && options.allowed_hosts.is_none() {
+        return Ok((None, None));
+    }
+    let policy = Policy::new(
+        options.allowed_hosts.iter().flatten().cloned(),
+        options.private_addresses,
+    );
+    let egress = Egress::new(policy, options.peers.clone())?;
+    let base = std::fs::read_to_string("/etc/hosts").unwrap_or_default();
+    let hosts =
+        match egress.hosts_text(&base) {
+            Some(text) => Some(Scratch::with_file("hosts", &text).map_err(|e| {
+                WorkspaceError::Sandbox(format!("cannot write its hosts file: {e}"))
+            })?),
+            None => None,
+        };
+    Ok((Some(egress), hosts))
+}
+
 /// The sandbox's makings, or `None` (said at warn level) where bwrap cannot sandbox.
 fn isolation_spec(options: &WorkspaceBuilder) -> Result<Option<Spec>, WorkspaceError> {
+    let (egress, hosts) = egress(options)?;
     if !options.sandboxed {
         if options.require_isolation {
             return Err(WorkspaceError::IsolationUnavailable {
@@ -486,8 +589,11 @@ fn isolation_spec(options: &WorkspaceBuilder) -> Result<Option<Spec>, WorkspaceE
             Ok(Some(Spec {
                 bwrap,
                 nsenter,
-                network: options.network,
+                network: egress.is_none(),
                 tmpfs_modes,
+                egress,
+                hosts: hosts.map(Arc::new),
+                mounts: options.mounts.clone(),
             }))
         }
         Err(reason) if options.require_isolation => {
@@ -498,6 +604,12 @@ fn isolation_spec(options: &WorkspaceBuilder) -> Result<Option<Spec>, WorkspaceE
                 %reason,
                 "bwrap cannot sandbox here; SSH sessions will run WITHOUT isolation"
             );
+            if options.allowed_hosts.is_some() {
+                tracing::warn!(
+                    "without isolation the allowed hosts are NOT enforced: sessions share the \
+                     host's network"
+                );
+            }
             Ok(None)
         }
     }
