@@ -367,3 +367,104 @@ async fn routes_and_mounts_that_cannot_be_made_are_refused_at_start() {
     );
     std::fs::remove_dir_all(&root).unwrap();
 }
+
+/// The answer a script printed, as compared with the reference's: the status code of each
+/// HTTP status line, each `X-Proxy-Error` (any case), each line that is not HTTP at all
+/// (`getent`, a marker), in order; the servers' own headers (`Date`, `Server`) and the
+/// reference's HTML error pages left out.
+fn answers(printed: &str) -> Vec<String> {
+    printed
+        .lines()
+        .map(|line| line.trim_end_matches('\r'))
+        .filter_map(|line| {
+            if let Some(rest) = line.strip_prefix("HTTP/1.") {
+                Some(format!("status {}", rest.get(2..5).unwrap_or(rest)))
+            } else if let Some((name, value)) = line.split_once(':') {
+                name.eq_ignore_ascii_case("x-proxy-error")
+                    .then(|| format!("error {}", value.trim()))
+            } else if line.is_empty() || line.trim_start().starts_with('<') {
+                None
+            } else {
+                Some(line.split_whitespace().collect::<Vec<_>>().join(" "))
+            }
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_requests_get_the_references_answers() {
+    if !can_sandbox() {
+        return;
+    }
+    let Some(python) = grader_tests::python::hud_python(env!("CARGO_TARGET_TMPDIR")) else {
+        return;
+    };
+    let (http, _) = servers().await;
+    // Only names this machine resolves itself are allowed: nothing here asks a DNS server.
+    let closing = |request: String| format!("{request}Connection: close\\r\\n\\r\\n");
+    let mut scripts: Vec<String> = [
+        "GET http://example.com/ HTTP/1.1\\r\\nHost: example.com\\r\\n".to_owned(),
+        "CONNECT example.com:443 HTTP/1.1\\r\\n".to_owned(),
+        "CONNECT evil-localhost:443 HTTP/1.1\\r\\n".to_owned(),
+        format!("CONNECT localhost:{http} HTTP/1.1\\r\\n"),
+        format!("GET http://localhost:{http}/ HTTP/1.1\\r\\nHost: localhost\\r\\n"),
+        format!("GET http://LOCALHOST:{http}/ HTTP/1.1\\r\\nHost: localhost\\r\\n"),
+        "CONNECT localhost HTTP/1.1\\r\\n".to_owned(),
+        "GET /no/host HTTP/1.1\\r\\nHost: localhost\\r\\n".to_owned(),
+        "POST http://example.com/upload HTTP/1.1\\r\\nContent-Length: 3\\r\\n".to_owned(),
+    ]
+    .into_iter()
+    .map(|request| raw("127.0.0.1", 3128, &closing(request)))
+    .collect();
+    scripts.extend([
+        raw("127.0.0.1", http, "x"),
+        raw("127.0.0.1", 22, "x"),
+        format!(
+            "getent hosts db; {}",
+            raw(
+                "db",
+                5432,
+                "GET /rows HTTP/1.1\\r\\nHost: db\\r\\nConnection: close\\r\\n\\r\\n"
+            )
+        ),
+    ]);
+    let root = root("reference");
+    let spec = serde_json::json!({
+        "root": root.join("theirs"),
+        "allowed": ["localhost"],
+        "peers": [["db", 5432, "127.0.0.1", http]],
+        "scripts": scripts,
+    });
+    let mut driver = tokio::process::Command::new(&python)
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("data/egress_driver.py"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = driver.stdin.take().unwrap();
+    stdin.write_all(spec.to_string().as_bytes()).await.unwrap();
+    drop(stdin);
+    let output = tokio::time::timeout(Duration::from_secs(300), driver.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let theirs: Vec<String> = serde_json::from_slice(&output.stdout).unwrap();
+
+    let workspace = Workspace::builder(root.join("ours"))
+        .require_isolation(true)
+        .allowed_hosts(["localhost"])
+        .peer(Peer::new("db", 5432).at(format!("127.0.0.1:{http}").parse().unwrap()))
+        .start()
+        .await
+        .unwrap();
+    for (script, theirs) in scripts.iter().zip(&theirs) {
+        let ours = session(&workspace, script).await;
+        let (ours, theirs) = (answers(&ours), answers(theirs));
+        assert_eq!(ours, theirs, "{script}");
+        assert!(!theirs.is_empty(), "{script}");
+    }
+    workspace.stop().await;
+    std::fs::remove_dir_all(&root).unwrap();
+}
