@@ -5,8 +5,8 @@
 //! The environment gets a workspace (`Environment::workspace_shared`: hud's
 //! `env.workspace(root)`, with a handle the template grades through), served to the agent as
 //! hud's `ssh/2` capability `shell`: an SSH server whose sessions run in one bubblewrap sandbox
-//! per task (the checkout at `/workspace`, no network, no `HUD_*` variables, its own PID
-//! namespace), reached through the control channel's `tunnel.open`, so the agent needs no
+//! per task (the checkout at `/workspace`, no network but a proxy to PyPI, no `HUD_*`
+//! variables, its own PID namespace), reached through the control channel's `tunnel.open`, so the agent needs no
 //! path on this machine's disk and no route but the control port.
 //!
 //! Each task gets a fresh checkout of a tiny project whose test fails, in the workspace. When
@@ -137,7 +137,13 @@ fn environment(root: &Path) -> Result<Environment, grader_env::EnvironmentError>
     .description("Make the failing checkout tests pass without editing them.");
     Environment::new("coding-env")
         .version("0.1.0")
-        .workspace_shared(Workspace::builder(root), "shell", &handle)
+        .workspace_shared(
+            // The agent may install packages from PyPI, and reach nothing else: the sandbox's
+            // one way out is a proxy that lets through these hosts (and their subdomains).
+            Workspace::builder(root).allowed_hosts(["pypi.org", "files.pythonhosted.org"]),
+            "shell",
+            &handle,
+        )
         .template(template)
 }
 

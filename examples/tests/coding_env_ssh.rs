@@ -171,6 +171,16 @@ fn hud_client_works_and_is_graded_in_the_served_workspace() {
         assert_eq!(reach["stdout"], "", "{reach}");
     }
 
+    // Its one way out is the proxy, which lets through only the package index the example
+    // allows: the control channel is refused there too.
+    assert_eq!(agent.stdout("echo $https_proxy"), "http://127.0.0.1:3128\n");
+    let refused = agent.stdout(&format!(
+        "exec 3<>/dev/tcp/127.0.0.1/3128; \
+         printf 'CONNECT 127.0.0.1:{port} HTTP/1.1\\r\\nConnection: close\\r\\n\\r\\n' >&3; \
+         head -n1 <&3"
+    ));
+    assert_eq!(refused, "HTTP/1.1 403 Forbidden\r\n");
+
     // Its own PID namespace: bwrap's init is PID 1, the server's process is not there.
     assert_eq!(agent.stdout("cat /proc/1/comm"), "bwrap\n");
     let count: u32 = agent
