@@ -263,6 +263,40 @@ async fn a_tunnel_left_open_ends_with_the_sandbox() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_opening_connections_without_end_is_bounded_and_the_proxy_keeps_serving() {
+    if !can_sandbox() {
+        return;
+    }
+    let (http, _) = servers().await;
+    let root = root("flood");
+    let workspace = Workspace::builder(&root)
+        .require_isolation(true)
+        .allowed_hosts(["localhost"])
+        .allow_private_addresses(true)
+        .start()
+        .await
+        .unwrap();
+    // 1 024 idle connections are held; the next is closed as soon as it is accepted.
+    let flood = session(
+        &workspace,
+        "ulimit -n 4096 || exit 1; \
+         for i in $(seq 1024); do exec {fd}<>/dev/tcp/127.0.0.1/3128 || exit 1; done; \
+         exec {extra}<>/dev/tcp/127.0.0.1/3128; timeout 20 cat <&$extra; echo \"closed $?\"",
+    )
+    .await;
+    assert_eq!(flood.trim(), "closed 0", "{flood}");
+    // Once they are gone, the proxy serves as before.
+    let request = format!(
+        "GET http://localhost:{http}/after HTTP/1.1\\r\\nHost: localhost\\r\\n\
+         Connection: close\\r\\n\\r\\n"
+    );
+    let reply = session(&workspace, &raw("127.0.0.1", 3128, &request)).await;
+    assert!(reply.contains("hello from /after"), "{reply}");
+    workspace.stop().await;
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn peers_answer_at_the_address_the_task_expects() {
     if !can_sandbox() {
         return;

@@ -124,7 +124,10 @@ impl WorkspaceBuilder {
     /// private, loopback and other non-public addresses (default `false`, the reference's
     /// only behaviour: an allowed name that resolves to one is refused with
     /// `blocked-by-address`, so that a name cannot lead the agent into the host's own
-    /// network). For an allowed host that is an internal mirror, and for tests.
+    /// network). For an allowed host that is an internal mirror. It applies to the hosts
+    /// listed by name only, never to those `"*"` lets through; and a name listed this way is
+    /// the host's network for the agent: never list `localhost` or the host's own name, whose
+    /// every port (the control channel's included) the agent would then reach.
     pub fn allow_private_addresses(mut self, allow: bool) -> Self {
         self.private_addresses = allow;
         self

@@ -11,6 +11,7 @@
 //!
 //! [`allowed_hosts`]: super::WorkspaceBuilder::allowed_hosts
 
+mod accept;
 mod netns;
 mod peer;
 mod policy;

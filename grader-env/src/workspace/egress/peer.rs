@@ -6,7 +6,8 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
 use tokio::net::{TcpListener, TcpStream};
-use tokio::task::JoinSet;
+
+use super::accept::serve_each;
 
 /// A bound on connecting to the service behind a peer (the reference's 15 s).
 const CONNECT_WITHIN: Duration = Duration::from_secs(15);
@@ -130,24 +131,14 @@ pub(crate) fn addresses(
 /// Forwards every connection on `listener` to `target`, unread, until dropped (and the
 /// connections with it).
 pub(crate) async fn forward(listener: TcpListener, target: SocketAddr) {
-    let mut connections = JoinSet::new();
-    loop {
-        tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok((mut inside, _)) => {
-                    connections.spawn(async move {
-                        if let Ok(Ok(mut outside)) =
-                            tokio::time::timeout(CONNECT_WITHIN, TcpStream::connect(target)).await
-                        {
-                            let _ = tokio::io::copy_bidirectional(&mut inside, &mut outside).await;
-                        }
-                    });
-                }
-                Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
-            },
-            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+    serve_each(listener, |mut inside| async move {
+        if let Ok(Ok(mut outside)) =
+            tokio::time::timeout(CONNECT_WITHIN, TcpStream::connect(target)).await
+        {
+            let _ = tokio::io::copy_bidirectional(&mut inside, &mut outside).await;
         }
-    }
+    })
+    .await;
 }
 
 #[cfg(test)]

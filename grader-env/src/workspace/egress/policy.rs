@@ -7,6 +7,15 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 /// permits every host (the reference's `ANY_HOST`).
 pub const ANY_HOST: &str = "*";
 
+/// How a host is allowed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Permit {
+    /// It is listed, or is a subdomain of a listed host.
+    Named,
+    /// Only [`ANY_HOST`] lets it through.
+    Any,
+}
+
 /// The proxy's policy: the hosts it lets through, and whether it also connects to addresses
 /// off the public internet.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,26 +43,34 @@ impl Policy {
         self.hosts.is_empty()
     }
 
-    /// Whether `host` is allowed: [`ANY_HOST`] is listed, or it is a listed host or a
-    /// subdomain of one (the reference's `permitted`), compared without case or a final dot.
-    pub(crate) fn permits(&self, host: &str) -> bool {
+    /// Whether `host` is allowed, and how: it is a listed host or a subdomain of one (the
+    /// reference's `permitted`, compared without case or a final dot), or [`ANY_HOST`] is
+    /// listed.
+    pub(crate) fn permits(&self, host: &str) -> Option<Permit> {
         let host = host.trim_end_matches('.').to_ascii_lowercase();
         if host.is_empty() {
-            return false;
+            return None;
         }
-        self.hosts.contains(ANY_HOST)
-            || self.hosts.iter().any(|entry| {
-                host == *entry
-                    || host
-                        .strip_suffix(entry.as_str())
-                        .is_some_and(|rest| rest.ends_with('.'))
-            })
+        let named = self.hosts.iter().any(|entry| {
+            host == *entry
+                || host
+                    .strip_suffix(entry.as_str())
+                    .is_some_and(|rest| rest.ends_with('.'))
+        });
+        if named {
+            Some(Permit::Named)
+        } else if self.hosts.contains(ANY_HOST) {
+            Some(Permit::Any)
+        } else {
+            None
+        }
     }
 
-    /// Whether the proxy may connect to `ip`: a public address, or any with
-    /// [`allow_private_addresses`](crate::workspace::WorkspaceBuilder::allow_private_addresses).
-    pub(crate) fn reaches(&self, ip: IpAddr) -> bool {
-        self.private || public(ip)
+    /// Whether the proxy may connect to `ip` for a host allowed as `permit`: a public address,
+    /// or, with [`allow_private_addresses`](crate::workspace::WorkspaceBuilder::allow_private_addresses),
+    /// any address of a host listed by name (never one let through only by [`ANY_HOST`]).
+    pub(crate) fn reaches(&self, ip: IpAddr, permit: Permit) -> bool {
+        public(ip) || (self.private && permit == Permit::Named)
     }
 }
 
@@ -130,16 +147,33 @@ mod tests {
     #[test]
     fn a_host_is_permitted_exactly_or_as_a_subdomain() {
         let allowed = policy(&["pypi.org", "Files.Pythonhosted.org"]);
-        assert!(allowed.permits("pypi.org"));
-        assert!(allowed.permits("PyPI.org."));
-        assert!(allowed.permits("www.pypi.org"));
-        assert!(allowed.permits("files.pythonhosted.org"));
-        assert!(!allowed.permits("evilpypi.org"));
-        assert!(!allowed.permits("pypi.org.evil.com"));
-        assert!(!allowed.permits("org"));
-        assert!(!allowed.permits(""));
-        assert!(policy(&["*"]).permits("anything.example"));
-        assert!(!policy(&[]).permits("pypi.org"));
+        let named = Some(Permit::Named);
+        assert_eq!(allowed.permits("pypi.org"), named);
+        assert_eq!(allowed.permits("PyPI.org."), named);
+        assert_eq!(allowed.permits("www.pypi.org"), named);
+        assert_eq!(allowed.permits("files.pythonhosted.org"), named);
+        for refused in ["evilpypi.org", "pypi.org.evil.com", "org", ""] {
+            assert_eq!(allowed.permits(refused), None, "{refused}");
+        }
+        assert_eq!(
+            policy(&["*"]).permits("anything.example"),
+            Some(Permit::Any)
+        );
+        assert_eq!(policy(&["*", "pypi.org"]).permits("pypi.org"), named);
+        assert_eq!(policy(&[]).permits("pypi.org"), None);
+    }
+
+    #[test]
+    fn private_addresses_are_reached_only_for_hosts_named_and_only_when_allowed() {
+        let private: IpAddr = Ipv4Addr::new(10, 0, 0, 5).into();
+        let public_ip: IpAddr = Ipv4Addr::new(8, 8, 8, 8).into();
+        let open = Policy::new(["mirror.internal".to_owned(), "*".to_owned()], true);
+        assert!(open.reaches(private, Permit::Named));
+        assert!(!open.reaches(private, Permit::Any));
+        assert!(open.reaches(public_ip, Permit::Any));
+        let closed = Policy::new(["mirror.internal".to_owned()], false);
+        assert!(!closed.reaches(private, Permit::Named));
+        assert!(closed.reaches(public_ip, Permit::Named));
     }
 
     #[test]

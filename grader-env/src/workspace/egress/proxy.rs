@@ -22,7 +22,8 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinSet;
 
-use super::policy::Policy;
+use super::accept::serve_each;
+use super::policy::{Permit, Policy};
 
 /// A response body: the upstream's, streamed, or none.
 type Body = BoxBody<Bytes, hyper::Error>;
@@ -53,21 +54,7 @@ const HOP_BY_HOP: [&str; 9] = [
 /// Serves the proxy on `listener` until dropped: every connection, and every tunnel and
 /// upstream connection it opened, ends with this future.
 pub(crate) async fn serve(listener: TcpListener, policy: Arc<Policy>) {
-    let mut connections = JoinSet::new();
-    loop {
-        tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => {
-                    let _ = stream.set_nodelay(true);
-                    connections.spawn(connection(stream, Arc::clone(&policy)));
-                }
-                // Out of descriptors, or a connection reset before it was accepted: the
-                // listener itself stays good.
-                Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
-            },
-            Some(_) = connections.join_next(), if !connections.is_empty() => {}
-        }
-    }
+    serve_each(listener, |stream| connection(stream, Arc::clone(&policy))).await;
 }
 
 /// One client connection: its requests in turn, then whatever it left running (a tunnel).
@@ -106,10 +93,10 @@ async fn respond(mut request: Request<Incoming>, policy: &Policy, side: &Side) -
         let Some((host, port)) = target(request.uri(), 443) else {
             return refuse(StatusCode::BAD_REQUEST, "invalid-target");
         };
-        if !policy.permits(&host) {
+        let Some(permit) = policy.permits(&host) else {
             return refuse(StatusCode::FORBIDDEN, "blocked-by-allowlist");
-        }
-        let mut upstream = match connect(&host, port, policy).await {
+        };
+        let mut upstream = match connect(&host, port, policy, permit).await {
             Ok(upstream) => upstream,
             Err(refusal) => return refusal,
         };
@@ -132,10 +119,10 @@ async fn respond(mut request: Request<Incoming>, policy: &Policy, side: &Side) -
     let Some((host, port)) = target(request.uri(), 80) else {
         return refuse(StatusCode::FORBIDDEN, "blocked-by-allowlist");
     };
-    if !policy.permits(&host) {
+    let Some(permit) = policy.permits(&host) else {
         return refuse(StatusCode::FORBIDDEN, "blocked-by-allowlist");
-    }
-    let upstream = match connect(&host, port, policy).await {
+    };
+    let upstream = match connect(&host, port, policy, permit).await {
         Ok(upstream) => upstream,
         Err(refusal) => return refusal,
     };
@@ -209,7 +196,12 @@ fn target(uri: &Uri, default_port: u16) -> Option<(String, u16)> {
 
 /// A connection to `host:port` at the first of its addresses the policy reaches; a refusal
 /// to send back otherwise.
-async fn connect(host: &str, port: u16, policy: &Policy) -> Result<TcpStream, Response<Body>> {
+async fn connect(
+    host: &str,
+    port: u16,
+    policy: &Policy,
+    permit: Permit,
+) -> Result<TcpStream, Response<Body>> {
     let upstream_failure = || refuse(StatusCode::BAD_GATEWAY, "upstream-failure");
     let addrs: Vec<SocketAddr> =
         match tokio::time::timeout(CONNECT_WITHIN, tokio::net::lookup_host((host, port))).await {
@@ -218,7 +210,7 @@ async fn connect(host: &str, port: u16, policy: &Policy) -> Result<TcpStream, Re
         };
     let (mut blocked, mut failed) = (false, false);
     for addr in addrs {
-        if !policy.reaches(addr.ip()) {
+        if !policy.reaches(addr.ip(), permit) {
             blocked = true;
             continue;
         }
