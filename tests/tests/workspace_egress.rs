@@ -210,6 +210,24 @@ async fn an_allowed_name_that_leads_into_the_hosts_network_is_refused() {
         );
     }
     workspace.stop().await;
+
+    // Private addresses opened to the hosts named stay closed to those only "*" lets through.
+    let workspace = Workspace::builder(&root)
+        .require_isolation(true)
+        .allowed_hosts(["*"])
+        .allow_private_addresses(true)
+        .start()
+        .await
+        .unwrap();
+    let request = format!("CONNECT 127.0.0.1:{http} HTTP/1.1\\r\\nConnection: close\\r\\n\\r\\n");
+    let reply = session(&workspace, &raw("127.0.0.1", 3128, &request)).await;
+    assert!(
+        reply
+            .to_ascii_lowercase()
+            .contains("x-proxy-error: blocked-by-address"),
+        "{reply}"
+    );
+    workspace.stop().await;
     std::fs::remove_dir_all(&root).unwrap();
 }
 
