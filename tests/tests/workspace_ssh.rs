@@ -790,3 +790,66 @@ async fn a_client_holding_500_sessions_does_not_stop_the_server() {
     workspace.stop().await;
     checked.expect("500 sessions and the commands on them within 5 minutes");
 }
+
+/// Reads `channel` until its stdout holds `want`; everything it read.
+async fn read_until(channel: &mut russh::Channel<russh::client::Msg>, want: &str) -> String {
+    let mut stdout = Vec::new();
+    while !String::from_utf8_lossy(&stdout).contains(want) {
+        match channel.wait().await {
+            Some(russh::ChannelMsg::Data { data }) => stdout.extend_from_slice(&data),
+            Some(_) => {}
+            None => break,
+        }
+    }
+    String::from_utf8_lossy(&stdout).into_owned()
+}
+
+/// A `signal` request reaches the session's command (not the program that put it in the
+/// sandbox): a trapped TERM runs its handler, a KILL ends it with `exit-signal`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_signal_request_reaches_the_command() {
+    let root = tempfile::tempdir().unwrap();
+    let Some(workspace) = start(root.path()).await else {
+        return;
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(60), async {
+        let handle = log_in(&workspace).await;
+        let mut trapped = handle.channel_open_session().await.unwrap();
+        trapped
+            .exec(
+                true,
+                "trap 'echo got TERM; exit 7' TERM; echo ready; while :; do sleep 0.1; done",
+            )
+            .await
+            .unwrap();
+        read_until(&mut trapped, "ready").await;
+        trapped.signal(russh::Sig::TERM).await.unwrap();
+        let (mut rest, mut status) = (String::new(), None);
+        while let Some(message) = trapped.wait().await {
+            match message {
+                russh::ChannelMsg::Data { data } => rest.push_str(&String::from_utf8_lossy(&data)),
+                russh::ChannelMsg::ExitStatus { exit_status } => status = Some(exit_status),
+                _ => {}
+            }
+        }
+        assert_eq!((rest.as_str(), status), ("got TERM\n", Some(7)));
+
+        let mut killed = handle.channel_open_session().await.unwrap();
+        killed
+            .exec(true, "echo ready; exec sleep 100000")
+            .await
+            .unwrap();
+        read_until(&mut killed, "ready").await;
+        killed.signal(russh::Sig::KILL).await.unwrap();
+        let mut ended_by = None;
+        while let Some(message) = killed.wait().await {
+            if let russh::ChannelMsg::ExitSignal { signal_name, .. } = message {
+                ended_by = Some(signal_name);
+            }
+        }
+        assert!(matches!(ended_by, Some(russh::Sig::KILL)), "{ended_by:?}");
+    })
+    .await
+    .unwrap();
+    workspace.stop().await;
+}

@@ -353,6 +353,24 @@ pub(crate) struct Process {
     group: Option<Pid>,
 }
 
+impl Process {
+    /// Sends signal `number` to the session's command: the shell itself, not `nsenter` in
+    /// front of it (under isolation, the shell is nsenter's one child, exec'd in place
+    /// through `setpriv` and `env`). Nothing happens if it has exited.
+    pub(crate) fn signal(&self, number: i32) {
+        let Some(child) = self.child.id().and_then(|pid| i32::try_from(pid).ok()) else {
+            return;
+        };
+        let target = match self.group {
+            Some(_) => Pid::from_raw(child),
+            None => child_of(child),
+        };
+        if let (Some(target), Some(signal)) = (target, Signal::from_named_raw(number)) {
+            let _ = kill_process(target, signal);
+        }
+    }
+}
+
 impl Drop for Process {
     fn drop(&mut self) {
         if let Some(group) = self.group {

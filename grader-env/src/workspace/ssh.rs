@@ -374,6 +374,13 @@ async fn serve_channel(shared: &Shared, mut channel: Channel<Msg>, handle: Handl
                         pty::resize(fd, col_width, row_height, pix_width, pix_height);
                     }
                 }
+                // Passed on to the command itself (OpenSSH's sshd does the same); a signal
+                // with no number here is ignored, as sshd ignores one it does not know.
+                Some(ChannelMsg::Signal { signal }) => {
+                    if let Some(number) = number_of(&signal) {
+                        process.signal(number);
+                    }
+                }
                 // A terminal has no end of input to pass on: its input simply stops.
                 Some(ChannelMsg::Eof) => stdin = None,
                 // The client is gone: dropping the process kills its command.
@@ -460,6 +467,32 @@ async fn pump(
         }
     }
     let _ = to.flush().await;
+}
+
+/// The number of the signal an SSH client names (RFC 4254's names, without `SIG`).
+fn number_of(signal: &Sig) -> Option<i32> {
+    Some(match signal {
+        Sig::HUP => 1,
+        Sig::INT => 2,
+        Sig::QUIT => 3,
+        Sig::ILL => 4,
+        Sig::ABRT => 6,
+        Sig::FPE => 8,
+        Sig::KILL => 9,
+        Sig::USR1 => 10,
+        Sig::SEGV => 11,
+        Sig::PIPE => 13,
+        Sig::ALRM => 14,
+        Sig::TERM => 15,
+        Sig::Custom(name) => match name.as_str() {
+            "USR2" => 12,
+            "CONT" => 18,
+            "STOP" => 19,
+            "TSTP" => 20,
+            "WINCH" => 28,
+            _ => return None,
+        },
+    })
 }
 
 /// The SSH name of signal `number`.
