@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use grader_env::workspace::{Mount, Peer, Workspace, WorkspaceError};
+use grader_env::workspace::{Mount, Peer, Workspace, WorkspaceBuilder, WorkspaceError};
 use grader_tests::sandboxing::can_sandbox;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
@@ -88,20 +88,58 @@ fn raw(host: &str, port: u16, request: &str) -> String {
     )
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn allowed_hosts_pass_the_proxy_and_nothing_else_leaves() {
+/// A sandboxed workspace on a fresh root named `name`, built as `build` says; `None` (skip)
+/// where bwrap cannot sandbox.
+async fn sandboxed(
+    name: &str,
+    build: impl FnOnce(WorkspaceBuilder) -> WorkspaceBuilder,
+) -> Option<(Workspace, PathBuf)> {
     if !can_sandbox() {
-        return;
+        return None;
     }
-    let (http, echo) = servers().await;
-    let root = root("proxy");
-    let workspace = Workspace::builder(&root)
-        .require_isolation(true)
-        .allowed_hosts(["localhost"])
-        .allow_private_addresses(true)
+    let root = root(name);
+    let workspace = build(Workspace::builder(&root).require_isolation(true))
         .start()
         .await
         .unwrap();
+    Some((workspace, root))
+}
+
+/// Stops `workspace` and removes its root.
+async fn done(workspace: Workspace, root: PathBuf) {
+    workspace.stop().await;
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+/// Sends `request` to the proxy from inside the sandbox; the reply.
+async fn through_proxy(workspace: &Workspace, request: &str) -> String {
+    session(workspace, &raw("127.0.0.1", 3128, request)).await
+}
+
+/// Asserts that `reply` is a refusal saying `reason`.
+fn assert_refused(reply: &str, status: &str, reason: &str, request: &str) {
+    assert!(
+        reply.starts_with(&format!("HTTP/1.1 {status}")),
+        "{request}: {reply}"
+    );
+    assert!(
+        reply
+            .to_ascii_lowercase()
+            .contains(&format!("x-proxy-error: {reason}")),
+        "{request}: {reply}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn allowed_hosts_pass_the_proxy_and_nothing_else_leaves() {
+    let (http, echo) = servers().await;
+    let Some((workspace, root)) = sandboxed("proxy", |b| {
+        b.allowed_hosts(["localhost"]).allow_private_addresses(true)
+    })
+    .await
+    else {
+        return;
+    };
 
     // Sessions are pointed at the proxy, in every spelling clients read.
     let vars = session(&workspace, "echo $http_proxy $HTTPS_PROXY $no_proxy").await;
@@ -115,7 +153,7 @@ async fn allowed_hosts_pass_the_proxy_and_nothing_else_leaves() {
         "GET http://localhost:{http}/index?q=1 HTTP/1.1\\r\\nHost: localhost:{http}\\r\\n\
          Connection: close\\r\\n\\r\\n"
     );
-    let reply = session(&workspace, &raw("127.0.0.1", 3128, &request)).await;
+    let reply = through_proxy(&workspace, &request).await;
     assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
     assert!(
         reply.ends_with(&format!("hello from /index?q=1 for localhost:{http}")),
@@ -142,14 +180,8 @@ async fn allowed_hosts_pass_the_proxy_and_nothing_else_leaves() {
         "GET /no/host HTTP/1.1\\r\\nHost: localhost\\r\\n".to_owned(),
     ] {
         let request = format!("{request}Connection: close\\r\\n\\r\\n");
-        let reply = session(&workspace, &raw("127.0.0.1", 3128, &request)).await;
-        assert!(reply.starts_with("HTTP/1.1 403"), "{request}: {reply}");
-        assert!(
-            reply
-                .to_ascii_lowercase()
-                .contains("x-proxy-error: blocked-by-allowlist"),
-            "{request}: {reply}"
-        );
+        let reply = through_proxy(&workspace, &request).await;
+        assert_refused(&reply, "403", "blocked-by-allowlist", &request);
     }
 
     // The host itself stays out of reach: its servers, and anything else on its loopback.
@@ -175,39 +207,27 @@ async fn allowed_hosts_pass_the_proxy_and_nothing_else_leaves() {
 
     // A fresh sandbox (the next task) gets its routes again.
     workspace.discard_sandbox().await;
-    let reply = session(&workspace, &raw("127.0.0.1", 3128, &request)).await;
+    let reply = through_proxy(&workspace, &request).await;
     assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
-    workspace.stop().await;
-    std::fs::remove_dir_all(&root).unwrap();
+    done(workspace, root).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_allowed_name_that_leads_into_the_hosts_network_is_refused() {
-    if !can_sandbox() {
-        return;
-    }
     let (http, _) = servers().await;
-    let root = root("address");
-    let workspace = Workspace::builder(&root)
-        .require_isolation(true)
-        .allowed_hosts(["localhost", "*"])
-        .start()
-        .await
-        .unwrap();
+    let Some((workspace, root)) =
+        sandboxed("address", |b| b.allowed_hosts(["localhost", "*"])).await
+    else {
+        return;
+    };
     for request in [
         format!("GET http://localhost:{http}/ HTTP/1.1\\r\\nHost: localhost\\r\\n"),
         format!("CONNECT 127.0.0.1:{http} HTTP/1.1\\r\\n"),
         "CONNECT [::1]:22 HTTP/1.1\\r\\n".to_owned(),
     ] {
         let request = format!("{request}Connection: close\\r\\n\\r\\n");
-        let reply = session(&workspace, &raw("127.0.0.1", 3128, &request)).await;
-        assert!(reply.starts_with("HTTP/1.1 403"), "{request}: {reply}");
-        assert!(
-            reply
-                .to_ascii_lowercase()
-                .contains("x-proxy-error: blocked-by-address"),
-            "{request}: {reply}"
-        );
+        let reply = through_proxy(&workspace, &request).await;
+        assert_refused(&reply, "403", "blocked-by-address", &request);
     }
     workspace.stop().await;
 
@@ -220,22 +240,13 @@ async fn an_allowed_name_that_leads_into_the_hosts_network_is_refused() {
         .await
         .unwrap();
     let request = format!("CONNECT 127.0.0.1:{http} HTTP/1.1\\r\\nConnection: close\\r\\n\\r\\n");
-    let reply = session(&workspace, &raw("127.0.0.1", 3128, &request)).await;
-    assert!(
-        reply
-            .to_ascii_lowercase()
-            .contains("x-proxy-error: blocked-by-address"),
-        "{reply}"
-    );
-    workspace.stop().await;
-    std::fs::remove_dir_all(&root).unwrap();
+    let reply = through_proxy(&workspace, &request).await;
+    assert_refused(&reply, "403", "blocked-by-address", &request);
+    done(workspace, root).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tunnel_left_open_ends_with_the_sandbox() {
-    if !can_sandbox() {
-        return;
-    }
     // An upstream that reports when its one connection ends.
     let upstream = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = upstream.local_addr().unwrap().port();
@@ -246,14 +257,13 @@ async fn a_tunnel_left_open_ends_with_the_sandbox() {
         let _ = stream.read_to_end(&mut sink).await;
         let _ = ended.send(());
     });
-    let root = root("tunnel");
-    let workspace = Workspace::builder(&root)
-        .require_isolation(true)
-        .allowed_hosts(["localhost"])
-        .allow_private_addresses(true)
-        .start()
-        .await
-        .unwrap();
+    let Some((workspace, root)) = sandboxed("tunnel", |b| {
+        b.allowed_hosts(["localhost"]).allow_private_addresses(true)
+    })
+    .await
+    else {
+        return;
+    };
     // The agent detaches a process holding a tunnel open.
     let out = session(
         &workspace,
@@ -276,24 +286,19 @@ async fn a_tunnel_left_open_ends_with_the_sandbox() {
         .await
         .unwrap()
         .unwrap();
-    workspace.stop().await;
-    std::fs::remove_dir_all(&root).unwrap();
+    done(workspace, root).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agent_opening_connections_without_end_is_bounded_and_the_proxy_keeps_serving() {
-    if !can_sandbox() {
-        return;
-    }
     let (http, _) = servers().await;
-    let root = root("flood");
-    let workspace = Workspace::builder(&root)
-        .require_isolation(true)
-        .allowed_hosts(["localhost"])
-        .allow_private_addresses(true)
-        .start()
-        .await
-        .unwrap();
+    let Some((workspace, root)) = sandboxed("flood", |b| {
+        b.allowed_hosts(["localhost"]).allow_private_addresses(true)
+    })
+    .await
+    else {
+        return;
+    };
     // 1 024 idle connections are held; the next is closed as soon as it is accepted.
     let flood = session(
         &workspace,
@@ -308,26 +313,22 @@ async fn an_agent_opening_connections_without_end_is_bounded_and_the_proxy_keeps
         "GET http://localhost:{http}/after HTTP/1.1\\r\\nHost: localhost\\r\\n\
          Connection: close\\r\\n\\r\\n"
     );
-    let reply = session(&workspace, &raw("127.0.0.1", 3128, &request)).await;
+    let reply = through_proxy(&workspace, &request).await;
     assert!(reply.contains("hello from /after"), "{reply}");
-    workspace.stop().await;
-    std::fs::remove_dir_all(&root).unwrap();
+    done(workspace, root).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn peers_answer_at_the_address_the_task_expects() {
-    if !can_sandbox() {
-        return;
-    }
     let (http, echo) = servers().await;
-    let root = root("peers");
-    let workspace = Workspace::builder(&root)
-        .require_isolation(true)
-        .peer(Peer::new("db", 5432).at(format!("127.0.0.1:{http}").parse().unwrap()))
-        .peer(Peer::new("cache", 5432).at(format!("127.0.0.1:{echo}").parse().unwrap()))
-        .start()
-        .await
-        .unwrap();
+    let Some((workspace, root)) = sandboxed("peers", |b| {
+        b.peer(Peer::new("db", 5432).at(format!("127.0.0.1:{http}").parse().unwrap()))
+            .peer(Peer::new("cache", 5432).at(format!("127.0.0.1:{echo}").parse().unwrap()))
+    })
+    .await
+    else {
+        return;
+    };
     // No proxy without allowed hosts: the variables are not set.
     assert_eq!(
         session(&workspace, "echo \"[$http_proxy]\"").await.trim(),
@@ -352,27 +353,24 @@ async fn peers_answer_at_the_address_the_task_expects() {
     // Nothing else of the host's is reachable.
     let reply = session(&workspace, &raw("127.0.0.1", http, "x")).await;
     assert!(reply.contains("CANNOT-CONNECT"), "{reply}");
-    workspace.stop().await;
-    std::fs::remove_dir_all(&root).unwrap();
+    done(workspace, root).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_authors_mount_goes_where_it_says_read_only_inside_the_root() {
-    if !can_sandbox() {
-        return;
-    }
-    let root = root("mount");
-    let tests = root.with_extension("tests");
+    let tests = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("workspace-egress-mounted-{}", std::process::id()));
     std::fs::create_dir_all(&tests).unwrap();
     std::fs::write(tests.join("test_app.py"), "assert True\n").unwrap();
-    let workspace = Workspace::builder(&root)
-        .require_isolation(true)
-        .mount(Mount::read_only(&tests, "/workspace/tests"))
-        .mount(Mount::read_only("/no/such/dir", "/data").optional())
-        .mount(Mount::tmpfs("/scratch"))
-        .start()
-        .await
-        .unwrap();
+    let Some((workspace, root)) = sandboxed("mount", |b| {
+        b.mount(Mount::read_only(&tests, "/workspace/tests"))
+            .mount(Mount::read_only("/no/such/dir", "/data").optional())
+            .mount(Mount::tmpfs("/scratch"))
+    })
+    .await
+    else {
+        return;
+    };
     let out = session(
         &workspace,
         "cat tests/test_app.py; { echo x > tests/test_app.py; } 2>/dev/null || echo read-only; \
@@ -384,8 +382,7 @@ async fn an_authors_mount_goes_where_it_says_read_only_inside_the_root() {
         std::fs::read_to_string(tests.join("test_app.py")).unwrap(),
         "assert True\n"
     );
-    workspace.stop().await;
-    std::fs::remove_dir_all(&root).unwrap();
+    done(workspace, root).await;
     std::fs::remove_dir_all(&tests).unwrap();
 }
 
@@ -517,6 +514,5 @@ async fn the_same_requests_get_the_references_answers() {
         assert_eq!(ours, theirs, "{script}");
         assert!(!theirs.is_empty(), "{script}");
     }
-    workspace.stop().await;
-    std::fs::remove_dir_all(&root).unwrap();
+    done(workspace, root).await;
 }
