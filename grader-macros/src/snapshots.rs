@@ -81,6 +81,11 @@ fn sync() {
                 > + ::core::marker::Send {
                     ::core::future::ready(<Self as ::grader_core::SyncGrader>::score_now(self))
                 }
+                fn score_at_once(self) -> ::grader_core::grader::AtOnce<Self> {
+                    ::grader_core::grader::AtOnce::Scored(
+                        <Self as ::grader_core::SyncGrader>::score_now(self),
+                    )
+                }
             }
             impl ::grader_core::SyncGrader for MentionsCity {
                 fn score_now(
@@ -254,6 +259,11 @@ fn borrowed() {
                 > + ::core::marker::Send {
                     ::core::future::ready(<Self as ::grader_core::SyncGrader>::score_now(self))
                 }
+                fn score_at_once(self) -> ::grader_core::grader::AtOnce<Self> {
+                    ::grader_core::grader::AtOnce::Scored(
+                        <Self as ::grader_core::SyncGrader>::score_now(self),
+                    )
+                }
             }
             impl<'a, 'repo, 'seen, 'seen2> ::grader_core::SyncGrader
             for TestsPass<'a, 'repo, 'seen, 'seen2> {
@@ -351,6 +361,11 @@ fn generic() {
                 > + ::core::marker::Send {
                     ::core::future::ready(<Self as ::grader_core::SyncGrader>::score_now(self))
                 }
+                fn score_at_once(self) -> ::grader_core::grader::AtOnce<Self> {
+                    ::grader_core::grader::AtOnce::Scored(
+                        <Self as ::grader_core::SyncGrader>::score_now(self),
+                    )
+                }
             }
             impl<T: PartialOrd + Serialize, const N: usize> ::grader_core::SyncGrader
             for Within<T, N>
@@ -438,6 +453,11 @@ fn impl_trait() {
                 > + ::core::marker::Send {
                     ::core::future::ready(<Self as ::grader_core::SyncGrader>::score_now(self))
                 }
+                fn score_at_once(self) -> ::grader_core::grader::AtOnce<Self> {
+                    ::grader_core::grader::AtOnce::Scored(
+                        <Self as ::grader_core::SyncGrader>::score_now(self),
+                    )
+                }
             }
             impl<__Value: Display, __Lines: Iterator<Item = &'static str>> ::grader_core::SyncGrader
             for Shown<__Value, __Lines> {
@@ -516,6 +536,11 @@ fn skip_and_name() {
                 > + ::core::marker::Send {
                     ::core::future::ready(<Self as ::grader_core::SyncGrader>::score_now(self))
                 }
+                fn score_at_once(self) -> ::grader_core::grader::AtOnce<Self> {
+                    ::grader_core::grader::AtOnce::Scored(
+                        <Self as ::grader_core::SyncGrader>::score_now(self),
+                    )
+                }
             }
             impl<'api_key, 'type2, 'answer> ::grader_core::SyncGrader
             for ApiAnswered<'api_key, 'type2, 'answer> {
@@ -580,6 +605,11 @@ fn crate_override() {
                     >,
                 > + ::core::marker::Send {
                     ::core::future::ready(
+                        <Self as ::my_sdk::grader_core::SyncGrader>::score_now(self),
+                    )
+                }
+                fn score_at_once(self) -> ::my_sdk::grader_core::grader::AtOnce<Self> {
+                    ::my_sdk::grader_core::grader::AtOnce::Scored(
                         <Self as ::my_sdk::grader_core::SyncGrader>::score_now(self),
                     )
                 }
@@ -714,6 +744,11 @@ fn type_option_names_the_grader_type() {
                     Output = ::core::result::Result<::grader_core::Score, ::grader_core::Failure>,
                 > + ::core::marker::Send {
                     ::core::future::ready(<Self as ::grader_core::SyncGrader>::score_now(self))
+                }
+                fn score_at_once(self) -> ::grader_core::grader::AtOnce<Self> {
+                    ::grader_core::grader::AtOnce::Scored(
+                        <Self as ::grader_core::SyncGrader>::score_now(self),
+                    )
                 }
             }
             impl<'answer> ::grader_core::SyncGrader for ExactMatchGrader<'answer> {
