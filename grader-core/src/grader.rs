@@ -294,9 +294,10 @@ trait Erased<'a> {
     fn resource(&self) -> Option<Resource>;
     fn records_parameters(&self) -> bool;
     fn score(self: Box<Self>) -> Pin<Box<dyn Future<Output = Result<Score, Failure>> + Send + 'a>>;
+    fn score_at_once(self: Box<Self>) -> AtOnce<BoxGrader<'a>>;
 }
 
-impl<'a, G: Grader + 'a> Erased<'a> for G {
+impl<'a, G: Grader + Send + 'a> Erased<'a> for G {
     fn name(&self) -> Cow<'_, str> {
         Grader::name(self)
     }
@@ -319,6 +320,13 @@ impl<'a, G: Grader + 'a> Erased<'a> for G {
 
     fn score(self: Box<Self>) -> Pin<Box<dyn Future<Output = Result<Score, Failure>> + Send + 'a>> {
         Box::pin(Grader::score(*self))
+    }
+
+    fn score_at_once(self: Box<Self>) -> AtOnce<BoxGrader<'a>> {
+        match Grader::score_at_once(*self) {
+            AtOnce::Scored(outcome) => AtOnce::Scored(outcome),
+            AtOnce::Awaits(grader) => AtOnce::Awaits(BoxGrader(Box::new(grader))),
+        }
     }
 }
 
@@ -345,6 +353,11 @@ impl Grader for BoxGrader<'_> {
 
     fn score(self) -> impl Future<Output = Result<Score, Failure>> + Send {
         self.0.score()
+    }
+
+    /// The boxed grader's own: at once when its check does not await.
+    fn score_at_once(self) -> AtOnce<Self> {
+        self.0.score_at_once()
     }
 }
 

@@ -54,6 +54,10 @@ impl<G: Grader + Send> Grader for Awaited<G> {
         self.0.resource()
     }
 
+    fn records_parameters(&self) -> bool {
+        self.0.records_parameters()
+    }
+
     async fn score(self) -> Result<Score, Failure> {
         self.0.score().await
     }
@@ -95,6 +99,17 @@ fn items<'a>(way: Way) -> Vec<grader_core::Node<'a>> {
             when(|earlier: &grader_core::Earlier<'_>| earlier.passed("half"))
         ),
         node!(Fixed { value: 0.1 }, 0.2, named("half")),
+        node!(Fixed { value: 0.3 }.boxed(), 0.1, named("boxed")),
+        node!(
+            any(
+                "finished",
+                [
+                    SubScore::new("a", 0.2).unwrap(),
+                    SubScore::new("b", 0.9).unwrap()
+                ]
+            ),
+            0.2
+        ),
     ]
 }
 
@@ -209,7 +224,7 @@ fn checks_run_at_once_give_what_awaiting_them_gives_in_every_tree_and_policy() {
             let awaited = runtime.block_on(gather(Way::Awaited, policy, with_failures));
             let (at_once, awaited) = (outcome(at_once), outcome(awaited));
             assert_eq!(at_once, awaited, "{policy:?}, failures: {with_failures}");
-            // The same under a shared limiter, and with timing off the record.
+            // The same under a shared limiter (these checks take no slot of it).
             let limited =
                 runtime.block_on(gather(Way::AtOnce, policy, with_failures).limiter(&limiter));
             assert_eq!(outcome(limited), at_once, "{policy:?} under a limiter");
@@ -225,8 +240,11 @@ fn checks_run_at_once_give_what_awaiting_them_gives_in_every_tree_and_policy() {
     assert!(closed.info().unwrap().contains_key("skipped"));
     let all = result.subscore("all").unwrap();
     assert_eq!(all.value(), 0.0);
-    let panicked = &all.children().unwrap()[8];
-    assert_eq!(panicked.name(), "explodes-1");
+    let children = all.children().unwrap();
+    let panicked = children
+        .iter()
+        .find(|sub| sub.name() == "explodes-1")
+        .unwrap();
     let error = panicked.info().unwrap()["error"]
         .as_str()
         .unwrap()
@@ -341,6 +359,21 @@ fn a_check_that_takes_a_slot_is_awaited_and_holds_its_slot_the_others_run_at_onc
     assert_eq!(free.at_once.load(Ordering::SeqCst), 3);
     assert_eq!(free.awaited.load(Ordering::SeqCst), 0);
     assert_eq!(free.slots_seen.load(Ordering::SeqCst), 0);
+
+    // Boxed, and in a tree whose children have all finished: at once too.
+    let finished = || all("finished", [SubScore::new("done", 1.0).unwrap()]);
+    let result = runtime
+        .block_on(
+            Gather::new()
+                .add(free.clone().boxed().grade(1.0).named("boxed"))
+                .add(finished().grade(1.0)),
+        )
+        .unwrap();
+    assert_eq!(result.reward(), 1.0);
+    assert_eq!(free.at_once.load(Ordering::SeqCst), 4);
+    assert!(matches!(finished().score_at_once(), AtOnce::Scored(Ok(_))));
+    let pending = all("pending", (Fixed { value: 1.0 },));
+    assert!(matches!(pending.score_at_once(), AtOnce::Awaits(_)));
 
     // A class, declared or given per grading: awaited, inside its slot.
     let limited = counted(Some(Resource::Cpu));

@@ -1,5 +1,8 @@
 //! Expansion snapshots: what `#[grader]` generates for each shape of function, pretty-printed.
 //! Update with `UPDATE_EXPECT=1 cargo test -p grader-macros`.
+//!
+//! Why this file is long: each snapshot is the whole expansion of one shape of function, kept
+//! inline beside its input so that a change to the generated code is read in one place.
 
 use expect_test::{Expect, expect};
 use quote::quote;
