@@ -131,11 +131,8 @@ impl<'a, G: Grader + Send + 'a> IntoNode<'a> for Grading<'a, G> {
             // Already polled: it can only say so.
             return Node::done(Err(crate::grading::used_up()));
         };
-        let name = match spec.resolved_name() {
-            Ok(name) => {
-                spec.name = Some(name.clone());
-                name
-            }
+        let name = match spec.resolve_name() {
+            Ok(name) => name,
             // The grading asks again when it runs, and fails with the panic.
             Err(_) => std::any::type_name::<G>().to_owned(),
         };

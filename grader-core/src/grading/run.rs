@@ -22,12 +22,15 @@ use crate::score::{Info, SubScore, parse_parameters};
 use super::{Grading, Outcome, REDACTED, Spec, used_up};
 
 impl<'a, G: Grader> Spec<'a, G> {
-    /// The name the subscore will have.
-    pub(crate) fn resolved_name(&self) -> Result<String, Failure> {
-        match &self.name {
-            Some(name) => Ok(name.clone()),
-            None => catch(|| self.grader.name().into_owned()),
+    /// The name the subscore will have, fixed as the grading's: the grader's own is asked for
+    /// once. A panic asking for it leaves the name unset.
+    pub(crate) fn resolve_name(&mut self) -> Result<String, Failure> {
+        if let Some(name) = &self.name {
+            return Ok(name.clone());
         }
+        let name = catch(|| self.grader.name().into_owned())?;
+        self.name = Some(name.clone());
+        Ok(name)
     }
 
     /// Name, weight and parameters (the JSON text of an object), checked before anything
