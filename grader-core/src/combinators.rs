@@ -43,7 +43,7 @@ use serde_json::{Value, json};
 use crate::error::{CombineError, Failure};
 use crate::gather::OnError;
 use crate::grade::dedupe_names;
-use crate::grader::{Grader, SyncGrader};
+use crate::grader::{AtOnce, Grader, SyncGrader};
 use crate::grading::Grading;
 use crate::limit::{Scope, Scoped};
 use crate::node::{Finished, IntoNode, Node, Settled, run_all, settle, worst};
@@ -396,6 +396,16 @@ impl Grader for Tree<'_> {
 
     fn score(self) -> impl Future<Output = Result<Score, Failure>> + Send {
         self.combine()
+    }
+
+    /// Combines at once children that have all finished already (subscores and outcomes), as
+    /// [`score_now`](SyncGrader::score_now) does; a tree with a child still to run is awaited.
+    fn score_at_once(self) -> AtOnce<Self> {
+        if self.children.iter().all(Node::is_done) {
+            AtOnce::Scored(self.score_now())
+        } else {
+            AtOnce::Awaits(self)
+        }
     }
 }
 

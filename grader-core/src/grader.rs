@@ -113,6 +113,11 @@ pub use crate::params::PARAMETERS_KEY;
 /// - **Synchronous graders need no runtime.** `#[grader]` on a plain `fn` also implements
 ///   [`SyncGrader`], which is what [`Grading::now`] asks for: calling `.now()` on an async
 ///   grader is a compile error that says to await it instead.
+/// - **A synchronous check in a gather or a tree makes no future.** It says so with
+///   [`score_at_once`](Grader::score_at_once), and its parent runs it there and then, as
+///   it would run any grading (parameters, panics, policies and names are the same), without
+///   a future of its own to allocate and move: in a tree of many small checks, the futures
+///   cost more than the checks.
 pub trait Grader: Sized {
     /// The subscore's name when the grading is given no other.
     fn name(&self) -> Cow<'_, str>;
@@ -167,6 +172,39 @@ pub trait Grader: Sized {
     /// outside `[0, 1]` becomes a [`Failure::InvalidScore`], never a clamped score.
     fn score(self) -> impl Future<Output = Result<Score, Failure>> + Send;
 
+    /// Runs the check at once when it never awaits, so that a gather or a tree grades it
+    /// without making a future for it; otherwise gives the grader back, untouched, to be
+    /// scored with [`score`](Self::score). The default gives it back.
+    ///
+    /// `#[grader]` on a plain `fn` and `#[derive(Grader)]` with a synchronous score method
+    /// implement it with [`SyncGrader::score_now`]; a hand-written [`SyncGrader`] may do the
+    /// same. What it returns as [`AtOnce::Scored`] must be what awaiting
+    /// [`score`](Self::score) would give. The grading runs it as it would run the check: its
+    /// parameters recorded first, a panic caught, the value validated. A grading that has to
+    /// take a slot of a [`Resource`], or has a time limit or retries, awaits the check instead,
+    /// so that the slot, the timer and the attempts work as for any grader.
+    ///
+    /// ```
+    /// use grader_core::grader::AtOnce;
+    /// use grader_core::{Grader, grader};
+    ///
+    /// #[grader]
+    /// fn short(answer: &str) -> bool {
+    ///     answer.len() < 10
+    /// }
+    ///
+    /// #[grader]
+    /// async fn reviewed(answer: &str) -> bool {
+    ///     !answer.is_empty()
+    /// }
+    ///
+    /// assert!(matches!(Short { answer: "Paris" }.score_at_once(), AtOnce::Scored(Ok(_))));
+    /// assert!(matches!(Reviewed { answer: "Paris" }.score_at_once(), AtOnce::Awaits(_)));
+    /// ```
+    fn score_at_once(self) -> AtOnce<Self> {
+        AtOnce::Awaits(self)
+    }
+
     /// Whether its gradings record `_parameters` in the subscore's info. True by default; the
     /// tree nodes ([`any`](crate::any), …) say no, since their inputs are their children, as
     /// the reference's `any`/`all` record none.
@@ -194,8 +232,20 @@ pub trait Grader: Sized {
     }
 }
 
+/// What [`Grader::score_at_once`] gives: the check's outcome, or the grader back when its
+/// check has to be awaited.
+#[derive(Debug)]
+pub enum AtOnce<G> {
+    /// The check ran at once: its outcome, as [`Grader::score`] would give it.
+    Scored(Result<Score, Failure>),
+    /// The check awaits: the grader, untouched, to score with [`Grader::score`].
+    Awaits(G),
+}
+
 /// A grader whose check is synchronous, so that its grading can run without a runtime with
-/// [`Grading::now`]. `#[grader]` implements it for every non-`async` function.
+/// [`Grading::now`]. `#[grader]` implements it for every non-`async` function, with
+/// [`Grader::score_at_once`] calling [`score_now`](Self::score_now), so that gathers and
+/// trees run the check without a future of its own: a hand-written one may do the same.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a synchronous grader, so its grading cannot run with `.now()`",
     label = "an asynchronous grader",
@@ -244,9 +294,10 @@ trait Erased<'a> {
     fn resource(&self) -> Option<Resource>;
     fn records_parameters(&self) -> bool;
     fn score(self: Box<Self>) -> Pin<Box<dyn Future<Output = Result<Score, Failure>> + Send + 'a>>;
+    fn score_at_once(self: Box<Self>) -> AtOnce<BoxGrader<'a>>;
 }
 
-impl<'a, G: Grader + 'a> Erased<'a> for G {
+impl<'a, G: Grader + Send + 'a> Erased<'a> for G {
     fn name(&self) -> Cow<'_, str> {
         Grader::name(self)
     }
@@ -269,6 +320,13 @@ impl<'a, G: Grader + 'a> Erased<'a> for G {
 
     fn score(self: Box<Self>) -> Pin<Box<dyn Future<Output = Result<Score, Failure>> + Send + 'a>> {
         Box::pin(Grader::score(*self))
+    }
+
+    fn score_at_once(self: Box<Self>) -> AtOnce<BoxGrader<'a>> {
+        match Grader::score_at_once(*self) {
+            AtOnce::Scored(outcome) => AtOnce::Scored(outcome),
+            AtOnce::Awaits(grader) => AtOnce::Awaits(BoxGrader(Box::new(grader))),
+        }
     }
 }
 
@@ -295,6 +353,11 @@ impl Grader for BoxGrader<'_> {
 
     fn score(self) -> impl Future<Output = Result<Score, Failure>> + Send {
         self.0.score()
+    }
+
+    /// The boxed grader's own: at once when its check does not await.
+    fn score_at_once(self) -> AtOnce<Self> {
+        self.0.score_at_once()
     }
 }
 

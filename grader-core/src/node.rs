@@ -16,8 +16,6 @@
 //! when they fail or are skipped, the others as 0.0.
 
 use std::fmt;
-use std::future::Future;
-use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use futures_util::StreamExt as _;
@@ -27,12 +25,10 @@ use serde_json::Value;
 use crate::error::GraderError;
 use crate::error::OnError;
 use crate::grader::{Grader, PARAMETERS_KEY};
-use crate::grading::{CONDITION_FAILED, Condition, Grading};
+use crate::grading::{CONDITION_FAILED, Condition, Grading, Job, Started};
 pub use crate::outcome::{Earlier, SKIPPED_KEY};
 pub(crate) use crate::outcome::{Finished, Outcome, counts_against, skipped_subscore, worst};
 use crate::score::{Info, SubScore};
-
-type Run<'a> = Pin<Box<dyn Future<Output = Outcome> + Send + 'a>>;
 
 /// One item of a gather or a tree: a grading still to run, or a finished outcome. Made by
 /// [`IntoNode`]; you rarely name it.
@@ -46,7 +42,9 @@ pub struct Node<'a> {
 
 enum Work<'a> {
     Done(Outcome),
-    Run(Run<'a>),
+    /// A grading not started yet: started when its parent runs it (so that a check that does
+    /// not await needs no future), boxed once with its options.
+    Run(Job<'a>),
 }
 
 impl fmt::Debug for Node<'_> {
@@ -133,11 +131,8 @@ impl<'a, G: Grader + Send + 'a> IntoNode<'a> for Grading<'a, G> {
             // Already polled: it can only say so.
             return Node::done(Err(crate::grading::used_up()));
         };
-        let name = match spec.resolved_name() {
-            Ok(name) => {
-                spec.name = Some(name.clone());
-                name
-            }
+        let name = match spec.resolve_name() {
+            Ok(name) => name,
             // The grading asks again when it runs, and fails with the panic.
             Err(_) => std::any::type_name::<G>().to_owned(),
         };
@@ -149,7 +144,7 @@ impl<'a, G: Grader + Send + 'a> IntoNode<'a> for Grading<'a, G> {
             weight,
             required,
             condition,
-            work: Work::Run(Box::pin(spec.run_checked())),
+            work: Work::Run(Box::new(spec)),
         }
     }
 }
@@ -181,7 +176,7 @@ pub(crate) async fn run_all(nodes: Vec<Node<'_>>, limit: Option<usize>) -> Vec<F
     let count = nodes.len();
     let limit = limit.unwrap_or(usize::MAX).max(1);
     let mut finished: Vec<Option<Finished>> = Vec::with_capacity(count);
-    let mut waiting: Vec<Option<(Option<Condition<'_>>, Run<'_>)>> = Vec::with_capacity(count);
+    let mut waiting: Vec<Option<(Option<Condition<'_>>, Job<'_>)>> = Vec::with_capacity(count);
     let mut names = Vec::with_capacity(count);
     for node in nodes {
         let Node {
@@ -208,7 +203,10 @@ pub(crate) async fn run_all(nodes: Vec<Node<'_>>, limit: Option<usize>) -> Vec<F
         }
         names.push((name, weight, required));
     }
-    let against = crate::limit::Scope::current().against;
+    let (against, timed) = {
+        let scope = crate::limit::Scope::current();
+        (scope.against, scope.timed)
+    };
     let mut running = FuturesUnordered::new();
     // The first item not started yet, and the first not finished yet.
     let mut cursor = 0;
@@ -242,12 +240,25 @@ pub(crate) async fn run_all(nodes: Vec<Node<'_>>, limit: Option<usize>) -> Vec<F
                 };
                 let outcome = match go {
                     Ok(true) => {
-                        // A synchronous grading finishes at its first poll: take its outcome at
-                        // once rather than through a task of `running`. One still pending is
-                        // polled again by `running` (with the real waker) as soon as it is in.
-                        let mut run = run;
-                        let mut first = Context::from_waker(futures_util::task::noop_waker_ref());
-                        match run.as_mut().poll(&mut first) {
+                        // A check that does not await finishes as it starts, with no future;
+                        // so does, at its first poll, one whose future is ready at once: take
+                        // either outcome here rather than through a task of `running`. One
+                        // still pending is polled again by `running` (with the real waker) as
+                        // soon as it is in.
+                        let polled = match run.start(against, timed) {
+                            Started::Done(outcome) => Poll::Ready(outcome),
+                            Started::Running(mut run) => {
+                                let noop = futures_util::task::noop_waker_ref();
+                                match run.as_mut().poll(&mut Context::from_waker(noop)) {
+                                    Poll::Ready(outcome) => Poll::Ready(outcome),
+                                    Poll::Pending => {
+                                        running.push(async move { (index, run.await) });
+                                        Poll::Pending
+                                    }
+                                }
+                            }
+                        };
+                        match polled {
                             Poll::Ready(outcome) => {
                                 let name = std::mem::take(&mut names[index].0);
                                 finished[index] = Some(Finished {
@@ -257,7 +268,7 @@ pub(crate) async fn run_all(nodes: Vec<Node<'_>>, limit: Option<usize>) -> Vec<F
                                     skipped: false,
                                 });
                             }
-                            Poll::Pending => running.push(async move { (index, run.await) }),
+                            Poll::Pending => {}
                         }
                         None
                     }

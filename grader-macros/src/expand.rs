@@ -40,6 +40,10 @@ pub fn expand(grader: &Grader) -> TokenStream {
             ) -> impl ::core::future::Future<Output = #result> + ::core::marker::Send {
                 ::core::future::ready(<Self as #krate::SyncGrader>::score_now(self))
             }
+
+            fn score_at_once(self) -> #krate::grader::AtOnce<Self> {
+                #krate::grader::AtOnce::Scored(<Self as #krate::SyncGrader>::score_now(self))
+            }
         };
         let sync_impl = quote! {
             #(#cfgs)*

@@ -1,5 +1,8 @@
 //! Expansion snapshots: what `#[grader]` generates for each shape of function, pretty-printed.
 //! Update with `UPDATE_EXPECT=1 cargo test -p grader-macros`.
+//!
+//! Why this file is long: each snapshot is the whole expansion of one shape of function, kept
+//! inline beside its input so that a change to the generated code is read in one place.
 
 use expect_test::{Expect, expect};
 use quote::quote;
@@ -80,6 +83,11 @@ fn sync() {
                     Output = ::core::result::Result<::grader_core::Score, ::grader_core::Failure>,
                 > + ::core::marker::Send {
                     ::core::future::ready(<Self as ::grader_core::SyncGrader>::score_now(self))
+                }
+                fn score_at_once(self) -> ::grader_core::grader::AtOnce<Self> {
+                    ::grader_core::grader::AtOnce::Scored(
+                        <Self as ::grader_core::SyncGrader>::score_now(self),
+                    )
                 }
             }
             impl ::grader_core::SyncGrader for MentionsCity {
@@ -254,6 +262,11 @@ fn borrowed() {
                 > + ::core::marker::Send {
                     ::core::future::ready(<Self as ::grader_core::SyncGrader>::score_now(self))
                 }
+                fn score_at_once(self) -> ::grader_core::grader::AtOnce<Self> {
+                    ::grader_core::grader::AtOnce::Scored(
+                        <Self as ::grader_core::SyncGrader>::score_now(self),
+                    )
+                }
             }
             impl<'a, 'repo, 'seen, 'seen2> ::grader_core::SyncGrader
             for TestsPass<'a, 'repo, 'seen, 'seen2> {
@@ -351,6 +364,11 @@ fn generic() {
                 > + ::core::marker::Send {
                     ::core::future::ready(<Self as ::grader_core::SyncGrader>::score_now(self))
                 }
+                fn score_at_once(self) -> ::grader_core::grader::AtOnce<Self> {
+                    ::grader_core::grader::AtOnce::Scored(
+                        <Self as ::grader_core::SyncGrader>::score_now(self),
+                    )
+                }
             }
             impl<T: PartialOrd + Serialize, const N: usize> ::grader_core::SyncGrader
             for Within<T, N>
@@ -438,6 +456,11 @@ fn impl_trait() {
                 > + ::core::marker::Send {
                     ::core::future::ready(<Self as ::grader_core::SyncGrader>::score_now(self))
                 }
+                fn score_at_once(self) -> ::grader_core::grader::AtOnce<Self> {
+                    ::grader_core::grader::AtOnce::Scored(
+                        <Self as ::grader_core::SyncGrader>::score_now(self),
+                    )
+                }
             }
             impl<__Value: Display, __Lines: Iterator<Item = &'static str>> ::grader_core::SyncGrader
             for Shown<__Value, __Lines> {
@@ -516,6 +539,11 @@ fn skip_and_name() {
                 > + ::core::marker::Send {
                     ::core::future::ready(<Self as ::grader_core::SyncGrader>::score_now(self))
                 }
+                fn score_at_once(self) -> ::grader_core::grader::AtOnce<Self> {
+                    ::grader_core::grader::AtOnce::Scored(
+                        <Self as ::grader_core::SyncGrader>::score_now(self),
+                    )
+                }
             }
             impl<'api_key, 'type2, 'answer> ::grader_core::SyncGrader
             for ApiAnswered<'api_key, 'type2, 'answer> {
@@ -580,6 +608,11 @@ fn crate_override() {
                     >,
                 > + ::core::marker::Send {
                     ::core::future::ready(
+                        <Self as ::my_sdk::grader_core::SyncGrader>::score_now(self),
+                    )
+                }
+                fn score_at_once(self) -> ::my_sdk::grader_core::grader::AtOnce<Self> {
+                    ::my_sdk::grader_core::grader::AtOnce::Scored(
                         <Self as ::my_sdk::grader_core::SyncGrader>::score_now(self),
                     )
                 }
@@ -714,6 +747,11 @@ fn type_option_names_the_grader_type() {
                     Output = ::core::result::Result<::grader_core::Score, ::grader_core::Failure>,
                 > + ::core::marker::Send {
                     ::core::future::ready(<Self as ::grader_core::SyncGrader>::score_now(self))
+                }
+                fn score_at_once(self) -> ::grader_core::grader::AtOnce<Self> {
+                    ::grader_core::grader::AtOnce::Scored(
+                        <Self as ::grader_core::SyncGrader>::score_now(self),
+                    )
                 }
             }
             impl<'answer> ::grader_core::SyncGrader for ExactMatchGrader<'answer> {

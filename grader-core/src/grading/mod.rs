@@ -39,8 +39,6 @@
 //! [`SubScore`]: crate::SubScore
 
 use std::fmt;
-use std::future::Future;
-use std::pin::Pin;
 use std::time::Duration;
 
 use crate::error::{Failure, GraderError};
@@ -49,8 +47,10 @@ pub(crate) use crate::outcome::{Earlier, Outcome};
 
 mod options;
 mod run;
+mod start;
 
 pub(crate) use run::{CONDITION_FAILED, catch};
+pub(crate) use start::{Job, Run, Started};
 
 /// A condition on the results of the graders added before this one to the same gather or tree.
 pub(crate) type Condition<'a> = Box<dyn FnOnce(&Earlier<'_>) -> bool + Send + 'a>;
@@ -71,8 +71,6 @@ pub struct Grading<'a, G> {
     /// The run, once polled.
     running: Option<Run<'a>>,
 }
-
-type Run<'a> = Pin<Box<dyn Future<Output = Outcome> + Send + 'a>>;
 
 // The grader is never pinned in place: polling moves it into a boxed future.
 impl<G> Unpin for Grading<'_, G> {}

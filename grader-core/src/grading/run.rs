@@ -22,17 +22,20 @@ use crate::score::{Info, SubScore, parse_parameters};
 use super::{Grading, Outcome, REDACTED, Spec, used_up};
 
 impl<'a, G: Grader> Spec<'a, G> {
-    /// The name the subscore will have.
-    pub(crate) fn resolved_name(&self) -> Result<String, Failure> {
-        match &self.name {
-            Some(name) => Ok(name.clone()),
-            None => catch(|| self.grader.name().into_owned()),
+    /// The name the subscore will have, fixed as the grading's: the grader's own is asked for
+    /// once. A panic asking for it leaves the name unset.
+    pub(crate) fn resolve_name(&mut self) -> Result<String, Failure> {
+        if let Some(name) = &self.name {
+            return Ok(name.clone());
         }
+        let name = catch(|| self.grader.name().into_owned())?;
+        self.name = Some(name.clone());
+        Ok(name)
     }
 
     /// Name, weight and parameters (the JSON text of an object), checked before anything
     /// runs. A grader that records no parameters gets `None`.
-    fn prepare(&mut self) -> Result<(String, Option<Vec<u8>>), GraderError> {
+    pub(super) fn prepare(&mut self) -> Result<(String, Option<Vec<u8>>), GraderError> {
         let weight = self.weight;
         let fail = |grader: String, parameters: Info, failure| GraderError {
             grader,
@@ -206,16 +209,9 @@ impl<'a, G: Grader + Send + 'a> Spec<'a, G> {
         self.run_prepared(name, parameters, Some(against)).await
     }
 
-    /// Runs the check of a grading whose name and parameters are known, ignoring any
-    /// condition (its parent has decided to run it).
-    pub(crate) async fn run_checked(mut self) -> Outcome {
-        let (name, parameters) = self.prepare()?;
-        self.run_prepared(name, parameters, None).await
-    }
-
     /// Runs the check. `against`: whether its value counts against the agent, or `None` to
     /// take it from the tree it is a child of (or from its weight, in a gather).
-    async fn run_prepared(
+    pub(super) async fn run_prepared(
         self,
         name: String,
         parameters: Option<Vec<u8>>,
@@ -306,7 +302,7 @@ async fn attempt<G: Grader>(
 }
 
 /// Packages the outcome, with the optional `attempts` and `elapsed_seconds`.
-fn finish(
+pub(super) fn finish(
     name: String,
     weight: f64,
     parameters: Option<Vec<u8>>,

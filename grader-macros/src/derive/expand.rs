@@ -39,6 +39,10 @@ pub fn expand(grader: &Grader) -> TokenStream {
             ) -> impl ::core::future::Future<Output = #result> + ::core::marker::Send {
                 ::core::future::ready(<Self as #krate::SyncGrader>::score_now(self))
             }
+
+            fn score_at_once(self) -> #krate::grader::AtOnce<Self> {
+                #krate::grader::AtOnce::Scored(<Self as #krate::SyncGrader>::score_now(self))
+            }
         };
         let score_now = quote_spanned! {method.span()=>
             fn score_now(self) -> #result {

@@ -64,6 +64,11 @@ fn owned_fields() {
                 > + ::core::marker::Send {
                     ::core::future::ready(<Self as ::grader_core::SyncGrader>::score_now(self))
                 }
+                fn score_at_once(self) -> ::grader_core::grader::AtOnce<Self> {
+                    ::grader_core::grader::AtOnce::Scored(
+                        <Self as ::grader_core::SyncGrader>::score_now(self),
+                    )
+                }
             }
             #[automatically_derived]
             impl ::grader_core::SyncGrader for AnswerInSet {
@@ -137,6 +142,11 @@ fn lifetimes() {
                 > + ::core::marker::Send {
                     ::core::future::ready(<Self as ::grader_core::SyncGrader>::score_now(self))
                 }
+                fn score_at_once(self) -> ::grader_core::grader::AtOnce<Self> {
+                    ::grader_core::grader::AtOnce::Scored(
+                        <Self as ::grader_core::SyncGrader>::score_now(self),
+                    )
+                }
             }
             #[automatically_derived]
             impl<'a, 'b: 'a> ::grader_core::SyncGrader for InReference<'a, 'b> {
@@ -206,6 +216,11 @@ fn generics() {
                 > + ::core::marker::Send {
                     ::core::future::ready(<Self as ::grader_core::SyncGrader>::score_now(self))
                 }
+                fn score_at_once(self) -> ::grader_core::grader::AtOnce<Self> {
+                    ::grader_core::grader::AtOnce::Scored(
+                        <Self as ::grader_core::SyncGrader>::score_now(self),
+                    )
+                }
             }
             #[automatically_derived]
             impl<T: PartialOrd, const N: usize> ::grader_core::SyncGrader for Within<T, N>
@@ -266,6 +281,11 @@ fn skip() {
                     Output = ::core::result::Result<::grader_core::Score, ::grader_core::Failure>,
                 > + ::core::marker::Send {
                     ::core::future::ready(<Self as ::grader_core::SyncGrader>::score_now(self))
+                }
+                fn score_at_once(self) -> ::grader_core::grader::AtOnce<Self> {
+                    ::grader_core::grader::AtOnce::Scored(
+                        <Self as ::grader_core::SyncGrader>::score_now(self),
+                    )
                 }
             }
             #[automatically_derived]
@@ -350,6 +370,11 @@ fn unit_struct_records_nothing() {
                     Output = ::core::result::Result<::grader_core::Score, ::grader_core::Failure>,
                 > + ::core::marker::Send {
                     ::core::future::ready(<Self as ::grader_core::SyncGrader>::score_now(self))
+                }
+                fn score_at_once(self) -> ::grader_core::grader::AtOnce<Self> {
+                    ::grader_core::grader::AtOnce::Scored(
+                        <Self as ::grader_core::SyncGrader>::score_now(self),
+                    )
                 }
             }
             #[automatically_derived]
@@ -456,6 +481,11 @@ fn cfg_fields() {
                     Output = ::core::result::Result<::grader_core::Score, ::grader_core::Failure>,
                 > + ::core::marker::Send {
                     ::core::future::ready(<Self as ::grader_core::SyncGrader>::score_now(self))
+                }
+                fn score_at_once(self) -> ::grader_core::grader::AtOnce<Self> {
+                    ::grader_core::grader::AtOnce::Scored(
+                        <Self as ::grader_core::SyncGrader>::score_now(self),
+                    )
                 }
             }
             #[automatically_derived]
