@@ -339,17 +339,32 @@ fn positions(text: &str, from: usize, n: usize) -> Vec<usize> {
     out
 }
 
+/// The matches of `word` then what `find` finds after it (its end and what it found), left
+/// to right and not overlapping, as `re.finditer` gives them.
+fn after_word(
+    text: &str,
+    word: &str,
+    mut find: impl FnMut(usize) -> Option<(usize, Found)>,
+) -> Vec<Candidate> {
+    let mut out = Vec::new();
+    let mut resume = 0;
+    for start in occurrences(text, word) {
+        if start < resume {
+            continue;
+        }
+        if let Some((end, found)) = find(start + word.len()) {
+            out.push(Candidate { start, end, found });
+            resume = end;
+        }
+    }
+    out
+}
+
 /// "final answer ... is" then LaTeX (`latex`) or a number or expression.
 fn final_answer(s: &Scan<'_>, latex: bool) -> Vec<Candidate> {
     let text = s.text;
-    let mut out = Vec::new();
-    let mut resume = 0;
-    for a in occurrences(text, "final answer") {
-        if a < resume {
-            continue;
-        }
-        let after = a + "final answer".len();
-        let found = positions(text, after, 100).into_iter().find_map(|p| {
+    after_word(text, "final answer", |after| {
+        positions(text, after, 100).into_iter().find_map(|p| {
             let rest = &text[p..];
             let spaces = rest.len() - rest.trim_start_matches(is_py_space).len();
             if spaces == 0 {
@@ -373,17 +388,8 @@ fn final_answer(s: &Scan<'_>, latex: bool) -> Vec<Candidate> {
             } else {
                 expr_or_number(s, q)
             }
-        });
-        if let Some((end, found)) = found {
-            out.push(Candidate {
-                start: a,
-                end,
-                found,
-            });
-            resume = end;
-        }
-    }
-    out
+        })
+    })
 }
 
 /// "answer" (with a colon where `colon`) then, within 50 characters, LaTeX (`latex`) or a
@@ -391,30 +397,15 @@ fn final_answer(s: &Scan<'_>, latex: bool) -> Vec<Candidate> {
 fn after_answer(s: &Scan<'_>, colon: bool, latex: bool) -> Vec<Candidate> {
     let text = s.text;
     let word = if colon { "answer:" } else { "answer" };
-    let mut out = Vec::new();
-    let mut resume = 0;
-    for a in occurrences(text, word) {
-        if a < resume {
-            continue;
-        }
-        let after = a + word.len();
-        let found = if latex {
+    after_word(text, word, |after| {
+        if latex {
             positions(text, after, 50)
                 .into_iter()
                 .find_map(|p| latex_chain(s, p, false))
         } else {
             answer_expr(s, after)
-        };
-        if let Some((end, found)) = found {
-            out.push(Candidate {
-                start: a,
-                end,
-                found,
-            });
-            resume = end;
         }
-    }
-    out
+    })
 }
 
 /// `(?:.{0,100}=\s*|.{0,50}?){expr_or_number}(?!\s*=)` at `after`.

@@ -1,4 +1,5 @@
-//! [`WorkspaceError`]: why a workspace could not start.
+//! [`WorkspaceError`]: why a workspace could not start (and binding a listener, whose failure
+//! is one).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -93,4 +94,17 @@ pub enum WorkspaceError {
         "HUD_FILE_TRACKING_ENABLED must be a boolean (true, false, 1, 0, yes, no, on, off): {0:?}"
     )]
     TrackFilesSetting(String),
+}
+
+/// A listener on `addr` and the address it got (the port the system picked for port 0), or
+/// [`WorkspaceError::Bind`] naming the address asked for.
+pub(super) async fn listen(
+    addr: SocketAddr,
+) -> Result<(tokio::net::TcpListener, SocketAddr), WorkspaceError> {
+    let bind_error = |source| WorkspaceError::Bind { addr, source };
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(bind_error)?;
+    let bound = listener.local_addr().map_err(bind_error)?;
+    Ok((listener, bound))
 }

@@ -31,7 +31,7 @@ use tokio::sync::{Mutex, OwnedSemaphorePermit, Semaphore, oneshot};
 use tokio::task::{JoinHandle, JoinSet};
 
 use super::changes::{Tracker, TrackerError};
-use super::error::WorkspaceError;
+use super::error::{WorkspaceError, listen};
 use crate::Capability;
 use crate::frame::{FrameReader, Id, Outcome, encode_response};
 use crate::pyfmt::py_repr;
@@ -70,12 +70,7 @@ impl FileTracking {
                 path: given,
                 reason: e.to_string(),
             })??;
-        let listener = TcpListener::bind(addr)
-            .await
-            .map_err(|source| WorkspaceError::Bind { addr, source })?;
-        let addr = listener
-            .local_addr()
-            .map_err(|source| WorkspaceError::Bind { addr, source })?;
+        let (listener, addr) = listen(addr).await?;
         let root = tracker.root().to_string_lossy().into_owned();
         let tracker = Arc::new(Mutex::new(tracker));
         let (stop, stopped) = oneshot::channel();

@@ -10,11 +10,10 @@ use std::time::Duration;
 use russh::keys::ssh_key::LineEnding;
 use russh::keys::{Algorithm, PrivateKey};
 use russh::{MethodKind, MethodSet};
-use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
 use super::egress::{Egress, Peer, Policy, valid_host};
-use super::error::WorkspaceError;
+use super::error::{WorkspaceError, listen};
 use super::filetracking::FileTracking;
 use super::mount::Mount;
 use super::sandbox::{Launcher, Scratch, Spec, on_path, tmpfs_modes};
@@ -300,12 +299,7 @@ impl Workspace {
         let wanted = format!("{}:{}", options.host, options.port);
         let addr = resolve(&options.host, options.port)
             .ok_or_else(|| WorkspaceError::Address(wanted.clone()))?;
-        let listener = TcpListener::bind(addr)
-            .await
-            .map_err(|source| WorkspaceError::Bind { addr, source })?;
-        let addr = listener
-            .local_addr()
-            .map_err(|source| WorkspaceError::Bind { addr, source })?;
+        let (listener, addr) = listen(addr).await?;
         let file_tracking = match options.track_files {
             Some(true) => {
                 Some(FileTracking::start(root.clone(), SocketAddr::new(addr.ip(), 0)).await?)
