@@ -210,8 +210,9 @@ impl WorkspaceBuilder {
 /// one bubblewrap sandbox shared by all of them: the reference's system mounts (read-only
 /// `/usr` and `/etc`, the `/bin`, `/sbin`, `/lib`, `/lib64` links, `/proc`, a minimal `/dev`,
 /// a private `/tmp`), the root read-write at `/workspace` (where sessions start), its own
-/// user, PID, IPC and UTS namespaces and no network, and the serving process's environment
-/// without `HUD_*` keys. [`capability`](Self::capability) is what an agent connects with.
+/// user, PID, IPC and UTS namespaces and no network (but the ways out
+/// [`allowed_hosts`](WorkspaceBuilder::allowed_hosts) and [`peer`](WorkspaceBuilder::peer)
+/// give), and the serving process's environment without `HUD_*` keys. [`capability`](Self::capability) is what an agent connects with.
 ///
 /// [`stop`](Self::stop) (or dropping the workspace) ends every session and every process they
 /// started, detached ones included; [`discard_sandbox`](Self::discard_sandbox) does so between
