@@ -105,6 +105,15 @@ async fn sandboxed(
     Some((workspace, root))
 }
 
+/// As [`sandboxed`], its proxy letting through `localhost` (the one name this machine
+/// resolves itself), private addresses allowed so that the servers here are reachable.
+async fn to_localhost(name: &str) -> Option<(Workspace, PathBuf)> {
+    sandboxed(name, |b| {
+        b.allowed_hosts(["localhost"]).allow_private_addresses(true)
+    })
+    .await
+}
+
 /// Stops `workspace` and removes its root.
 async fn done(workspace: Workspace, root: PathBuf) {
     workspace.stop().await;
@@ -133,11 +142,7 @@ fn assert_refused(reply: &str, status: &str, reason: &str, request: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn allowed_hosts_pass_the_proxy_and_nothing_else_leaves() {
     let (http, echo) = servers().await;
-    let Some((workspace, root)) = sandboxed("proxy", |b| {
-        b.allowed_hosts(["localhost"]).allow_private_addresses(true)
-    })
-    .await
-    else {
+    let Some((workspace, root)) = to_localhost("proxy").await else {
         return;
     };
 
@@ -257,11 +262,7 @@ async fn a_tunnel_left_open_ends_with_the_sandbox() {
         let _ = stream.read_to_end(&mut sink).await;
         let _ = ended.send(());
     });
-    let Some((workspace, root)) = sandboxed("tunnel", |b| {
-        b.allowed_hosts(["localhost"]).allow_private_addresses(true)
-    })
-    .await
-    else {
+    let Some((workspace, root)) = to_localhost("tunnel").await else {
         return;
     };
     // The agent detaches a process holding a tunnel open.
@@ -292,11 +293,7 @@ async fn a_tunnel_left_open_ends_with_the_sandbox() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agent_opening_connections_without_end_is_bounded_and_the_proxy_keeps_serving() {
     let (http, _) = servers().await;
-    let Some((workspace, root)) = sandboxed("flood", |b| {
-        b.allowed_hosts(["localhost"]).allow_private_addresses(true)
-    })
-    .await
-    else {
+    let Some((workspace, root)) = to_localhost("flood").await else {
         return;
     };
     // 1 024 idle connections are held; the next is closed as soon as it is accepted.

@@ -64,51 +64,10 @@ pub(crate) struct Spec {
     /// The routes out of a sandbox with its own network (the proxy, the peers).
     pub(crate) egress: Option<Egress>,
     /// The sandbox's own `/etc/hosts` (the host's, plus the peers), where there are peers.
-    pub(crate) hosts: Option<Arc<Scratch>>,
+    /// (a private temporary directory holding `hosts`, removed with the workspace).
+    pub(crate) hosts: Option<Arc<tempfile::TempDir>>,
     /// The author's mounts, after the system's and before the root.
     pub(crate) mounts: Vec<Mount>,
-}
-
-/// A private directory of the serving process's (the sandbox's `/etc/hosts` lives there),
-/// removed with the workspace.
-#[derive(Debug)]
-pub(crate) struct Scratch {
-    dir: PathBuf,
-}
-
-impl Scratch {
-    /// A new private directory under the system's temporary directory, holding `name` with
-    /// `contents`.
-    pub(crate) fn with_file(name: &str, contents: &str) -> std::io::Result<Self> {
-        use std::os::unix::fs::DirBuilderExt;
-        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let dir = loop {
-            let candidate = std::env::temp_dir().join(format!(
-                "grader-workspace-{}-{}",
-                std::process::id(),
-                NEXT.fetch_add(1, Ordering::Relaxed)
-            ));
-            match std::fs::DirBuilder::new().mode(0o700).create(&candidate) {
-                Ok(()) => break candidate,
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-                Err(e) => return Err(e),
-            }
-        };
-        let scratch = Scratch { dir };
-        std::fs::write(scratch.dir.join(name), contents)?;
-        Ok(scratch)
-    }
-
-    /// The file `name` in it.
-    pub(crate) fn file(&self, name: &str) -> PathBuf {
-        self.dir.join(name)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
 }
 
 /// Whether `bwrap` understands `--perms` before `--tmpfs` (bubblewrap 0.5+); checked once per
@@ -172,7 +131,7 @@ impl Spec {
         }
         if let Some(hosts) = &self.hosts {
             argv.push("--ro-bind".into());
-            argv.push(hosts.file("hosts").into());
+            argv.push(hosts.path().join("hosts").into());
             argv.push("/etc/hosts".into());
         }
         argv.push("--chdir".into());

@@ -16,7 +16,7 @@ use super::egress::{Egress, Peer, Policy, valid_host};
 use super::error::{WorkspaceError, listen};
 use super::filetracking::FileTracking;
 use super::mount::Mount;
-use super::sandbox::{Launcher, Scratch, Spec, on_path, tmpfs_modes};
+use super::sandbox::{Launcher, Spec, on_path, tmpfs_modes};
 use super::ssh::{Shared, accept_loop};
 use crate::Capability;
 
@@ -516,9 +516,10 @@ fn parse_bool(value: &str) -> Option<bool> {
     }
 }
 
-/// The routes out of a sandbox with a network of its own, and the hosts file its peers need;
-/// none where sessions share the host's network.
-fn egress(options: &WorkspaceBuilder) -> Result<(Option<Egress>, Option<Scratch>), WorkspaceError> {
+/// The routes out of a sandbox with a network of its own; none where sessions share the
+/// host's network. Refuses an allowed host, a peer or a mount that cannot be served, whether
+/// or not the workspace ends up sandboxed.
+fn egress(options: &WorkspaceBuilder) -> Result<Option<Egress>, WorkspaceError> {
     if let Some(bad) = options
         .allowed_hosts
         .iter()
@@ -538,27 +539,35 @@ fn egress(options: &WorkspaceBuilder) -> Result<(Option<Egress>, Option<Scratch>
         });
     }
     if options.network && options.allowed_hosts.is_none() {
-        return Ok((None, None));
+        return Ok(None);
     }
     let policy = Policy::new(
         options.allowed_hosts.iter().flatten().cloned(),
         options.private_addresses,
     );
-    let egress = Egress::new(policy, options.peers.clone())?;
-    let base = std::fs::read_to_string("/etc/hosts").unwrap_or_default();
-    let hosts =
-        match egress.hosts_text(&base) {
-            Some(text) => Some(Scratch::with_file("hosts", &text).map_err(|e| {
-                WorkspaceError::Sandbox(format!("cannot write its hosts file: {e}"))
-            })?),
-            None => None,
-        };
-    Ok((Some(egress), hosts))
+    Egress::new(policy, options.peers.clone()).map(Some)
+}
+
+/// The sandbox's own `/etc/hosts` where its peers need one: the host's, plus a line per peer,
+/// in a private temporary directory removed with the workspace.
+fn hosts_file(egress: Option<&Egress>) -> Result<Option<tempfile::TempDir>, WorkspaceError> {
+    let base = || std::fs::read_to_string("/etc/hosts").unwrap_or_default();
+    let Some(text) = egress.and_then(|egress| egress.hosts_text(&base())) else {
+        return Ok(None);
+    };
+    let failed =
+        |e: std::io::Error| WorkspaceError::Sandbox(format!("cannot write its hosts file: {e}"));
+    let dir = tempfile::Builder::new()
+        .prefix("grader-workspace-")
+        .tempdir()
+        .map_err(failed)?;
+    std::fs::write(dir.path().join("hosts"), text).map_err(failed)?;
+    Ok(Some(dir))
 }
 
 /// The sandbox's makings, or `None` (said at warn level) where bwrap cannot sandbox.
 fn isolation_spec(options: &WorkspaceBuilder) -> Result<Option<Spec>, WorkspaceError> {
-    let (egress, hosts) = egress(options)?;
+    let egress = egress(options)?;
     if !options.sandboxed {
         if options.require_isolation {
             return Err(WorkspaceError::IsolationUnavailable {
@@ -589,8 +598,8 @@ fn isolation_spec(options: &WorkspaceBuilder) -> Result<Option<Spec>, WorkspaceE
                 nsenter,
                 network: egress.is_none(),
                 tmpfs_modes,
+                hosts: hosts_file(egress.as_ref())?.map(Arc::new),
                 egress,
-                hosts: hosts.map(Arc::new),
                 mounts: options.mounts.clone(),
             }))
         }
