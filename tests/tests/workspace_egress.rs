@@ -305,6 +305,16 @@ async fn an_agent_opening_connections_without_end_is_bounded_and_the_proxy_keeps
     )
     .await;
     assert_eq!(flood.trim(), "closed 0", "{flood}");
+    // Requests no proxy could carry get a 4xx each, and break nothing.
+    for garbage in [
+        "garbage\\r\\n\\r\\n",
+        "CONNECT :80 HTTP/1.1\\r\\nConnection: close\\r\\n\\r\\n",
+        "CONNECT localhost:99999 HTTP/1.1\\r\\nConnection: close\\r\\n\\r\\n",
+        "GET http://[::1/ HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n",
+    ] {
+        let reply = through_proxy(&workspace, garbage).await;
+        assert!(reply.starts_with("HTTP/1.1 4"), "{garbage}: {reply}");
+    }
     // Once they are gone, the proxy serves as before.
     let request = format!(
         "GET http://localhost:{http}/after HTTP/1.1\\r\\nHost: localhost\\r\\n\

@@ -178,7 +178,8 @@ fn strip_hop_by_hop(headers: &mut HeaderMap) {
     }
 }
 
-/// The host (without brackets) and port a request's target names.
+/// The host (without brackets) and port a request's target names; `None` for no host, or a
+/// port given that is not one (`:99999` is refused, not read as the default).
 fn target(uri: &Uri, default_port: u16) -> Option<(String, u16)> {
     let authority = uri.authority()?;
     let host = authority
@@ -188,10 +189,18 @@ fn target(uri: &Uri, default_port: u16) -> Option<(String, u16)> {
     if host.is_empty() {
         return None;
     }
-    Some((
-        host.to_owned(),
-        authority.port_u16().unwrap_or(default_port),
-    ))
+    let after_host = authority
+        .as_str()
+        .rsplit('@')
+        .next()
+        .and_then(|hostport| hostport.strip_prefix(authority.host()))
+        .unwrap_or_default();
+    let port = match (authority.port_u16(), after_host) {
+        (Some(port), _) => port,
+        (None, "") => default_port,
+        (None, _) => return None,
+    };
+    Some((host.to_owned(), port))
 }
 
 /// A connection to `host:port` at the first of its addresses the policy reaches; a refusal
@@ -241,4 +250,23 @@ fn refuse(status: StatusCode, reason: &'static str) -> Response<Body> {
 
 fn empty() -> Body {
     Empty::new().map_err(|never| match never {}).boxed()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_target_names_a_host_and_a_port_or_nothing() {
+        let at = |text: &str| target(&text.parse::<Uri>().unwrap_or_default(), 443);
+        assert_eq!(at("pypi.org:8443"), Some(("pypi.org".to_owned(), 8443)));
+        assert_eq!(at("pypi.org"), Some(("pypi.org".to_owned(), 443)));
+        assert_eq!(
+            at("http://u@pypi.org/x"),
+            Some(("pypi.org".to_owned(), 443))
+        );
+        assert_eq!(at("[::1]:22"), Some(("::1".to_owned(), 22)));
+        assert_eq!(at("pypi.org:99999"), None);
+        assert_eq!(at("/no/host"), None);
+    }
 }
