@@ -35,6 +35,10 @@ static FOUND: OnceLock<Result<Hierarchy, String>> = OnceLock::new();
 /// whenever a group is made or removed.
 static LEFT: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
+/// How long [`Group::remove`] tries to remove a group whose killed processes are not yet
+/// reaped.
+const REMOVE_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
 impl Hierarchy {
     /// This process's hierarchies, or why there are none it can use (found once).
     pub(crate) fn find() -> Result<&'static Hierarchy, &'static str> {
@@ -46,6 +50,7 @@ impl Hierarchy {
                     .map_err(|e| format!("cannot read /proc/self/cgroup: {e}"))?;
                 let found = Hierarchy::parse(&mountinfo, &cgroup)?;
                 found.check()?;
+                found.sweep_stale();
                 Ok(found)
             })
             .as_ref()
@@ -110,6 +115,38 @@ impl Hierarchy {
         match place(v2, None) {
             Some(group) => Ok(Hierarchy::V2 { group }),
             None => Err("no cgroup hierarchy with the memory or pids controller is mounted".into()),
+        }
+    }
+
+    /// Removes the empty groups of grading processes that no longer run (killed before they
+    /// could remove their own: `grader-PID-N` where no process PID exists), so that they do not
+    /// pile up beside this process's. A group still holding a process is not removable and is
+    /// left; so is one whose PID now belongs to another process.
+    fn sweep_stale(&self) {
+        let parents: Vec<&Path> = match self {
+            Hierarchy::V1 { memory, pids } => {
+                memory.iter().chain(pids).map(PathBuf::as_path).collect()
+            }
+            Hierarchy::V2 { group } => vec![group.as_path()],
+        };
+        for parent in parents {
+            let Ok(entries) = fs::read_dir(parent) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let name = entry.file_name();
+                let Some(pid) = name
+                    .to_str()
+                    .and_then(|name| name.strip_prefix("grader-"))
+                    .and_then(|rest| rest.split_once('-'))
+                    .and_then(|(pid, n)| n.parse::<u64>().ok().and(pid.parse::<u32>().ok()))
+                else {
+                    continue;
+                };
+                if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+                    let _ = remove_dir(&entry.path());
+                }
+            }
         }
     }
 
@@ -339,18 +376,25 @@ impl Group {
         }
     }
 
-    /// Removes the group's directories; one that still holds a process is removed later.
+    /// Removes the group's directories. A process killed in the group keeps it busy (`EBUSY`)
+    /// until its parent reaps it, though `cgroup.procs` no longer lists it; what a command left
+    /// behind is reaped by init, which takes its time on a loaded machine. So removal is tried
+    /// again for up to [`REMOVE_WAIT`]; a group still busy then is left for the next group made
+    /// or removed to try again (those left from before are tried here too).
     pub(crate) fn remove(self) {
         let mut dirs: Vec<PathBuf> = self.memory.into_iter().chain(self.pids).collect();
         dirs.dedup();
-        let mut left = Vec::new();
-        for dir in dirs {
-            if remove_dir(&dir).is_err() {
-                left.push(dir);
+        let started = std::time::Instant::now();
+        loop {
+            dirs.retain(|dir| remove_dir(dir).is_err());
+            if dirs.is_empty() || started.elapsed() >= REMOVE_WAIT {
+                break;
             }
+            std::thread::sleep(std::time::Duration::from_millis(1));
         }
-        if !left.is_empty() {
-            lock_left().extend(left);
+        retry_left();
+        if !dirs.is_empty() {
+            lock_left().extend(dirs);
         }
     }
 }
@@ -490,6 +534,39 @@ mod tests {
         }
         retry_left();
         assert!(!dir.exists());
+        fs::remove_dir_all(&parent).expect("clean");
+    }
+
+    /// Groups of processes that are gone are removed when a process first finds the
+    /// hierarchy; this process's, a live process's and other directories are kept.
+    #[test]
+    fn the_groups_of_processes_gone_are_swept() {
+        let parent =
+            std::env::temp_dir().join(format!("grader-cgroup-stale-{}", std::process::id()));
+        fs::create_dir_all(&parent).expect("parent");
+        let mut child = std::process::Command::new("true").spawn().expect("true");
+        let gone = child.id();
+        child.wait().expect("reaped");
+        let names = [
+            format!("grader-{gone}-0"),
+            format!("grader-{gone}-12"),
+            format!("grader-{}-3", std::process::id()),
+            "grader-1-0".to_owned(),
+            format!("grader-{gone}-x"),
+            "other".to_owned(),
+        ];
+        for name in &names {
+            fs::create_dir(parent.join(name)).expect("dir");
+        }
+        Hierarchy::V2 {
+            group: parent.clone(),
+        }
+        .sweep_stale();
+        let kept: Vec<bool> = names
+            .iter()
+            .map(|name| parent.join(name).exists())
+            .collect();
+        assert_eq!(kept, [false, false, true, true, true, true]);
         fs::remove_dir_all(&parent).expect("clean");
     }
 }
