@@ -263,10 +263,16 @@ impl Evaluation {
     /// are written, and then resumes on the awaiting task, as it would have started there
     /// with `run`; on a current-thread runtime it unwinds at once, as with `run`.
     ///
+    /// Each lane owns its part of the `concurrency` slots. While its gradings end without
+    /// waiting, it takes samples and makes gradings a batch at a time (up to 16, ahead of its
+    /// slots, so that the samples' lock is taken once a batch, not once a grading); while one
+    /// of its gradings waits, it makes no more than its free slots, and hands those it made
+    /// ahead back for other lanes to start.
+    ///
     /// What `grade` does before it returns its future runs on the lane, and counts towards
-    /// the half millisecond after which a lane gives its worker's other tasks a turn; but a
-    /// lane makes the gradings of the slots it claims (up to 16) in one go, so keep slow work
-    /// in the future. When the run's future is dropped, the iterator and `grade` are dropped
+    /// the half millisecond after which a lane gives its worker's other tasks a turn; a lane
+    /// makes the gradings of its free slots in one go (a batch ahead only while `grade` returns
+    /// within a few microseconds), so keep slow work in the future. When the run's future is dropped, the iterator and `grade` are dropped
     /// by the last of its lanes to end, on a worker, moments later.
     ///
     /// ```

@@ -9,7 +9,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex};
 
 use super::grading::{Texts, grading};
-use crate::running::{Made, Source, lock};
+use crate::running::{Made, Source, Tally, lock};
 use crate::shard::Shard;
 use grader_core::score::EvaluationResult;
 
@@ -283,7 +283,7 @@ where
     Fut: Future<Output = Result<EvaluationResult, E>> + Send + 'static,
     E: Display + 'static,
 {
-    fn make(&self, n: usize, into: &mut Vec<Made>) -> (usize, bool) {
+    fn make(&self, n: usize, into: &mut Vec<Made>, tally: &Tally) -> (usize, bool) {
         // The pairs are taken under the lock, and the gradings made outside it, so lanes make
         // theirs side by side.
         let mut pairs = Vec::with_capacity(n);
@@ -306,8 +306,11 @@ where
             if let Err(payload) = taken {
                 *panic = Some(payload);
             }
+            // Counted under the samples' lock, before any is made (see `Tally::taken`).
+            tally.taken(pairs.len());
             panic.is_some() || next.is_none()
         };
+        let taken = pairs.len();
         // The grading function's calls are caught one by one (a panic is that grading's line);
         // what could still unwind here (a panic payload whose destructor panics) ends the
         // samples as the iterator's panic would, and the run re-raises it.
@@ -331,6 +334,7 @@ where
                 None => *panic = Some(payload),
                 Some(_) => std::mem::forget(payload),
             }
+            tally.not_made(taken - (into.len() - before));
             return (into.len() - before, true);
         }
         (into.len() - before, ended)

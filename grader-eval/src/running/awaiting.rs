@@ -5,6 +5,7 @@
 use std::collections::VecDeque;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
@@ -14,8 +15,8 @@ use tokio::task::JoinSet;
 
 use super::lane::Lane;
 use super::{
-    AHEAD, Event, Finished, Grading, LOW_WATER, Made, Queue, SLICE, Shared, Source, TAKE, lock,
-    panic_message, yield_to_io,
+    AHEAD, Event, Finished, Grading, LOW_WATER, Made, Queue, SLICE, Shared, Source, TAKE, Tally,
+    lock, panic_message, yield_to_io,
 };
 use crate::line::{ErrorKind, Line};
 use crate::output::SharedFile;
@@ -103,6 +104,14 @@ impl Running {
         // no more than the slots.
         let lanes = (2 * workers.unwrap_or(1).max(1)).min(concurrency.max(1));
         let has_source = source.is_some();
+        // With a source, each lane owns its slots: the concurrency split among the lanes.
+        let quotas = if has_source {
+            (0..lanes)
+                .map(|lane| concurrency / lanes + usize::from(lane < concurrency % lanes))
+                .collect()
+        } else {
+            Vec::new()
+        };
         Running {
             shared: Arc::new(Shared {
                 queue: Mutex::new(Queue {
@@ -111,9 +120,11 @@ impl Running {
                     lanes: 0,
                     hungry: Vec::new(),
                     closed: false,
-                    made_by_lanes: 0,
-                    source_done: false,
+                    quotas,
                 }),
+                closed: AtomicBool::new(false),
+                tally: Tally::default(),
+                queued: AtomicUsize::new(0),
                 events: Mutex::default(),
                 notify: tokio::sync::Notify::new(),
                 concurrency,
@@ -151,7 +162,7 @@ impl Running {
     /// Whether the run has a [`Source`] that did not run out: its lanes were stopped (the
     /// run cancelled, or its runtime shut down) with samples not yet taken.
     pub(crate) fn source_unfinished(&self) -> bool {
-        self.shared.source.is_some() && !lock(&self.shared.queue).source_done
+        self.shared.source.is_some() && !self.shared.tally.is_done()
     }
 
     /// The panic that ended the samples of the run's [`Source`], if one did.
@@ -227,13 +238,18 @@ impl Running {
             self.outstanding += self.pending.len();
             queue.made.extend(self.pending.drain(..));
             // (A lane that panicked is replaced here too.)
-            let work = !queue.made.is_empty() || (self.sourcing && !queue.source_done);
-            let new_lanes = if work && queue.running < self.concurrency {
-                self.lanes.saturating_sub(queue.lanes)
+            let work = !queue.made.is_empty() || (self.sourcing && !self.shared.tally.is_done());
+            let new_lanes: Vec<usize> = if !work {
+                Vec::new()
+            } else if self.shared.source.is_some() {
+                // The slots of the lanes that ended go to new ones.
+                std::mem::take(&mut queue.quotas)
+            } else if queue.running < self.concurrency {
+                vec![self.shared.share; self.lanes.saturating_sub(queue.lanes)]
             } else {
-                0
+                Vec::new()
             };
-            queue.lanes += new_lanes;
+            queue.lanes += new_lanes.len();
             let hungry = if queue.made.is_empty() {
                 Vec::new()
             } else {
@@ -244,17 +260,18 @@ impl Running {
         for (_, waker) in hungry {
             waker.wake();
         }
-        for _ in 0..new_lanes {
-            self.start_lane();
+        for quota in new_lanes {
+            self.start_lane(quota);
         }
     }
 
-    /// Starts a lane (counted in [`Queue::lanes`] already).
-    fn start_lane(&mut self) {
+    /// Starts a lane (counted in [`Queue::lanes`] already) owning `quota` of the run's slots
+    /// (with a source; without one it claims them from the queue).
+    fn start_lane(&mut self, quota: usize) {
         let id = self.next_lane;
         self.next_lane += 1;
         // Made here, so that a lane dropped before its first poll still counts itself out.
-        let mut lane = Lane::new(id, Arc::clone(&self.shared), self.file.clone());
+        let mut lane = Lane::new(id, Arc::clone(&self.shared), self.file.clone(), quota);
         let scope = self.scope.clone();
         self.tasks.spawn(async move {
             let body = scope.enter(std::future::poll_fn(|cx| lane.poll(cx)));
@@ -283,12 +300,14 @@ impl Running {
             // counted before its lane handed the line over. (Read after the source ran out
             // too: a lane that claimed slots before it did gives back those it made nothing
             // for.)
-            let mut queue = lock(&self.shared.queue);
+            // (Whether the source ran out is read first: seen so, the count after it holds
+            // every grading it made.)
+            let done = self.shared.tally.is_done();
             self.outstanding = self
                 .outstanding
-                .saturating_add_signed(std::mem::take(&mut queue.made_by_lanes));
+                .saturating_add_signed(self.shared.tally.take_made());
             // Closed (the runtime is shutting down), no lane makes more either.
-            self.sourcing = !queue.source_done && !queue.closed;
+            self.sourcing = !done && !self.shared.is_closed();
         }
         for event in self.taken.drain(..) {
             match event {

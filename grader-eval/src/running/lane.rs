@@ -1,12 +1,13 @@
-//! A lane: a task of the runtime that takes gradings from the run's queue (or makes them from its
-//! [`Source`](super::Source)) for the slots it claims, polls them concurrently, writes their lines
-//! out as they end, and hands them over at the end of each poll, yielding to its worker's other
-//! tasks after [`BUDGET`] lines or [`SLICE`] of computing.
+//! A lane: a task of the runtime that takes gradings from the run's queue for the slots it
+//! claims (or makes them from its [`Source`](super::Source) for the slots it owns), polls them
+//! concurrently, writes their lines out as they end, and hands them over at the end of each
+//! poll, yielding to its worker's other tasks after [`BUDGET`] lines or [`SLICE`] of computing.
 
 use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::task::{Context, Poll};
 use std::time::Instant;
 
@@ -15,7 +16,8 @@ use futures_util::stream::FuturesUnordered;
 
 use super::append::{Appending, keep_for_next_poll};
 use super::{
-    BUDGET, Event, Finished, Grading, Json, LOW_WATER, Made, SLICE, Shared, lock, yield_to_io,
+    BATCH, BUDGET, Event, Finished, Grading, Json, LOW_WATER, Made, SLICE, Shared, lock,
+    yield_to_io,
 };
 use crate::output::SharedFile;
 
@@ -52,6 +54,17 @@ pub(super) struct Lane {
     ending: Vec<u32>,
     /// What the lane takes from the queue, kept between takes.
     incoming: Vec<Made>,
+    /// With a [`Source`](super::Source): the run's slots this lane owns (it holds no more
+    /// gradings running at once), counted by itself, without the queue's lock.
+    quota: usize,
+    /// With a [`Source`](super::Source): gradings made and not yet started, up to [`BATCH`]
+    /// with those running while the lane's gradings end without waiting.
+    spares: VecDeque<Made>,
+    /// Some grading of the lane was waiting (not ready) when it was last polled.
+    waiting: bool,
+    /// The grading function took long enough at the lane's last making (or has not been
+    /// called yet) that making a batch in one go would hold the worker too long.
+    slow_making: bool,
     /// Gradings ended whose slot of the run is not yet given back.
     released: usize,
     /// How long (in seconds) the gradings this lane made from the [`Source`](super::Source) since
@@ -67,8 +80,13 @@ pub(super) struct Lane {
 
 impl Lane {
     /// A lane of the run that shares `shared`, appending its lines to `file` (when the run has
-    /// a local one), holding nothing yet.
-    pub(super) fn new(id: u64, shared: Arc<Shared>, file: Option<Arc<SharedFile>>) -> Self {
+    /// a local one), holding nothing yet; with a source, owning `quota` of the run's slots.
+    pub(super) fn new(
+        id: u64,
+        shared: Arc<Shared>,
+        file: Option<Arc<SharedFile>>,
+        quota: usize,
+    ) -> Self {
         Lane {
             id,
             shared,
@@ -78,6 +96,10 @@ impl Lane {
             free: Vec::new(),
             ending: Vec::new(),
             incoming: Vec::new(),
+            quota,
+            spares: VecDeque::new(),
+            waiting: false,
+            slow_making: true,
             released: 0,
             making: 0.0,
             ended: Vec::new(),
@@ -93,10 +115,20 @@ impl Lane {
     }
 
     /// Gives back the slots of the gradings that ended, and takes more from the queue (or makes
-    /// more from the run's [`Source`](super::Source)) for the slots free; returns how many it took.
-    /// Taking none with no grading left, the lane ends.
+    /// more from the run's [`Source`](super::Source)) for the slots free; returns how many it
+    /// started. Starting none with no grading left, the lane ends.
     fn refill(&mut self, cx: &Context<'_>) -> usize {
-        let (crossed, claimed) = {
+        if self.shared.source.is_some() {
+            self.refill_from_source()
+        } else {
+            self.refill_from_queue(cx)
+        }
+    }
+
+    /// [`refill`](Self::refill) from the queue the awaiting task fills, claiming the run's slots
+    /// under its lock.
+    fn refill_from_queue(&mut self, cx: &Context<'_>) -> usize {
+        let crossed = {
             let mut queue = lock(&self.shared.queue);
             queue.running -= self.released;
             self.released = 0;
@@ -110,76 +142,155 @@ impl Lane {
             };
             let n = room.min(before);
             self.incoming.extend(queue.made.drain(..n));
-            // The slots it makes gradings for, counted as made now (see `made_by_lanes`).
-            let claimed = if self.shared.source.is_some() && !queue.source_done {
-                room - n
-            } else {
-                0
-            };
-            queue.running += n + claimed;
-            queue.made_by_lanes += claimed as isize;
+            queue.running += n;
             let after = queue.made.len();
-            if n + claimed == 0 && self.gradings.is_empty() {
+            if n == 0 && self.gradings.is_empty() {
                 queue.lanes -= 1;
                 self.exited = true;
-            } else if n + claimed == 0
-                && free > 0
-                && before == 0
-                && !queue.closed
-                && self.shared.source.is_none()
-            {
+            } else if n == 0 && free > 0 && before == 0 && !queue.closed {
                 // Slots are free and the queue is empty: wait to be woken when it fills.
                 match queue.hungry.iter_mut().find(|(lane, _)| *lane == self.id) {
                     Some((_, waker)) => waker.clone_from(cx.waker()),
                     None => queue.hungry.push((self.id, cx.waker().clone())),
                 }
             }
-            (before > LOW_WATER && after <= LOW_WATER, claimed)
+            before > LOW_WATER && after <= LOW_WATER
         };
         if crossed {
             self.shared.notify.notify_one();
         }
-        if let Some(source) = self.shared.source.as_ref().filter(|_| claimed > 0) {
+        let started = Instant::now();
+        let n = self.incoming.len();
+        let incoming = std::mem::take(&mut self.incoming);
+        for made in incoming {
+            self.start(made, started);
+        }
+        n
+    }
+
+    /// [`refill`](Self::refill) for a lane that makes its own gradings: its slots are its own
+    /// ([`quota`](Self::quota)), so it takes no lock of the run's, only the samples' (once for
+    /// up to [`BATCH`] gradings) and the queue's when gradings were handed back to it.
+    fn refill_from_source(&mut self) -> usize {
+        let closed = self.shared.is_closed();
+        let free = if closed {
+            0
+        } else {
+            self.quota.saturating_sub(self.gradings.len())
+        };
+        // Gradings another lane handed back go first (they were made before any to make now).
+        if free > self.spares.len() && self.shared.queued.load(Ordering::Relaxed) > 0 {
+            let mut queue = lock(&self.shared.queue);
+            let n = (free - self.spares.len()).min(queue.made.len());
+            self.spares.extend(queue.made.drain(..n));
+            self.shared.queued.store(queue.made.len(), Ordering::Relaxed);
+        }
+        if free > self.spares.len()
+            && !self.shared.tally.is_done()
+            && let Some(source) = self.shared.source.as_deref()
+        {
+            // Up to a batch held while gradings end at once and are cheap to make; no more
+            // than the slots while one waits (see `give_back`), or when a batch made in one go
+            // would hold the worker for more than a quarter of a slice.
+            let held = self.gradings.len() + self.spares.len();
+            let most = if self.waiting || self.slow_making {
+                self.quota
+            } else {
+                self.quota.max(BATCH)
+            };
+            let n = most.saturating_sub(held);
             let making = Instant::now();
-            let (made, ended) = source.make(claimed, &mut self.incoming);
-            self.making += making.elapsed().as_secs_f64();
-            if ended || made < claimed {
-                // The samples ran out: the slots claimed for more go back, and the awaiting
-                // task hears that no more will be made (it may be waiting on nothing else).
-                let mut queue = lock(&self.shared.queue);
-                queue.running -= claimed - made;
-                queue.made_by_lanes -= (claimed - made) as isize;
-                queue.source_done = true;
-                if self.incoming.is_empty() && self.gradings.is_empty() {
-                    queue.lanes -= 1;
-                    self.exited = true;
-                }
-                drop(queue);
+            let (made, ended) = source.make(n, &mut self.incoming, &self.shared.tally);
+            let making = making.elapsed().as_secs_f64();
+            self.making += making;
+            if made > 0 {
+                self.slow_making =
+                    making / made as f64 * BATCH as f64 > SLICE.as_secs_f64() / 4.0;
+            }
+            self.spares.extend(self.incoming.drain(..));
+            if ended || made < n {
+                // The samples ran out: the awaiting task hears that no more will be made (it
+                // may be waiting on nothing else).
+                self.shared.tally.ran_out();
                 self.shared.notify.notify_one();
             }
         }
-        let n = self.incoming.len();
-        if n > 0 {
-            let started = Instant::now();
-            for Made { id, epoch, grading } in self.incoming.drain(..) {
-                let held = Some((id, epoch, started));
-                let slot = match self.free.pop() {
-                    Some(slot) => {
-                        self.slots[slot as usize] = held;
-                        slot
-                    }
-                    None => {
-                        self.slots.push(held);
-                        u32::try_from(self.slots.len() - 1).unwrap_or(u32::MAX)
-                    }
-                };
-                self.gradings.push(InSlot {
-                    slot,
-                    grading: Some(grading),
-                });
+        let n = free.min(self.spares.len());
+        let started = Instant::now();
+        for _ in 0..n {
+            if let Some(made) = self.spares.pop_front() {
+                self.start(made, started);
+            }
+        }
+        if n == 0 && self.gradings.is_empty() {
+            // Nothing running, nothing to start, nothing more to make (or the run was closed):
+            // the lane ends, unless gradings were handed back in the meantime.
+            let mut queue = lock(&self.shared.queue);
+            if queue.made.is_empty() || queue.closed {
+                queue.lanes -= 1;
+                queue.quotas.push(self.quota);
+                self.exited = true;
+                drop(queue);
+                // Spares are dropped only by a closed run (a run's end leaves none): counted as
+                // never started.
+                self.drop_spares();
+            } else {
+                // (Polled again at once, to take them.)
+                self.shared.queued.store(queue.made.len(), Ordering::Relaxed);
+                return 1;
             }
         }
         n
+    }
+
+    /// Starts a grading made (in a free slot of [`slots`](Self::slots)).
+    fn start(&mut self, made: Made, started: Instant) {
+        let Made { id, epoch, grading } = made;
+        let held = Some((id, epoch, started));
+        let slot = match self.free.pop() {
+            Some(slot) => {
+                self.slots[slot as usize] = held;
+                slot
+            }
+            None => {
+                self.slots.push(held);
+                u32::try_from(self.slots.len() - 1).unwrap_or(u32::MAX)
+            }
+        };
+        self.gradings.push(InSlot {
+            slot,
+            grading: Some(grading),
+        });
+    }
+
+    /// Hands the gradings made and not started back to the run's queue, for any lane with a
+    /// free slot (or one the awaiting task starts) to take: a lane whose gradings wait must not
+    /// hold back others that could run beside them. Dropped unstarted when the run is closed.
+    fn give_back(&mut self) {
+        if self.spares.is_empty() {
+            return;
+        }
+        let mut queue = lock(&self.shared.queue);
+        if queue.closed {
+            drop(queue);
+            self.drop_spares();
+            return;
+        }
+        queue.made.extend(self.spares.drain(..));
+        self.shared.queued.store(queue.made.len(), Ordering::Relaxed);
+        drop(queue);
+        // A lane may have ended for want of gradings: the awaiting task starts another.
+        self.shared.notify.notify_one();
+    }
+
+    /// Drops the gradings made and not started (the run is closed), telling the awaiting task
+    /// how many.
+    fn drop_spares(&mut self) {
+        let count = self.spares.len();
+        if count > 0 {
+            self.spares.clear();
+            self.ended.push(Event::Unstarted(count));
+        }
     }
 
     pub(super) fn poll(&mut self, cx: &mut Context<'_>) -> Poll<()> {
@@ -201,9 +312,18 @@ impl Lane {
             computed += std::mem::take(&mut self.making);
             let mut ended_now = 0;
             let mut out_of_time = computed >= SLICE.as_secs_f64();
-            while !out_of_time
-                && let Poll::Ready(Some((slot, line, spent))) = self.gradings.poll_next_unpin(cx)
-            {
+            while !out_of_time {
+                let (slot, line, spent) = match self.gradings.poll_next_unpin(cx) {
+                    Poll::Ready(Some(ended)) => ended,
+                    Poll::Ready(None) => {
+                        self.waiting = false;
+                        break;
+                    }
+                    Poll::Pending => {
+                        self.waiting = true;
+                        break;
+                    }
+                };
                 // Its slot is held until the line is handed over, at the end of the poll.
                 self.ending.push(slot);
                 self.released += 1;
@@ -235,6 +355,10 @@ impl Lane {
             if took == 0 && ended_now == 0 {
                 break;
             }
+        }
+        if !yielded && !self.exited && self.waiting {
+            // The lane sleeps until one of its gradings is ready, however long that takes.
+            self.give_back();
         }
         // Lines that ended in this poll go out (to the file, then to the awaiting task) before
         // the lane sleeps; nothing that could panic comes between (a line appended and not
@@ -278,23 +402,49 @@ impl Drop for Lane {
         // still hold a slot of the run; the others' are counted in `released`.
         let left: Vec<(Arc<str>, u32, Instant)> = self.slots.drain(..).flatten().collect();
         let running = left.len() - self.ending.len();
-        {
-            let mut queue = lock(&self.shared.queue);
-            queue.running -= running + self.released;
-            if !self.exited {
-                queue.lanes -= 1;
-            }
-            queue.hungry.retain(|(lane, _)| *lane != self.id);
-        }
         // Dropped before it ended, not by a panic: the run cancelled it (and emptied the queue
         // first), or its runtime is shutting down, when no lane will take what is queued.
         let killed = !self.exited && self.panic.is_none();
+        // Gradings made and not started: after a panic, queued for the lane that replaces this
+        // one; otherwise never started.
+        let mut unstarted = 0;
+        {
+            let mut queue = lock(&self.shared.queue);
+            if self.shared.source.is_none() {
+                queue.running -= running + self.released;
+            }
+            if !self.exited {
+                queue.lanes -= 1;
+                if self.shared.source.is_some() {
+                    queue.quotas.push(self.quota);
+                }
+            }
+            queue.hungry.retain(|(lane, _)| *lane != self.id);
+            if killed || queue.closed {
+                unstarted = self.spares.len();
+                self.spares.clear();
+            } else {
+                queue.made.extend(self.spares.drain(..));
+                self.shared
+                    .queued
+                    .store(queue.made.len(), Ordering::Relaxed);
+            }
+        }
         let queued = if killed {
             self.shared.close()
         } else {
             VecDeque::new()
         };
         // A panic mid-poll leaves lines that ended in it unsent: their gradings are in `left`.
+        // (Spares it dropped in that poll are counted still.)
+        unstarted += self
+            .ended
+            .iter()
+            .map(|event| match event {
+                Event::Unstarted(count) => *count,
+                _ => 0,
+            })
+            .sum::<usize>();
         self.ended.clear();
         let mut events = Vec::new();
         // (After a panic, even with no grading left: the awaiting task replaces the lane.)
@@ -302,8 +452,8 @@ impl Drop for Lane {
             let panic = self.panic.take();
             events.push(Event::Ended { panic, left });
         }
-        if !queued.is_empty() {
-            events.push(Event::Unstarted(queued.len()));
+        if !queued.is_empty() || unstarted > 0 {
+            events.push(Event::Unstarted(queued.len() + unstarted));
         }
         // The queued gradings are dropped before the awaiting task hears of them.
         drop(queued);

@@ -17,8 +17,11 @@
 //!
 //! A run whose samples and grading function can be shared among threads
 //! (`Evaluation::run_shared`) gives them to the lanes as a [`Source`]: nothing is queued, and
-//! each lane takes samples and makes the gradings for the slots it claims, so the awaiting
-//! task makes none. Lines a lane appended to the file go to the awaiting task only to be
+//! each lane owns a fixed part of the run's slots (its quota), takes samples and makes the
+//! gradings for them itself, a batch at a time ([`BATCH`]), so the awaiting task makes none
+//! and a grading takes no lock of the run's: the counts the awaiting task needs are atomics
+//! ([`Tally`]), and the queue's lock is taken only when a lane ends or hands back gradings it
+//! made ahead of its slots (when one of its gradings waits). Lines a lane appended to the file go to the awaiting task only to be
 //! counted, and wake it in bulk ([`UNTOLD_LINES`], [`UNTOLD_FOR`]) rather than every poll.
 //
 // The files: this one holds what the awaiting task and the lanes share (the queue, the
@@ -28,6 +31,7 @@
 use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Waker};
 use std::time::Instant;
@@ -50,6 +54,14 @@ const LOW_WATER: usize = AHEAD / 2;
 /// The most gradings a lane takes from the queue at a time (fewer when the concurrency shared
 /// among the lanes is less).
 const TAKE: usize = 16;
+
+/// A lane that makes its own gradings from a [`Source`] holds up to this many made (running or
+/// not yet started) while its gradings end without waiting, however few slots it has: so it
+/// takes samples in batches (one trip through the samples' lock for up to this many) and starts
+/// the next in the slot one freed without asking anyone. While one of its gradings waits, it
+/// makes no more than its slots, and hands back those it made beyond them (see
+/// `Lane::give_back`), so that slow gradings are not left queued behind a busy lane.
+const BATCH: usize = 16;
 
 /// The most gradings that end in one poll of a lane: then it yields to the other tasks of its
 /// worker (as tokio's own budget would), handing over what ended.
@@ -140,8 +152,9 @@ pub(super) struct Made {
 pub(super) trait Source: Send + Sync + 'static {
     /// Makes up to `n` gradings into `into`, and returns how many, and whether the samples
     /// have run out (or their iterator panicked: see [`take_panic`](Self::take_panic)): fewer
-    /// than `n` only then. Never panics.
-    fn make(&self, n: usize, into: &mut Vec<Made>) -> (usize, bool);
+    /// than `n` only then. Counts them in `tally` ([`Tally::taken`]) under the samples' own
+    /// lock, as it takes them, and takes back any it then did not make. Never panics.
+    fn make(&self, n: usize, into: &mut Vec<Made>, tally: &Tally) -> (usize, bool);
 
     /// The panic of the samples' iterator (or of a sample's id), if one ended them.
     fn take_panic(&self) -> Option<Box<dyn std::any::Any + Send>>;
@@ -151,9 +164,61 @@ pub(super) trait Source: Send + Sync + 'static {
     fn counts(&self) -> (usize, usize);
 }
 
+/// The gradings the lanes made from a [`Source`] and whether it ran out, kept in atomics so that
+/// a lane making gradings takes no lock of the run's (only the samples' own, in
+/// [`Source::make`]).
+#[derive(Default)]
+pub(super) struct Tally {
+    /// Gradings made since the awaiting task last counted them (see [`Tally::taken`]); less
+    /// those counted and not made, which may take it below zero for a while.
+    made: AtomicIsize,
+    /// The source ran out (or panicked): lanes make nothing more.
+    done: AtomicBool,
+}
+
+impl Tally {
+    /// Counts `n` gradings about to be made, before any of their lines can be handed over: the
+    /// source calls it under its samples' lock as it takes them. So once [`is_done`](Self::is_done)
+    /// is seen, every grading the source will ever make has been counted.
+    pub(super) fn taken(&self, n: usize) {
+        self.made
+            .fetch_add(isize::try_from(n).unwrap_or(isize::MAX), Ordering::Relaxed);
+    }
+
+    /// Takes back `n` counted by [`taken`](Self::taken) and then not made (the grading function
+    /// unwound past its own catch).
+    pub(super) fn not_made(&self, n: usize) {
+        self.made
+            .fetch_sub(isize::try_from(n).unwrap_or(isize::MAX), Ordering::Relaxed);
+    }
+
+    /// The source ran out: set by the lane that heard it, after its last count.
+    fn ran_out(&self) {
+        self.done.store(true, Ordering::Release);
+    }
+
+    /// Whether the source ran out. Read before [`take_made`](Self::take_made): seen true, the
+    /// count taken after it is the last but for what lanes still take back.
+    fn is_done(&self) -> bool {
+        self.done.load(Ordering::Acquire)
+    }
+
+    /// The gradings made since the last call (the awaiting task's count of them).
+    fn take_made(&self) -> isize {
+        self.made.swap(0, Ordering::AcqRel)
+    }
+}
+
 /// What the awaiting task and the lanes share.
 struct Shared {
     queue: Mutex<Queue>,
+    /// [`Queue::closed`], for lanes that make their own gradings to read without the lock.
+    closed: AtomicBool,
+    /// The gradings made from the [`Source`], for the awaiting task to count.
+    tally: Tally,
+    /// How many gradings [`Queue::made`] holds, for lanes that make their own gradings to look
+    /// at without the lock (only gradings handed back by other lanes are queued then).
+    queued: AtomicUsize,
     /// What lanes hand over for the awaiting task.
     events: Mutex<Outbox>,
     notify: tokio::sync::Notify,
@@ -196,13 +261,10 @@ struct Queue {
     /// Cancelled, or a lane was dropped before it ended (its runtime shut down): lanes take
     /// nothing more, and nothing more is queued.
     closed: bool,
-    /// Gradings the lanes made from the [`Source`] since the awaiting task last counted them:
-    /// counted as a lane claims their slots, before it makes them, so that the awaiting task
-    /// never hears of a line before its grading; less those claimed and not made (the samples
-    /// ran out), which may take it below zero.
-    made_by_lanes: isize,
-    /// The [`Source`] ran out (or panicked): lanes make nothing more.
-    source_done: bool,
+    /// With a [`Source`], the slots of lanes not running (not started yet, or ended): each
+    /// lane that makes its own gradings owns a fixed number of the run's slots, so it counts
+    /// them itself, and a lane started to replace one takes over its slots.
+    quotas: Vec<usize>,
 }
 
 /// What a lane hands over.
@@ -240,7 +302,14 @@ impl Shared {
     fn close(&self) -> VecDeque<Made> {
         let mut queue = lock(&self.queue);
         queue.closed = true;
+        self.closed.store(true, Ordering::Release);
+        self.queued.store(0, Ordering::Relaxed);
         std::mem::take(&mut queue.made)
+    }
+
+    /// Whether the queue is closed, read without its lock.
+    fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
     }
 
     /// Hands `events` over (leaving it empty), waking the awaiting task unless it has been

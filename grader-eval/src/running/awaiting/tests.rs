@@ -167,7 +167,8 @@ struct OneFast {
 }
 
 impl Source for OneFast {
-    fn make(&self, n: usize, into: &mut Vec<Made>) -> (usize, bool) {
+    fn make(&self, n: usize, into: &mut Vec<Made>, tally: &Tally) -> (usize, bool) {
+        tally.taken(n);
         for _ in 0..n {
             let i = self.next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             let id: Arc<str> = Arc::from(format!("s{i}"));
@@ -465,5 +466,136 @@ fn lanes_never_run_more_than_the_concurrency() {
         assert_eq!(ids.len(), 40);
         assert_eq!(most.load(std::sync::atomic::Ordering::SeqCst), 3);
         assert!(running.is_empty());
+    });
+}
+
+/// `count` samples numbered from 0, each graded by `grade(i)`.
+struct Numbered<G> {
+    next: std::sync::Mutex<usize>,
+    count: usize,
+    grade: G,
+}
+
+impl<G, F> Source for Numbered<G>
+where
+    G: Fn(usize) -> F + Send + Sync + 'static,
+    F: std::future::Future<Output = Finished> + Send + 'static,
+{
+    fn make(&self, n: usize, into: &mut Vec<Made>, tally: &Tally) -> (usize, bool) {
+        let range = {
+            let mut next = lock(&self.next);
+            let start = *next;
+            *next = (start + n).min(self.count);
+            tally.taken(*next - start);
+            start..*next
+        };
+        let made = range.len();
+        for i in range.clone() {
+            into.push(Made {
+                id: Arc::from(format!("s{i}")),
+                epoch: 1,
+                grading: Box::pin((self.grade)(i)),
+            });
+        }
+        (made, range.end == self.count)
+    }
+
+    fn take_panic(&self) -> Option<Box<dyn std::any::Any + Send>> {
+        None
+    }
+
+    fn counts(&self) -> (usize, usize) {
+        (0, 0)
+    }
+}
+
+/// Lanes that make their own gradings own the run's slots between them: no more run at once
+/// than the concurrency, however many end at once and however many wait, and every grading
+/// gets its line.
+#[test]
+fn lanes_with_a_source_never_run_more_than_the_concurrency() {
+    for (workers, concurrency) in [(2, 3), (2, 1), (3, 7), (1, 64)] {
+        runtime(workers).block_on(async {
+            let now = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+            let most = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+            let (now2, most2) = (Arc::clone(&now), Arc::clone(&most));
+            let source = Numbered {
+                next: std::sync::Mutex::new(0),
+                count: 200,
+                grade: move |i: usize| {
+                    let (now, most) = (Arc::clone(&now2), Arc::clone(&most2));
+                    async move {
+                        use std::sync::atomic::Ordering::SeqCst;
+                        let at_once = now.fetch_add(1, SeqCst) + 1;
+                        most.fetch_max(at_once, SeqCst);
+                        if i % 5 == 0 {
+                            tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+                        }
+                        now.fetch_sub(1, SeqCst);
+                        failed(&format!("s{i}"), 1, "done")
+                    }
+                },
+            };
+            let mut running =
+                Running::with_source(concurrency, Scope::current(), None, Some(Box::new(source)));
+            running.start();
+            let mut lines = Vec::new();
+            while let Some(line) = running.next(false).await {
+                lines.push(line);
+            }
+            let mut ids: Vec<String> = parsed(&lines).into_iter().map(|line| line.id).collect();
+            ids.sort();
+            ids.dedup();
+            assert_eq!(ids.len(), 200, "{workers} workers, concurrency {concurrency}");
+            let most = most.load(std::sync::atomic::Ordering::SeqCst);
+            assert!(
+                most <= concurrency,
+                "{most} ran at once with concurrency {concurrency}"
+            );
+            assert!(running.is_empty());
+        });
+    }
+}
+
+/// A lane that made gradings ahead of its slots while its gradings ended at once, and then
+/// waits on one, hands the rest back for another lane to run: here the grading it waits on
+/// ends only once every other grading has started, which none would if the lane kept them.
+#[test]
+fn a_lane_waiting_on_a_grading_hands_back_the_gradings_it_made_ahead() {
+    runtime(2).block_on(async {
+        const COUNT: usize = 10;
+        let started = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let all_started = Arc::new(tokio::sync::Notify::new());
+        let (started2, all2) = (Arc::clone(&started), Arc::clone(&all_started));
+        let source = Numbered {
+            next: std::sync::Mutex::new(0),
+            count: COUNT,
+            grade: move |i: usize| {
+                let (started, all) = (Arc::clone(&started2), Arc::clone(&all2));
+                async move {
+                    let waiting = all.notified();
+                    if started.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1 == COUNT {
+                        all.notify_one();
+                    }
+                    if i == 0 {
+                        waiting.await;
+                    }
+                    failed(&format!("s{i}"), 1, "done")
+                }
+            },
+        };
+        // Two lanes of one slot each: the first makes all ten gradings at once.
+        let mut running = Running::with_source(2, Scope::current(), None, Some(Box::new(source)));
+        running.start();
+        let mut lines = Vec::new();
+        let all = async {
+            while let Some(line) = running.next(false).await {
+                lines.push(line);
+            }
+        };
+        tokio::time::timeout(std::time::Duration::from_secs(20), all)
+            .await
+            .expect("the gradings made ahead of a waiting one were left unstarted");
+        assert_eq!(parsed(&lines).len(), COUNT);
     });
 }
