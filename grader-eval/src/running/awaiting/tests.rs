@@ -570,7 +570,7 @@ fn lanes_with_a_source_never_run_more_than_the_concurrency() {
                         use std::sync::atomic::Ordering::SeqCst;
                         let at_once = now.fetch_add(1, SeqCst) + 1;
                         most.fetch_max(at_once, SeqCst);
-                        if i % 5 == 0 {
+                        if i.is_multiple_of(5) {
                             tokio::time::sleep(std::time::Duration::from_millis(1)).await;
                         }
                         now.fetch_sub(1, SeqCst);
