@@ -37,11 +37,29 @@ pub(super) fn keep_for_next_poll(buffer: Option<Vec<u8>>) {
     }
 }
 
+/// The most of a lane's lines it holds for its next poll while another worker is writing the
+/// file (see [`Appending::finish`]); more go to the awaiting task.
+const HELD_MOST: usize = 1 << 20;
+
+/// What became of the lines of a poll ([`Appending::finish`]).
+pub(super) enum Sent {
+    /// Sent (to the file, or to the awaiting task): the buffer to keep for the next poll, if
+    /// it was not sent itself.
+    Out(Option<Vec<u8>>),
+    /// Not sent: the file was busy, and the lane holds them (their bytes here, their events
+    /// still in its list) to append with the lines of its next poll.
+    Held(Vec<u8>),
+}
+
 impl<'a> Appending<'a> {
-    pub(super) fn new(file: Option<&'a SharedFile>) -> Self {
+    /// The lines of a poll, after `held`, the bytes of lines an earlier poll held back (see
+    /// [`Sent::Held`]).
+    pub(super) fn new(file: Option<&'a SharedFile>, held: Vec<u8>) -> Self {
         let bytes = match file {
-            Some(_) => APPEND.try_with(std::cell::Cell::take).unwrap_or_default(),
-            None => Vec::new(),
+            Some(_) if held.is_empty() => {
+                APPEND.try_with(std::cell::Cell::take).unwrap_or_default()
+            }
+            _ => held,
         };
         Appending { file, bytes }
     }
@@ -78,23 +96,25 @@ impl<'a> Appending<'a> {
     /// them in `ended`, the events of this poll, becomes [`Json::Unwritten`]), or as one
     /// buffer on the first of them, the others marked [`Json::WithOthers`]. So that a worker
     /// never waits on another's write (a slow file system would stall the runtime), a file
-    /// whose lock is taken gets the lines through the awaiting task too. Returns the buffer to
-    /// keep for the next poll.
-    pub(super) fn finish(mut self, ended: &mut [Event]) -> Option<Vec<u8>> {
+    /// whose lock is taken does not get them now: when the lane is polled again soon (`hold`)
+    /// it keeps them to append with its next poll's lines, in one larger write (up to
+    /// [`HELD_MOST`] bytes); otherwise they go through the awaiting task.
+    pub(super) fn finish(mut self, ended: &mut [Event], hold: bool) -> Sent {
         let written = ended.iter_mut().filter_map(|event| match event {
             Event::Line { line, .. } if matches!(line.json, Json::InFile) => Some(line),
             _ => None,
         });
         if self.bytes.is_empty() {
-            return Some(self.bytes);
+            return Sent::Out(Some(self.bytes));
         }
         if let Some(file) = self.file {
             match file.try_append(&self.bytes) {
-                Some(true) => return Some(self.bytes),
+                Some(true) => return Sent::Out(Some(self.bytes)),
                 Some(false) => {
                     written.for_each(|line| line.json = Json::Unwritten);
-                    return Some(self.bytes);
+                    return Sent::Out(Some(self.bytes));
                 }
+                None if hold && self.bytes.len() < HELD_MOST => return Sent::Held(self.bytes),
                 None => {}
             }
         }
@@ -105,6 +125,6 @@ impl<'a> Appending<'a> {
                 None => Json::WithOthers,
             };
         }
-        None
+        Sent::Out(None)
     }
 }

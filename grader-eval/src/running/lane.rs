@@ -14,7 +14,7 @@ use std::time::Instant;
 use futures_util::StreamExt as _;
 use futures_util::stream::FuturesUnordered;
 
-use super::append::{Appending, keep_for_next_poll};
+use super::append::{Appending, Sent, keep_for_next_poll};
 use super::{
     BATCH, BUDGET, Event, Finished, Grading, Json, LOW_WATER, Made, SLICE, Shared, lock,
     yield_to_io,
@@ -62,6 +62,10 @@ pub(super) struct Lane {
     spares: VecDeque<Made>,
     /// Some grading of the lane was waiting (not ready) when it was last polled.
     waiting: bool,
+    /// The bytes of lines that ended in earlier polls and were held back, the file being busy
+    /// (their events are the first of [`ended`](Self::ended), their slots the first of
+    /// [`ending`](Self::ending)): appended with the next poll's.
+    held: Vec<u8>,
     /// The grading function took long enough at the lane's last making (or has not been
     /// called yet) that making a batch in one go would hold the worker too long.
     slow_making: bool,
@@ -99,6 +103,7 @@ impl Lane {
             quota,
             spares: VecDeque::new(),
             waiting: false,
+            held: Vec::new(),
             slow_making: true,
             released: 0,
             making: 0.0,
@@ -183,7 +188,9 @@ impl Lane {
             let mut queue = lock(&self.shared.queue);
             let n = (free - self.spares.len()).min(queue.made.len());
             self.spares.extend(queue.made.drain(..n));
-            self.shared.queued.store(queue.made.len(), Ordering::Relaxed);
+            self.shared
+                .queued
+                .store(queue.made.len(), Ordering::Relaxed);
         }
         if free > self.spares.len()
             && !self.shared.tally.is_done()
@@ -204,8 +211,7 @@ impl Lane {
             let making = making.elapsed().as_secs_f64();
             self.making += making;
             if made > 0 {
-                self.slow_making =
-                    making / made as f64 * BATCH as f64 > SLICE.as_secs_f64() / 4.0;
+                self.slow_making = making / made as f64 * BATCH as f64 > SLICE.as_secs_f64() / 4.0;
             }
             self.spares.extend(self.incoming.drain(..));
             if ended || made < n {
@@ -236,7 +242,9 @@ impl Lane {
                 self.drop_spares();
             } else {
                 // (Polled again at once, to take them.)
-                self.shared.queued.store(queue.made.len(), Ordering::Relaxed);
+                self.shared
+                    .queued
+                    .store(queue.made.len(), Ordering::Relaxed);
                 return 1;
             }
         }
@@ -277,7 +285,9 @@ impl Lane {
             return;
         }
         queue.made.extend(self.spares.drain(..));
-        self.shared.queued.store(queue.made.len(), Ordering::Relaxed);
+        self.shared
+            .queued
+            .store(queue.made.len(), Ordering::Relaxed);
         drop(queue);
         // A lane may have ended for want of gradings: the awaiting task starts another.
         self.shared.notify.notify_one();
@@ -297,7 +307,7 @@ impl Lane {
         // Each line is written out as soon as it ends (its grading's memory freed at once),
         // and the lines of the poll go out together at its end.
         let file = self.file.clone();
-        let mut appending = Appending::new(file.as_deref());
+        let mut appending = Appending::new(file.as_deref(), std::mem::take(&mut self.held));
         let mut ended_here = 0;
         // The seconds the last polls of the gradings that ended in this poll took, and the
         // grading function's calls made here.
@@ -363,7 +373,14 @@ impl Lane {
         // Lines that ended in this poll go out (to the file, then to the awaiting task) before
         // the lane sleeps; nothing that could panic comes between (a line appended and not
         // handed over would be redone as a panicked one).
-        let buffer = appending.finish(&mut self.ended);
+        let buffer = match appending.finish(&mut self.ended, yielded && !self.exited) {
+            Sent::Out(buffer) => buffer,
+            Sent::Held(bytes) => {
+                // Polled again soon (it yielded): the lines wait for that poll's write.
+                self.held = bytes;
+                return Poll::Pending;
+            }
+        };
         // A lane that makes its own gradings need not tell the awaiting task at once of lines
         // in the file when it yields (it is polled again soon, and tells it then if they have
         // waited long enough); but must when it waits on its gradings, which may take minutes
@@ -397,14 +414,29 @@ impl Drop for Lane {
         // The gradings go first (each catches its own destructor's panic): the awaiting task,
         // told below, may end the run at once.
         self.gradings = FuturesUnordered::new();
-        // Every grading held: those running, and those that ended in a poll cut short by a
-        // panic, whose lines were not handed over (failed with the rest). Only those running
-        // still hold a slot of the run; the others' are counted in `released`.
-        let left: Vec<(Arc<str>, u32, Instant)> = self.slots.drain(..).flatten().collect();
-        let running = left.len() - self.ending.len();
         // Dropped before it ended, not by a panic: the run cancelled it (and emptied the queue
         // first), or its runtime is shutting down, when no lane will take what is queued.
         let killed = !self.exited && self.panic.is_none();
+        // Lines held back for a busy file (dropped between polls, these are all of `ended`):
+        // written now, waiting for the file if need be, and handed over with the rest. (After
+        // a panic mid-poll they are failed with that poll's lines.)
+        let mut written = Vec::new();
+        if killed
+            && !self.held.is_empty()
+            && let Some(file) = &self.file
+            && file.append(&self.held)
+        {
+            for slot in self.ending.drain(..) {
+                self.slots[slot as usize] = None;
+            }
+            written = std::mem::take(&mut self.ended);
+        }
+        // Every grading held: those running, and those that ended in a poll cut short by a
+        // panic (or held and not written), whose lines were not handed over (failed with the
+        // rest). Only those running still hold a slot of the run; the others' are counted in
+        // `released`.
+        let left: Vec<(Arc<str>, u32, Instant)> = self.slots.drain(..).flatten().collect();
+        let running = left.len() - self.ending.len();
         // Gradings made and not started: after a panic, queued for the lane that replaces this
         // one; otherwise never started.
         let mut unstarted = 0;
@@ -446,7 +478,7 @@ impl Drop for Lane {
             })
             .sum::<usize>();
         self.ended.clear();
-        let mut events = Vec::new();
+        let mut events = written;
         // (After a panic, even with no grading left: the awaiting task replaces the lane.)
         if !left.is_empty() || self.panic.is_some() {
             let panic = self.panic.take();

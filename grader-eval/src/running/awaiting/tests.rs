@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use super::*;
-use crate::running::append::{Appending, keep_for_next_poll};
+use crate::running::append::{Appending, Sent, keep_for_next_poll};
 use crate::running::{Json, UNTOLD_FOR, UNTOLD_LINES};
 
 /// The lines of `finished`: those written out (a lane's, handed over together) read back,
@@ -67,13 +67,20 @@ fn a_polls_lines_go_to_the_file_or_whole_to_the_awaiting_task_when_it_is_busy() 
             })
             .collect()
     };
-    let poll = |ended: &mut Vec<Event>| {
-        let mut appending = Appending::new(Some(&file));
+    let poll_holding = |ended: &mut Vec<Event>, held: Vec<u8>, hold: bool| {
+        let mut appending = Appending::new(Some(&file), held);
         for event in ended.iter_mut() {
             appending.write_out(event);
         }
-        keep_for_next_poll(appending.finish(ended));
+        match appending.finish(ended, hold) {
+            Sent::Out(buffer) => {
+                keep_for_next_poll(buffer);
+                None
+            }
+            Sent::Held(bytes) => Some(bytes),
+        }
     };
+    let poll = |ended: &mut Vec<Event>| assert!(poll_holding(ended, Vec::new(), false).is_none());
 
     let mut ended = events(&["a", "b"]);
     poll(&mut ended);
@@ -114,6 +121,41 @@ fn a_polls_lines_go_to_the_file_or_whole_to_the_awaiting_task_when_it_is_busy() 
         after, written,
         "nothing more written while the file was busy"
     );
+
+    // A lane polled again soon holds its lines while the file is busy, and appends them with
+    // its next poll's, in order, in one write.
+    let mut ended = events(&["f", "g"]);
+    let held = std::thread::scope(|s| {
+        let busy = file.state();
+        let held = s
+            .spawn(|| poll_holding(&mut ended, Vec::new(), true))
+            .join()
+            .expect("the poll");
+        drop(busy);
+        held
+    })
+    .expect("the lines held");
+    assert!(
+        ended
+            .iter()
+            .all(|e| matches!(e, Event::Line { line, .. } if matches!(line.json, Json::InFile)))
+    );
+    assert_eq!(std::fs::read_to_string(&path).expect("the file"), written);
+    ended.extend(events(&["h"]));
+    let mut appending = Appending::new(Some(&file), held);
+    for event in &mut ended[2..] {
+        appending.write_out(event);
+    }
+    assert!(matches!(
+        appending.finish(&mut ended, true),
+        Sent::Out(Some(_))
+    ));
+    let ids: Vec<String> = std::fs::read_to_string(&path)
+        .expect("the file")
+        .lines()
+        .map(|raw| serde_json::from_str::<Line>(raw).expect("a line").id)
+        .collect();
+    assert_eq!(ids, ["a", "b", "f", "g", "h"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -528,7 +570,7 @@ fn lanes_with_a_source_never_run_more_than_the_concurrency() {
                         use std::sync::atomic::Ordering::SeqCst;
                         let at_once = now.fetch_add(1, SeqCst) + 1;
                         most.fetch_max(at_once, SeqCst);
-                        if i % 5 == 0 {
+                        if i.is_multiple_of(5) {
                             tokio::time::sleep(std::time::Duration::from_millis(1)).await;
                         }
                         now.fetch_sub(1, SeqCst);
@@ -546,7 +588,11 @@ fn lanes_with_a_source_never_run_more_than_the_concurrency() {
             let mut ids: Vec<String> = parsed(&lines).into_iter().map(|line| line.id).collect();
             ids.sort();
             ids.dedup();
-            assert_eq!(ids.len(), 200, "{workers} workers, concurrency {concurrency}");
+            assert_eq!(
+                ids.len(),
+                200,
+                "{workers} workers, concurrency {concurrency}"
+            );
             let most = most.load(std::sync::atomic::Ordering::SeqCst);
             assert!(
                 most <= concurrency,
