@@ -791,6 +791,48 @@ fn a_panicking_sample_iterator_ends_a_shared_run_with_its_panic() {
     }
 }
 
+/// A sample whose `id` panics, on a worker, ends a `run_shared` run there as a panic of the
+/// iterator does: every sample before it has its line (and every epoch, other shards' samples
+/// skipped), none from it on, and the panic reaches the caller.
+#[test]
+fn a_sample_whose_id_panics_ends_a_shared_run_there() {
+    struct Numbered(usize);
+    impl Sample for Numbered {
+        fn id(&self) -> String {
+            assert!(self.0 != 123, "no id for 123");
+            self.0.to_string()
+        }
+    }
+    for workers in [1, 2] {
+        let output = scratch(&format!("shared-id-panic-{workers}")).join("results.jsonl");
+        let runtime = runtime(workers);
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            runtime.block_on(
+                Evaluation::new(&output)
+                    .concurrency(16)
+                    .epochs(2)
+                    .handle_interrupts(false)
+                    .progress(false)
+                    .run_shared((0..500).map(Numbered), |sample, _| async move {
+                        tokio::time::sleep(Duration::from_millis((sample.0 % 3) as u64)).await;
+                        result(1.0)
+                    }),
+            )
+        }));
+        let panic = run.expect_err("the id's panic");
+        let message = panic
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| panic.downcast_ref::<&str>().copied());
+        assert_eq!(message, Some("no id for 123"));
+        let mut expected: Vec<(String, u32)> = (0..123)
+            .flat_map(|i| [(i.to_string(), 1), (i.to_string(), 2)])
+            .collect();
+        expected.sort();
+        assert_eq!(pairs(&output), expected, "{workers} workers");
+    }
+}
+
 /// A run with nothing to grade (no samples, or every line already written) ends at once
 /// through `run_shared`, as through `run`.
 #[test]

@@ -10,7 +10,7 @@
 use std::fmt::Display;
 use std::future::Future;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
 use super::output::SinkError;
@@ -33,7 +33,7 @@ pub use samples::{Described, Sample};
 
 use grading::grading;
 use progress::Progress;
-use samples::{Ahead, Samples, SharedSamples, texts_of};
+use samples::{Samples, SharedSamples, texts_of};
 
 /// Grades samples with a user's grading function, `k` epochs each, with bounded concurrency,
 /// appending one [`Line`](super::Line) per (sample, epoch) to a JSONL file as each finishes.
@@ -322,14 +322,7 @@ impl Evaluation {
         E: Display + 'static,
     {
         self.run_with(samples.into_iter(), grade, |samples, grade| {
-            Ok(Box::new(SharedSamples {
-                samples: Mutex::new(Ahead {
-                    samples,
-                    next: None,
-                }),
-                panic: Mutex::new(None),
-                grade,
-            }))
+            Ok(Box::new(SharedSamples::new(samples, grade)))
         })
         .await
     }

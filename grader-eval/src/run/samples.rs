@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::fmt::Display;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::grading::{Texts, grading};
@@ -259,20 +260,143 @@ impl<It: Iterator<Item = S>, S: Sample> Iterator for Samples<It, S> {
     }
 }
 
-/// The samples, and the next pair, taken ahead so that the lane taking the last pairs knows
-/// they are the last.
+/// The samples' iterator, and the next sample of the run's shard (with its id) taken ahead so
+/// that the lane taking the last samples knows they are the last.
 pub(super) struct Ahead<It, S> {
-    pub(super) samples: Samples<It, S>,
-    pub(super) next: Option<Pair<S>>,
+    samples: std::iter::Fuse<It>,
+    next: Option<(S, String)>,
 }
 
 /// The samples and the grading function of
-/// [`Evaluation::run_shared`](super::Evaluation::run_shared), for its lanes to make gradings from.
+/// [`Evaluation::run_shared`](super::Evaluation::run_shared), for its lanes to make gradings
+/// from. Only the iterator is behind a lock, and a lane holds it only to take samples (with
+/// their ids, to keep those of its shard): each sample's resumed epochs, pairs and gradings are
+/// made outside it, side by side with the other lanes (on 16 cores the lanes waited on this
+/// lock when it covered making the pairs).
 pub(super) struct SharedSamples<It, S, F> {
-    pub(super) samples: Mutex<Ahead<It, S>>,
-    /// What the samples' iterator panicked with (it is not asked again).
-    pub(super) panic: Mutex<Option<Box<dyn std::any::Any + Send>>>,
-    pub(super) grade: F,
+    samples: Mutex<Ahead<It, S>>,
+    /// The epochs the output holds of each sample id.
+    done: HashMap<String, Vec<u32>>,
+    shard: Shard,
+    epochs: u32,
+    /// Gradings skipped because the output holds their lines.
+    resumed: AtomicUsize,
+    /// Samples skipped because another shard grades them.
+    other_shards: AtomicUsize,
+    /// What the samples' iterator (or a sample's id) panicked with (it is not asked again).
+    panic: Mutex<Option<Box<dyn std::any::Any + Send>>>,
+    grade: F,
+}
+
+impl<It, S, F> SharedSamples<It, S, F> {
+    /// The samples of a run (none taken yet) and its grading function, for the lanes.
+    pub(super) fn new(samples: Samples<It, S>, grade: F) -> Self {
+        let Samples {
+            samples,
+            done,
+            shard,
+            epochs,
+            current: _,
+            resumed,
+            other_shards,
+        } = samples;
+        SharedSamples {
+            samples: Mutex::new(Ahead {
+                samples,
+                next: None,
+            }),
+            done,
+            shard,
+            epochs: epochs.max(1),
+            resumed: AtomicUsize::new(resumed),
+            other_shards: AtomicUsize::new(other_shards),
+            panic: Mutex::new(None),
+            grade,
+        }
+    }
+
+    /// Records a panic of the samples (the first; a later one is forgotten, as its payload's
+    /// destructor could panic again).
+    fn panicked(&self, payload: Box<dyn std::any::Any + Send>) {
+        let mut panic = lock(&self.panic);
+        match panic.as_ref() {
+            None => *panic = Some(payload),
+            Some(_) => std::mem::forget(payload),
+        }
+    }
+}
+
+impl<It, S, F, Fut, E> SharedSamples<It, S, F>
+where
+    It: Iterator<Item = S> + Send + 'static,
+    S: Sample + Send + Sync + 'static,
+    F: Fn(Arc<S>, u32) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<EvaluationResult, E>> + Send + 'static,
+    E: Display + 'static,
+{
+    /// Takes up to `n` samples of the run's shard, with their ids, under the lock (a sample's
+    /// `id` is asked there, so that a panic of it ends the samples exactly there, as the
+    /// iterator's would); counts `epochs` gradings for each in `tally` (the most each can give;
+    /// those it does not give are taken back after); says whether the samples ended (or
+    /// panicked).
+    fn take(&self, n: usize, tally: &Tally) -> (Vec<(S, String)>, bool) {
+        let mut taken = Vec::with_capacity(n);
+        let mut guard = lock(&self.samples);
+        let Ahead { samples, next } = &mut *guard;
+        if lock(&self.panic).is_some() {
+            return (taken, true);
+        }
+        let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            taken.extend(next.take());
+            while taken.len() < n
+                && let Some(sample) = samples.next()
+            {
+                let id = sample.id();
+                if self.shard.contains(&id) {
+                    taken.push((sample, id));
+                } else {
+                    // Another shard's sample is not resumed: this run was never going to grade it.
+                    self.other_shards.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            *next = loop {
+                let Some(sample) = samples.next() else {
+                    break None;
+                };
+                let id = sample.id();
+                if self.shard.contains(&id) {
+                    break Some((sample, id));
+                }
+                self.other_shards.fetch_add(1, Ordering::Relaxed);
+            };
+        }));
+        // Counted under the samples' lock, before any is made (see `Tally::taken`).
+        tally.taken(taken.len().saturating_mul(self.epochs as usize));
+        let ended = next.is_none();
+        drop(guard);
+        if let Err(payload) = result {
+            self.panicked(payload);
+            return (taken, true);
+        }
+        (taken, ended)
+    }
+
+    /// The (sample, id, epoch) pairs of `taken`, in order: every epoch the output does not
+    /// hold yet.
+    fn pairs(&self, taken: Vec<(S, String)>, pairs: &mut Vec<Pair<S>>) {
+        for (sample, id) in taken {
+            let done = self.done.get(&id);
+            let sample = Arc::new(sample);
+            let id: Arc<str> = id.into();
+            for epoch in 1..=self.epochs {
+                if done.is_some_and(|done| done.contains(&epoch)) {
+                    self.resumed.fetch_add(1, Ordering::Relaxed);
+                } else {
+                    pairs.push((Arc::clone(&sample), Arc::clone(&id), epoch));
+                }
+            }
+        }
+    }
 }
 
 impl<It, S, F, Fut, E> Source for SharedSamples<It, S, F>
@@ -284,60 +408,46 @@ where
     E: Display + 'static,
 {
     fn make(&self, n: usize, into: &mut Vec<Made>, tally: &Tally) -> (usize, bool) {
-        // The pairs are taken under the lock, and the gradings made outside it, so lanes make
-        // theirs side by side.
-        let mut pairs = Vec::with_capacity(n);
-        let ended = {
-            let mut guard = lock(&self.samples);
-            let Ahead { samples, next } = &mut *guard;
-            let mut panic = lock(&self.panic);
-            if panic.is_some() {
-                return (0, true);
-            }
-            let taken = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                pairs.extend(next.take());
-                while pairs.len() < n
-                    && let Some(pair) = samples.next()
-                {
-                    pairs.push(pair);
-                }
-                *next = samples.next();
-            }));
-            if let Err(payload) = taken {
-                *panic = Some(payload);
-            }
-            // Counted under the samples' lock, before any is made (see `Tally::taken`).
-            tally.taken(pairs.len());
-            panic.is_some() || next.is_none()
-        };
-        let taken = pairs.len();
-        // The grading function's calls are caught one by one (a panic is that grading's line);
-        // what could still unwind here (a panic payload whose destructor panics) ends the
-        // samples as the iterator's panic would, and the run re-raises it.
+        // Samples are taken under the lock, and their pairs and gradings made outside it, so
+        // lanes make theirs side by side. Samples of other shards, or whose epochs are all in
+        // the output, give none: more are taken until `n` are made (a sample's epochs may take
+        // it past `n`) or the samples end.
         let before = into.len();
-        let made = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            into.extend(pairs.into_iter().map(|(sample, id, epoch)| Made {
-                grading: Box::pin(grading(
-                    &self.grade,
-                    texts_of::<S>,
-                    sample,
-                    Arc::clone(&id),
+        let mut pairs = Vec::with_capacity(n);
+        loop {
+            let made = into.len() - before;
+            let wanted = n.saturating_sub(made).div_ceil(self.epochs as usize).max(1);
+            let (taken, ended) = self.take(wanted, tally);
+            let counted = taken.len().saturating_mul(self.epochs as usize);
+            self.pairs(taken, &mut pairs);
+            // The grading function's calls are caught one by one (a panic is that grading's
+            // line); what could still unwind here (a panic payload whose destructor panics)
+            // ends the samples as the iterator's panic would, and the run re-raises it.
+            let this = into.len();
+            let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                into.extend(pairs.drain(..).map(|(sample, id, epoch)| Made {
+                    grading: Box::pin(grading(
+                        &self.grade,
+                        texts_of::<S>,
+                        sample,
+                        Arc::clone(&id),
+                        epoch,
+                    )),
+                    id,
                     epoch,
-                )),
-                id,
-                epoch,
+                }));
             }));
-        }));
-        if let Err(payload) = made {
-            let mut panic = lock(&self.panic);
-            match panic.as_ref() {
-                None => *panic = Some(payload),
-                Some(_) => std::mem::forget(payload),
+            pairs.clear();
+            // Counted as `epochs` a sample: the pairs not made from them are taken back.
+            tally.not_made(counted - (into.len() - this));
+            if let Err(payload) = result {
+                self.panicked(payload);
+                return (into.len() - before, true);
             }
-            tally.not_made(taken - (into.len() - before));
-            return (into.len() - before, true);
+            if ended || into.len() - before >= n {
+                return (into.len() - before, ended);
+            }
         }
-        (into.len() - before, ended)
     }
 
     fn take_panic(&self) -> Option<Box<dyn std::any::Any + Send>> {
@@ -345,7 +455,9 @@ where
     }
 
     fn counts(&self) -> (usize, usize) {
-        let samples = &lock(&self.samples).samples;
-        (samples.resumed, samples.other_shards)
+        (
+            self.resumed.load(Ordering::Relaxed),
+            self.other_shards.load(Ordering::Relaxed),
+        )
     }
 }
