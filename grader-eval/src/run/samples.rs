@@ -373,12 +373,13 @@ where
         // Counted under the samples' lock, before any is made (see `Tally::taken`).
         tally.taken(taken.len().saturating_mul(self.epochs as usize));
         let ended = next.is_none();
-        drop(guard);
+        let panicked = result.is_err();
         if let Err(payload) = result {
+            // Recorded before the lock is let go: no other lane asks the iterator again.
             self.panicked(payload);
-            return (taken, true);
         }
-        (taken, ended)
+        drop(guard);
+        (taken, ended || panicked)
     }
 
     /// The (sample, id, epoch) pairs of `taken`, in order: every epoch the output does not

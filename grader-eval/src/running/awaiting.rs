@@ -303,9 +303,7 @@ impl Running {
             // (Whether the source ran out is read first: seen so, the count after it holds
             // every grading it made.)
             let done = self.shared.tally.is_done();
-            self.outstanding = self
-                .outstanding
-                .saturating_add_signed(self.shared.tally.take_made());
+            self.count_made();
             // Closed (the runtime is shutting down), no lane makes more either.
             self.sourcing = !done && !self.shared.is_closed();
         }
@@ -341,6 +339,14 @@ impl Running {
         }
         // Lanes that ended are joined as they go, so the set holds only those running.
         while self.tasks.try_join_next().is_some() {}
+    }
+
+    /// Adds the gradings the lanes made from the source since the last count to those
+    /// outstanding.
+    fn count_made(&mut self) {
+        self.outstanding = self
+            .outstanding
+            .saturating_add_signed(self.shared.tally.take_made());
     }
 
     /// Whether the queue is low and more gradings can be made.
@@ -424,6 +430,10 @@ impl Running {
         self.unstarted += self.pending.len();
         self.pending.clear();
         let queued = self.shared.close();
+        // Gradings lanes made from the source and handed back to the queue are counted in the
+        // tally, perhaps not yet here: counted first (the queue's lock, taken by `close`, orders
+        // their count before).
+        self.count_made();
         self.unstarted += queued.len();
         self.outstanding -= queued.len();
         drop(queued);

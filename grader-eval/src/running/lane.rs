@@ -221,7 +221,12 @@ impl Lane {
                 self.shared.notify.notify_one();
             }
         }
-        let n = free.min(self.spares.len());
+        // (Closed while it made them: none is started.)
+        let n = if self.shared.is_closed() {
+            0
+        } else {
+            free.min(self.spares.len())
+        };
         let started = Instant::now();
         for _ in 0..n {
             if let Some(made) = self.spares.pop_front() {
@@ -440,6 +445,7 @@ impl Drop for Lane {
         // Gradings made and not started: after a panic, queued for the lane that replaces this
         // one; otherwise never started.
         let mut unstarted = 0;
+        let mut dropped = VecDeque::new();
         {
             let mut queue = lock(&self.shared.queue);
             if self.shared.source.is_none() {
@@ -454,7 +460,8 @@ impl Drop for Lane {
             queue.hungry.retain(|(lane, _)| *lane != self.id);
             if killed || queue.closed {
                 unstarted = self.spares.len();
-                self.spares.clear();
+                // Dropped below, outside the lock.
+                dropped = std::mem::take(&mut self.spares);
             } else {
                 queue.made.extend(self.spares.drain(..));
                 self.shared
@@ -462,6 +469,7 @@ impl Drop for Lane {
                     .store(queue.made.len(), Ordering::Relaxed);
             }
         }
+        drop(dropped);
         let queued = if killed {
             self.shared.close()
         } else {

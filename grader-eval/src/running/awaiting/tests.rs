@@ -645,3 +645,45 @@ fn a_lane_waiting_on_a_grading_hands_back_the_gradings_it_made_ahead() {
         assert_eq!(parsed(&lines).len(), COUNT);
     });
 }
+
+/// Cancelled while gradings a lane made ahead wait in the queue (handed back when the lane's
+/// grading went on to wait), before the awaiting task heard they were made: each grading made
+/// is accounted for once (its line, cancelled, or never started), and none is counted twice
+/// or taken from a count that never held it.
+#[test]
+fn cancel_counts_gradings_handed_back_before_the_awaiting_task_heard_of_them() {
+    const INSTANT: usize = 40;
+    runtime(1).block_on(async {
+        let made = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = Arc::clone(&made);
+        let source = Numbered {
+            next: std::sync::Mutex::new(0),
+            count: 1_000,
+            grade: move |i: usize| {
+                counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                async move {
+                    if i >= INSTANT {
+                        std::future::pending::<()>().await;
+                    }
+                    failed(&format!("s{i}"), 1, "done")
+                }
+            },
+        };
+        // One lane of one slot: the first gradings end at once, so the lane makes batches
+        // ahead of its slot; the first that waits holds the slot, and the rest of its batch is
+        // handed back to the queue.
+        let mut running = Running::with_source(1, Scope::current(), None, Some(Box::new(source)));
+        running.start();
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        let lines = running.cancel().await;
+        let made = made.load(std::sync::atomic::Ordering::SeqCst);
+        assert!(made > INSTANT + 1, "the lane made gradings ahead: {made}");
+        assert_eq!(parsed(&lines).len(), INSTANT);
+        assert_eq!(running.cancelled, 1, "the grading that waits");
+        assert_eq!(
+            running.unstarted,
+            made - INSTANT - 1,
+            "those made ahead of it"
+        );
+    });
+}
