@@ -752,6 +752,14 @@ fn run_shared_calls_the_grading_function_on_the_workers() {
     );
 }
 
+/// The message a panic carried, when it is text.
+fn message_of(panic: &(dyn std::any::Any + Send)) -> Option<&str> {
+    panic
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| panic.downcast_ref::<&str>().copied())
+}
+
 /// A panic of the samples' iterator, on a worker, ends a `run_shared` run once the gradings in
 /// flight end: every sample taken before it has its line, none after, and the panic reaches
 /// the caller as it would from `run`.
@@ -777,10 +785,7 @@ fn a_panicking_sample_iterator_ends_a_shared_run_with_its_panic() {
             )
         }));
         let panic = run.expect_err("the iterator's panic");
-        let message = panic
-            .downcast_ref::<String>()
-            .map(String::as_str)
-            .or_else(|| panic.downcast_ref::<&str>().copied());
+        let message = message_of(&*panic);
         assert_eq!(message, Some("the samples ran dry"));
         let expected: Vec<(String, u32)> = {
             let mut ids: Vec<(String, u32)> = (0..123).map(|i| (i.to_string(), 1)).collect();
@@ -820,10 +825,7 @@ fn a_sample_whose_id_panics_ends_a_shared_run_there() {
             )
         }));
         let panic = run.expect_err("the id's panic");
-        let message = panic
-            .downcast_ref::<String>()
-            .map(String::as_str)
-            .or_else(|| panic.downcast_ref::<&str>().copied());
+        let message = message_of(&*panic);
         assert_eq!(message, Some("no id for 123"));
         let mut expected: Vec<(String, u32)> = (0..123)
             .flat_map(|i| [(i.to_string(), 1), (i.to_string(), 2)])

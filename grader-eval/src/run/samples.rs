@@ -326,14 +326,7 @@ impl<It, S, F> SharedSamples<It, S, F> {
     }
 }
 
-impl<It, S, F, Fut, E> SharedSamples<It, S, F>
-where
-    It: Iterator<Item = S> + Send + 'static,
-    S: Sample + Send + Sync + 'static,
-    F: Fn(Arc<S>, u32) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<EvaluationResult, E>> + Send + 'static,
-    E: Display + 'static,
-{
+impl<It: Iterator<Item = S>, S: Sample, F> SharedSamples<It, S, F> {
     /// Takes up to `n` samples of the run's shard, with their ids, under the lock (a sample's
     /// `id` is asked there, so that a panic of it ends the samples exactly there, as the
     /// iterator's would); counts `epochs` gradings for each in `tally` (the most each can give;

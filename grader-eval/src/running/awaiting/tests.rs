@@ -38,6 +38,27 @@ fn runtime(workers: usize) -> tokio::runtime::Runtime {
         .expect("a runtime")
 }
 
+/// Every line `running` gives until none is left, failing with `why` after 20 seconds.
+async fn every_line(running: &mut Running, why: &str) -> Vec<Finished> {
+    let mut lines = Vec::new();
+    let all = async {
+        while let Some(line) = running.next(false).await {
+            lines.push(line);
+        }
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(20), all)
+        .await
+        .expect(why);
+    lines
+}
+
+/// How many samples the lines are of.
+fn distinct_ids(lines: &[Finished]) -> usize {
+    let ids: std::collections::BTreeSet<String> =
+        parsed(lines).into_iter().map(|line| line.id).collect();
+    ids.len()
+}
+
 fn failed(id: &str, epoch: u32, message: &str) -> Finished {
     Finished::from(Line::failed(id, epoch, ErrorKind::Failed, message, 0.0))
 }
@@ -202,43 +223,6 @@ fn lines_only_to_count_wake_the_awaiting_task_in_bulk() {
     assert!(woken());
 }
 
-/// Samples numbered from 0: the first ends at once, the rest never (a judge that does not
-/// answer).
-struct OneFast {
-    next: std::sync::atomic::AtomicUsize,
-}
-
-impl Source for OneFast {
-    fn make(&self, n: usize, into: &mut Vec<Made>, tally: &Tally) -> (usize, bool) {
-        tally.taken(n);
-        for _ in 0..n {
-            let i = self.next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            let id: Arc<str> = Arc::from(format!("s{i}"));
-            let line = failed(&id, 1, "x");
-            let grading: Grading = Box::pin(async move {
-                if i > 0 {
-                    std::future::pending::<()>().await;
-                }
-                line
-            });
-            into.push(Made {
-                id,
-                epoch: 1,
-                grading,
-            });
-        }
-        (n, false)
-    }
-
-    fn take_panic(&self) -> Option<Box<dyn std::any::Any + Send>> {
-        None
-    }
-
-    fn counts(&self) -> (usize, usize) {
-        (0, 0)
-    }
-}
-
 /// A line a lane appended to the file is told to the awaiting task when the lane goes on
 /// to wait on its other gradings, however long they take: it is not left uncounted
 /// until the lane's next poll.
@@ -259,8 +243,16 @@ fn a_line_in_the_file_is_told_while_its_lane_waits_on_slow_gradings() {
             2,
             Scope::current(),
             Some(file),
-            Some(Box::new(OneFast {
-                next: std::sync::atomic::AtomicUsize::new(0),
+            // The first ends at once, the rest never (a judge that does not answer).
+            Some(Box::new(Numbered {
+                next: std::sync::Mutex::new(0),
+                count: usize::MAX,
+                grade: |i: usize| async move {
+                    if i > 0 {
+                        std::future::pending::<()>().await;
+                    }
+                    failed(&format!("s{i}"), 1, "x")
+                },
             })),
         );
         running.start();
@@ -332,15 +324,7 @@ fn a_lane_that_panicked_is_replaced_and_the_queue_still_runs() {
         });
         running.spawn(Arc::from("after"), 1, async { failed("after", 1, "ran") });
         running.start();
-        let mut lines = Vec::new();
-        let all = async {
-            while let Some(line) = running.next(false).await {
-                lines.push(line);
-            }
-        };
-        tokio::time::timeout(std::time::Duration::from_secs(20), all)
-            .await
-            .expect("the queued grading ran after the panic");
+        let lines = every_line(&mut running, "the queued grading ran after the panic").await;
         let ended: Vec<(String, ErrorKind)> = parsed(&lines)
             .into_iter()
             .map(|line| (line.id, line.error.expect("an error").kind))
@@ -498,14 +482,8 @@ fn lanes_never_run_more_than_the_concurrency() {
             });
         }
         running.start();
-        let mut lines = Vec::new();
-        while let Some(line) = running.next(false).await {
-            lines.push(line);
-        }
-        let mut ids: Vec<String> = parsed(&lines).into_iter().map(|line| line.id).collect();
-        ids.sort();
-        ids.dedup();
-        assert_eq!(ids.len(), 40);
+        let lines = every_line(&mut running, "the run ended").await;
+        assert_eq!(distinct_ids(&lines), 40);
         assert_eq!(most.load(std::sync::atomic::Ordering::SeqCst), 3);
         assert!(running.is_empty());
     });
@@ -581,15 +559,9 @@ fn lanes_with_a_source_never_run_more_than_the_concurrency() {
             let mut running =
                 Running::with_source(concurrency, Scope::current(), None, Some(Box::new(source)));
             running.start();
-            let mut lines = Vec::new();
-            while let Some(line) = running.next(false).await {
-                lines.push(line);
-            }
-            let mut ids: Vec<String> = parsed(&lines).into_iter().map(|line| line.id).collect();
-            ids.sort();
-            ids.dedup();
+            let lines = every_line(&mut running, "the run ended").await;
             assert_eq!(
-                ids.len(),
+                distinct_ids(&lines),
                 200,
                 "{workers} workers, concurrency {concurrency}"
             );
@@ -633,15 +605,11 @@ fn a_lane_waiting_on_a_grading_hands_back_the_gradings_it_made_ahead() {
         // Two lanes of one slot each: the first makes all ten gradings at once.
         let mut running = Running::with_source(2, Scope::current(), None, Some(Box::new(source)));
         running.start();
-        let mut lines = Vec::new();
-        let all = async {
-            while let Some(line) = running.next(false).await {
-                lines.push(line);
-            }
-        };
-        tokio::time::timeout(std::time::Duration::from_secs(20), all)
-            .await
-            .expect("the gradings made ahead of a waiting one were left unstarted");
+        let lines = every_line(
+            &mut running,
+            "the gradings made ahead of a waiting one were left unstarted",
+        )
+        .await;
         assert_eq!(parsed(&lines).len(), COUNT);
     });
 }
