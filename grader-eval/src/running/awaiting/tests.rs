@@ -655,3 +655,70 @@ fn cancel_counts_gradings_handed_back_before_the_awaiting_task_heard_of_them() {
         );
     });
 }
+
+/// Lines a lane held back while another thread was writing the file are written when the
+/// run is cancelled (waiting for the file if need be) and counted as lines, not lost to the
+/// cancelled count.
+#[test]
+fn lines_held_for_a_busy_file_are_written_when_the_run_is_cancelled() {
+    let dir = std::env::temp_dir().join(format!("grader-held-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a scratch folder");
+    let path = dir.join("results.jsonl");
+    let _ = std::fs::remove_file(&path);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .expect("open");
+    let file = Arc::new(SharedFile::new(file));
+    // Another writer holds the file for the first 400 ms.
+    let (locked, is_locked) = std::sync::mpsc::channel();
+    let writer = {
+        let file = Arc::clone(&file);
+        std::thread::spawn(move || {
+            let busy = file.state();
+            locked.send(()).expect("the test waits");
+            std::thread::sleep(std::time::Duration::from_millis(400));
+            drop(busy);
+        })
+    };
+    is_locked.recv().expect("the writer holds the file");
+    let (lines, cancelled) = runtime(1).block_on(async {
+        let source = Numbered {
+            next: std::sync::Mutex::new(0),
+            count: usize::MAX,
+            grade: |i: usize| async move { failed(&format!("s{i}"), 1, "done") },
+        };
+        let mut running = Running::with_source(
+            4,
+            Scope::current(),
+            Some(Arc::clone(&file)),
+            Some(Box::new(source)),
+        );
+        running.start();
+        tokio::time::sleep(std::time::Duration::from_millis(150)).await;
+        let lines = running.cancel().await;
+        (lines, running.cancelled)
+    });
+    writer.join().expect("the writer");
+    let in_file = lines
+        .iter()
+        .filter(|line| matches!(line.json, Json::InFile))
+        .count();
+    let written = std::fs::read_to_string(&path).expect("the file");
+    let ids: std::collections::BTreeSet<String> = written
+        .lines()
+        .map(|raw| serde_json::from_str::<Line>(raw).expect("a line").id)
+        .collect();
+    assert!(in_file > 0, "some lines were held, then written");
+    assert_eq!(
+        written.lines().count(),
+        in_file,
+        "each line in the file is counted"
+    );
+    assert_eq!(ids.len(), in_file, "once");
+    // Only gradings started and not yet polled (at most the concurrency) are cancelled; a
+    // held line would count here were it dropped.
+    assert!(cancelled <= 4, "{cancelled} cancelled");
+    let _ = std::fs::remove_dir_all(&dir);
+}
