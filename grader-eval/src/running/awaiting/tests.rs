@@ -59,6 +59,21 @@ fn distinct_ids(lines: &[Finished]) -> usize {
     ids.len()
 }
 
+/// A fresh scratch folder named `name` and a results file in it, opened to append, for lanes
+/// to write.
+fn scratch_file(name: &str) -> (std::path::PathBuf, std::path::PathBuf, SharedFile) {
+    let dir = std::env::temp_dir().join(format!("grader-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a scratch folder");
+    let path = dir.join("results.jsonl");
+    let _ = std::fs::remove_file(&path);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .expect("open");
+    (dir, path, SharedFile::new(file))
+}
+
 fn failed(id: &str, epoch: u32, message: &str) -> Finished {
     Finished::from(Line::failed(id, epoch, ErrorKind::Failed, message, 0.0))
 }
@@ -68,18 +83,7 @@ fn failed(id: &str, epoch: u32, message: &str) -> Finished {
 /// carries it, the others are marked as in it), and nothing is written to the file.
 #[test]
 fn a_polls_lines_go_to_the_file_or_whole_to_the_awaiting_task_when_it_is_busy() {
-    let dir = std::env::temp_dir().join(format!("grader-appending-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("a scratch folder");
-    let path = dir.join("results.jsonl");
-    let _ = std::fs::remove_file(&path);
-    let open = || {
-        std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .expect("open")
-    };
-    let file = SharedFile::new(open());
+    let (dir, path, file) = scratch_file("appending");
     let events = |ids: &[&str]| -> Vec<Event> {
         ids.iter()
             .map(|id| Event::Line {
@@ -228,16 +232,8 @@ fn lines_only_to_count_wake_the_awaiting_task_in_bulk() {
 /// until the lane's next poll.
 #[test]
 fn a_line_in_the_file_is_told_while_its_lane_waits_on_slow_gradings() {
-    let dir = std::env::temp_dir().join(format!("grader-untold-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("a scratch folder");
-    let path = dir.join("results.jsonl");
-    let _ = std::fs::remove_file(&path);
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .expect("open");
-    let file = Arc::new(SharedFile::new(file));
+    let (dir, path, file) = scratch_file("untold");
+    let file = Arc::new(file);
     runtime(1).block_on(async {
         let mut running = Running::with_source(
             2,
@@ -661,16 +657,8 @@ fn cancel_counts_gradings_handed_back_before_the_awaiting_task_heard_of_them() {
 /// cancelled count.
 #[test]
 fn lines_held_for_a_busy_file_are_written_when_the_run_is_cancelled() {
-    let dir = std::env::temp_dir().join(format!("grader-held-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("a scratch folder");
-    let path = dir.join("results.jsonl");
-    let _ = std::fs::remove_file(&path);
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .expect("open");
-    let file = Arc::new(SharedFile::new(file));
+    let (dir, path, file) = scratch_file("held");
+    let file = Arc::new(file);
     // Another writer holds the file for the first 400 ms.
     let (locked, is_locked) = std::sync::mpsc::channel();
     let writer = {
