@@ -340,28 +340,25 @@ impl<It: Iterator<Item = S>, S: Sample, F> SharedSamples<It, S, F> {
             return (taken, true);
         }
         let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            taken.extend(next.take());
-            while taken.len() < n
-                && let Some(sample) = samples.next()
-            {
-                let id = sample.id();
-                if self.shard.contains(&id) {
-                    taken.push((sample, id));
-                } else {
+            // The next sample of the run's shard, with its id.
+            let mut next_of_shard = || {
+                for sample in samples.by_ref() {
+                    let id = sample.id();
+                    if self.shard.contains(&id) {
+                        return Some((sample, id));
+                    }
                     // Another shard's sample is not resumed: this run was never going to grade it.
                     self.other_shards.fetch_add(1, Ordering::Relaxed);
                 }
-            }
-            *next = loop {
-                let Some(sample) = samples.next() else {
-                    break None;
-                };
-                let id = sample.id();
-                if self.shard.contains(&id) {
-                    break Some((sample, id));
-                }
-                self.other_shards.fetch_add(1, Ordering::Relaxed);
+                None
             };
+            taken.extend(next.take());
+            while taken.len() < n
+                && let Some(sample) = next_of_shard()
+            {
+                taken.push(sample);
+            }
+            *next = next_of_shard();
         }));
         // Counted under the samples' lock, before any is made (see `Tally::taken`).
         tally.taken(taken.len().saturating_mul(self.epochs as usize));
