@@ -35,6 +35,10 @@ static FOUND: OnceLock<Result<Hierarchy, String>> = OnceLock::new();
 /// whenever a group is made or removed.
 static LEFT: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
+/// How long a group of a process that is gone must have been left before
+/// [`Hierarchy::sweep_stale`] removes it.
+const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// How long [`Group::remove`] tries to remove a group whose killed processes are not yet
 /// reaped.
 const REMOVE_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
@@ -119,9 +123,11 @@ impl Hierarchy {
     }
 
     /// Removes the empty groups of grading processes that no longer run (killed before they
-    /// could remove their own: `grader-PID-N` where no process PID exists), so that they do not
-    /// pile up beside this process's. A group still holding a process is not removable and is
-    /// left; so is one whose PID now belongs to another process.
+    /// could remove their own: `grader-PID-N` where no process PID exists, made over
+    /// [`STALE_AFTER`] ago), so that they do not pile up beside this process's. A group still
+    /// holding a process is not removable and is left; so is one whose PID now belongs to
+    /// another process, and one made in the last minute (perhaps by a process of another PID
+    /// namespace, setting it up).
     fn sweep_stale(&self) {
         let parents: Vec<&Path> = match self {
             Hierarchy::V1 { memory, pids } => {
@@ -143,7 +149,16 @@ impl Hierarchy {
                 else {
                     continue;
                 };
-                if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+                // A group made moments ago may be another PID namespace's process setting it
+                // up (its PID means nothing here): only groups left a while are swept.
+                let old = entry
+                    .metadata()
+                    .and_then(|metadata| metadata.modified())
+                    .ok()
+                    .and_then(|made| made.elapsed().ok())
+                    .is_some_and(|age| age >= STALE_AFTER);
+                if old && pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists()
+                {
                     let _ = remove_dir(&entry.path());
                 }
             }
@@ -555,9 +570,17 @@ mod tests {
             format!("grader-{gone}-x"),
             "other".to_owned(),
         ];
+        let an_hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
         for name in &names {
             fs::create_dir(parent.join(name)).expect("dir");
+            fs::File::open(parent.join(name))
+                .and_then(|dir| dir.set_modified(an_hour_ago))
+                .expect("made an hour ago");
         }
+        // A group of a process that is gone, made just now: perhaps being set up by a process
+        // of another PID namespace.
+        let young = format!("grader-{gone}-99");
+        fs::create_dir(parent.join(&young)).expect("dir");
         Hierarchy::V2 {
             group: parent.clone(),
         }
@@ -567,6 +590,10 @@ mod tests {
             .map(|name| parent.join(name).exists())
             .collect();
         assert_eq!(kept, [false, false, true, true, true, true]);
+        assert!(
+            parent.join(&young).exists(),
+            "a group made just now is left"
+        );
         fs::remove_dir_all(&parent).expect("clean");
     }
 }
