@@ -14,7 +14,7 @@
 //! - [`Gather`] runs graders concurrently and combines what they return; [`any`], [`all`] and
 //!   [`cascade`] build grading trees; a [`Limiter`] bounds commands, judge calls and CPU-heavy
 //!   checks across every gather that shares it.
-//! - `BashGrader` (feature `bash`, on by default) runs a command and scores its exit code,
+//! - `BashGrader` (feature `bash`, off by default) runs a command and scores its exit code,
 //!   leaving nothing running.
 //! - `Display` for [`EvaluationResult`] prints a readable breakdown ([`report`]).
 //! - `LlmJudge` (feature `judge`, off by default) is the reference's `LLMJudgeGrader`: an
@@ -49,7 +49,7 @@
 //! | feature | default | what it adds |
 //! |---|---|---|
 //! | `macros` | on | the `#[grader]` and `#[derive(Grader)]` re-exports |
-//! | `bash` | on | `BashGrader` (tokio's process and I/O support) |
+//! | `bash` | off | `BashGrader` and the sandbox (tokio's process and I/O support, rustix) |
 //! | `schema` | off | `schemars::JsonSchema` for [`SubScore`] and [`EvaluationResult`] |
 //! | `judge` | off | `LlmJudge`, with an HTTP client (reqwest with rustls), sha2 and schemars |
 //! | `pattern` | off | Inspect AI's `pattern` and `choice` scorers ([`inspect`]), with `regex` |

@@ -1,5 +1,6 @@
 //! [`BashGrader`]: runs a shell command and scores it by its exit code, stopping everything the
-//! command started and keeping its output within a budget.
+//! command started and keeping its output within a budget. Needs grader-core's `bash` feature
+//! (off by default: it brings tokio's process and I/O support and rustix).
 
 mod capture;
 mod group;
