@@ -6,20 +6,22 @@
 # then `cargo build --timings` of the grader crate lists where the time goes (the HTML report is
 # left under target/compile-floor/grader/target/cargo-timings/).
 #
-# Usage: benches/compile/floor.sh [RUNS=3] [FEATURES=default]
-#   FEATURES: grader-core's features for the grader crate, e.g. "macros" for no BashGrader.
+# Usage: benches/compile/floor.sh [RUNS=3] [FEATURES]
+#   FEATURES: grader-core features to add to its defaults, comma-separated, e.g. "bash" for
+#   BashGrader.
 set -euo pipefail
 
 runs=${1:-3}
-features=${2:-default}
+features=${2:-}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out="$root/target/compile-floor"
 mkdir -p "$out/grader/src" "$out/floor/src"
 
-if [ "$features" = default ]; then
+if [ -z "$features" ]; then
     core="grader-core = { path = \"$root/grader-core\" }"
 else
-    core="grader-core = { path = \"$root/grader-core\", default-features = false, features = [\"$features\"] }"
+    list=$(printf '"%s", ' ${features//,/ })
+    core="grader-core = { path = \"$root/grader-core\", features = [${list%, }] }"
 fi
 cat > "$out/grader/Cargo.toml" <<TOML
 [package]
@@ -89,7 +91,7 @@ cpu() {
     awk '{ printf "%.1f", $1 + $2 }' "$out/time"
 }
 
-echo "| run | floor (serde + serde_json) CPU s | one #[grader] ($features) CPU s | ratio |"
+echo "| run | floor (serde + serde_json) CPU s | one #[grader] (default${features:+ + $features}) CPU s | ratio |"
 echo "|---|---|---|---|"
 for run in $(seq 1 "$runs"); do
     floor=$(cpu "$out/floor")

@@ -16,6 +16,10 @@ after each line:
 - Python: the reference's helpers (`hud.graders` of hud==0.6.21: the text functions,
   `SubScore` and `_combine_subscores`) and `json.dumps` lines, in a plain loop.
 
+A second table sets the Rust side against the graders alone: the same samples graded in a
+plain loop with nothing written (`eval-bench OUT N plain`), the floor under any runner that
+writes their lines; both sides' CPU there is their one thread's, in nanoseconds.
+
 Both files are checked to hold the same reward for every sample. Each times itself from the first sample to the last line written, in wall seconds and in CPU
 seconds of its own process (Python's `time.process_time`, Linux's `/proc/self/stat` for
 Rust), so imports and start-up are left out; each runs under `/usr/bin/time -v` for its peak
@@ -128,6 +132,7 @@ def main() -> None:
     print("| samples | allocator | Python wall | grader wall | ratio | Python CPU | grader CPU "
           "| ratio | peak RSS Python | peak RSS grader |")
     print("|---|---|---|---|---|---|---|---|---|---|")
+    floors = []
     with tempfile.TemporaryDirectory() as folder:
         py_cmd = lambda n: [str(PYTHON), "-c", PY_SIDE, f"{folder}/py.jsonl", str(n)]
         for n in sizes:
@@ -144,6 +149,21 @@ def main() -> None:
                       f"| {py['seconds'] / rust['seconds']:.0f} | {py_cpu:.2f} s "
                       f"| {rust_cpu:.2f} s | {py_cpu / rust_cpu:.0f} | {py_rss / 1024:.1f} MiB "
                       f"| {rust_rss / 1024:.1f} MiB |")
+                alone = [timed([str(binary), f"{folder}/unused", str(n), "plain"])[0]
+                         for _ in range(3)]
+                alone_cpu = min(run["cpu_seconds"] for run in alone)
+                assert all(run["lines"] == n for run in alone)
+                # The run's own thread (a current-thread runtime: the one thread that works),
+                # in nanoseconds like the loop's.
+                floors.append((n, allocator, py_cpu, alone_cpu,
+                               rust["awaiting_thread_cpu_seconds"]))
+    print()
+    print("| samples | allocator | graders alone, CPU | Python CPU ÷ graders alone "
+          "| `Evaluation` CPU ÷ graders alone |")
+    print("|---|---|---|---|---|")
+    for n, allocator, py_cpu, alone_cpu, rust_cpu in floors:
+        print(f"| {n:,} | {allocator} | {alone_cpu:.3f} s | {py_cpu / alone_cpu:.0f} "
+              f"| {rust_cpu / alone_cpu:.2f} |")
 
 
 if __name__ == "__main__":

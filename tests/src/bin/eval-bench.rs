@@ -11,6 +11,10 @@
 //! `Evaluation::run_shared`, where the worker threads take the samples and make the gradings
 //! themselves.
 //!
+//! `eval-bench OUTPUT SAMPLES plain` grades the same samples in a plain loop on this thread,
+//! without the runner and writing nothing (`OUTPUT` is left alone): the graders' own cost, the
+//! floor under any runner that writes their lines.
+//!
 //! `eval-bench OUTPUT SAMPLES split THREADS` is the ceiling the multi-threaded runs are held
 //! against: `THREADS` current-thread runs side by side on as many threads of this process,
 //! each grading its own `1/THREADS` of the samples into its own file (`OUTPUT.0`, `OUTPUT.1`,
@@ -107,7 +111,35 @@ fn context_switches() -> Option<u64> {
 }
 
 /// How the program is called.
-const USAGE: &str = "usage: eval-bench OUTPUT SAMPLES [WORKERS [CONCURRENCY [shared]]] | eval-bench OUTPUT SAMPLES split THREADS";
+const USAGE: &str = "usage: eval-bench OUTPUT SAMPLES [WORKERS [CONCURRENCY [shared]]] | eval-bench OUTPUT SAMPLES split THREADS | eval-bench OUTPUT SAMPLES plain";
+
+/// The `plain` mode (see the module docs): every sample graded in a loop, nothing written.
+fn plain_loop(samples: usize) -> Result<(), Box<dyn std::error::Error>> {
+    // One thread: its own CPU time, in nanoseconds rather than the process's hundredths.
+    let cpu_started = thread_cpu_nanos();
+    let started = Instant::now();
+    let mut graded = 0_usize;
+    let mut total = 0.0;
+    for i in 0..samples {
+        let (answer, reference, number) = sample(i);
+        let result = grade(&answer, &reference, number)?;
+        total += std::hint::black_box(result).reward();
+        graded += 1;
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    println!(
+        "{}",
+        serde_json::json!({
+            "lines": graded,
+            "seconds": seconds,
+            "cpu_seconds": thread_cpu_nanos()
+                .zip(cpu_started)
+                .map(|(end, start)| (end - start) as f64 / 1e9),
+            "reward_sum": total,
+        })
+    );
+    Ok(())
+}
 
 /// The items of the samples numbered `range`: (id, the number `sample` makes it from).
 fn items(range: std::ops::Range<usize>) -> impl Iterator<Item = (usize, usize)> {
@@ -194,6 +226,11 @@ pub fn main() -> Result<(), Box<dyn std::error::Error>> {
         && split == "split"
     {
         return side_by_side(output, samples.parse()?, threads.parse()?);
+    }
+    if let [_output, samples, plain] = &args[..]
+        && plain == "plain"
+    {
+        return plain_loop(samples.parse()?);
     }
     let (output, samples, workers, concurrency, shared) = match &args[..] {
         [output, samples] => (output, samples, None, 64, false),
