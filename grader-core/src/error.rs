@@ -151,8 +151,8 @@ pub enum Failure {
     /// then not started).
     #[error("{0}")]
     Runtime(String),
-    /// A command was to run in the bubblewrap [`Sandbox`](crate::sandbox::Sandbox), and bwrap
-    /// cannot sandbox here (it is missing, or the kernel refuses it the namespaces): why.
+    /// A command was to run in the bubblewrap `Sandbox` (`grader_core::sandbox`, feature
+    /// `bash`), and bwrap cannot sandbox here (it is missing, or the kernel refuses it the namespaces): why.
     #[error("cannot sandbox the command: {0}")]
     Sandbox(String),
     /// An I/O error while running the grader (spawning or waiting on a process).
