@@ -272,8 +272,9 @@ impl Evaluation {
     /// What `grade` does before it returns its future runs on the lane, and counts towards
     /// the half millisecond after which a lane gives its worker's other tasks a turn; a lane
     /// makes the gradings of its free slots in one go (a batch ahead only while `grade` returns
-    /// within a few microseconds), so keep slow work in the future. When the run's future is dropped, the iterator and `grade` are dropped
-    /// by the last of its lanes to end, on a worker, moments later.
+    /// within a few microseconds), so keep slow work in the future. When the run's future is
+    /// dropped, the iterator and `grade` are dropped by the last of its lanes to end, on a
+    /// worker, moments later.
     ///
     /// ```
     /// use std::sync::Arc;

@@ -428,7 +428,6 @@ where
                     epoch,
                 }));
             }));
-            pairs.clear();
             // Counted as `epochs` a sample: the pairs not made from them are taken back.
             tally.not_made(counted - (into.len() - this));
             if let Err(payload) = result {

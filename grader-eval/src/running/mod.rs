@@ -21,8 +21,9 @@
 //! gradings for them itself, a batch at a time ([`BATCH`]), so the awaiting task makes none
 //! and a grading takes no lock of the run's: the counts the awaiting task needs are atomics
 //! ([`Tally`]), and the queue's lock is taken only when a lane ends or hands back gradings it
-//! made ahead of its slots (when one of its gradings waits). Lines a lane appended to the file go to the awaiting task only to be
-//! counted, and wake it in bulk ([`UNTOLD_LINES`], [`UNTOLD_FOR`]) rather than every poll.
+//! made ahead of its slots (when one of its gradings waits). Lines a lane appended to the file
+//! go to the awaiting task only to be counted, and wake it in bulk ([`UNTOLD_LINES`],
+//! [`UNTOLD_FOR`]) rather than every poll.
 //
 // The files: this one holds what the awaiting task and the lanes share (the queue, the
 // outbox, the lines they pass, the limits); `awaiting.rs` the awaiting task's side
@@ -185,8 +186,8 @@ impl Tally {
             .fetch_add(isize::try_from(n).unwrap_or(isize::MAX), Ordering::Relaxed);
     }
 
-    /// Takes back `n` counted by [`taken`](Self::taken) and then not made (the grading function
-    /// unwound past its own catch).
+    /// Takes back `n` counted by [`taken`](Self::taken) and then not made (epochs the output
+    /// holds already, or the grading function unwound past its own catch).
     pub(super) fn not_made(&self, n: usize) {
         self.made
             .fetch_sub(isize::try_from(n).unwrap_or(isize::MAX), Ordering::Relaxed);
