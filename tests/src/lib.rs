@@ -4,6 +4,7 @@
 //! for object storage.
 
 pub mod azurite;
+pub mod child;
 pub mod driver;
 pub mod env_process;
 pub mod gcs_server;

