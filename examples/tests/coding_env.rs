@@ -8,6 +8,7 @@
 
 mod support;
 
+use grader_tests::child::Bounded as _;
 use support::{coding_agent, examples_dir};
 
 use std::io::{BufRead as _, BufReader, Read as _};
@@ -110,8 +111,7 @@ fn the_agent_is_graded_by_the_served_template_and_sigterm_stops_it() {
     let sent = Instant::now();
     let status = Command::new("kill")
         .args(["-TERM", &served.child.id().to_string()])
-        .status()
-        .unwrap();
+        .status_bounded();
     assert!(status.success());
     let code = loop {
         if let Some(status) = served.child.try_wait().unwrap() {
@@ -134,8 +134,7 @@ fn a_bad_option_is_a_usage_error() {
     let dir = examples_dir();
     let output = Command::new(dir.join("coding_env"))
         .args(["--port", "many"])
-        .output()
-        .unwrap();
+        .output_bounded();
     assert_eq!(output.status.code(), Some(2));
     assert!(output.stdout.is_empty());
     assert!(String::from_utf8_lossy(&output.stderr).contains("not a port"));

@@ -2,6 +2,7 @@
 //! checks its exit status, its breakdown and its JSON.
 #![allow(missing_docs)]
 
+use grader_tests::child::Bounded as _;
 use std::path::Path;
 use std::process::Command;
 
@@ -34,7 +35,7 @@ fn run_example_without(name: &str, unset: &[&str]) -> String {
     for name in unset {
         command.env_remove(name);
     }
-    let output = command.output().expect("cargo starts");
+    let output = command.output_bounded();
     let stdout = String::from_utf8(output.stdout).expect("the output is UTF-8");
     assert!(
         output.status.success(),

@@ -3,6 +3,7 @@
 //! second resumes them all and replaces the object with the same lines.
 #![allow(missing_docs)]
 
+use grader_tests::child::Bounded as _;
 use std::path::Path;
 use std::process::Command;
 
@@ -20,8 +21,7 @@ fn run_example(port: u16, url: &str) -> String {
         .arg(url)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .envs(S3Server::env(port))
-        .output()
-        .expect("cargo starts");
+        .output_bounded();
     let stdout = String::from_utf8(output.stdout).expect("the output is UTF-8");
     assert!(
         output.status.success(),

@@ -11,6 +11,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
+use grader_tests::child::Bounded as _;
 use grader_tests::env_process::EnvProcess;
 use predicates::str::contains;
 use serde_json::Value;
@@ -53,8 +54,7 @@ fn files_hud_wrote_are_read_with_their_score_as_the_reward() {
         .arg(env.port.to_string())
         .arg(dir.path())
         .env_remove("HUD_API_KEY")
-        .status()
-        .unwrap();
+        .status_bounded();
     assert!(status.success(), "the rollouts failed: {status}");
     drop(env);
 

@@ -7,7 +7,9 @@ mod support;
 
 use predicates::prelude::*;
 use predicates::str::contains;
-use support::{grader, project_result, python, python_writes, temp_dir, write_lines};
+use support::{
+    Bounded as _, child, grader, project_result, python, python_writes, temp_dir, write_lines,
+};
 
 #[test]
 fn a_json_file_shows_the_same_tree_as_display() {
@@ -188,7 +190,7 @@ fn on_a_terminal(file: &std::path::Path, no_color: bool) -> Option<String> {
     if no_color {
         run.env("NO_COLOR", "1");
     }
-    let output = run.output().unwrap();
+    let output = run.output_bounded();
     assert!(output.status.success(), "{output:?}");
     Some(String::from_utf8(output.stdout).unwrap())
 }
@@ -263,7 +265,7 @@ fn a_reader_that_stops_early_is_not_an_error() {
     let mut first = [0u8; 64];
     child.stdout.take().unwrap().read_exact(&mut first).unwrap();
     // The pipe is closed here, with most of the output still to come.
-    let output = child.wait_with_output().unwrap();
+    let output = child::wait_with_output(child, "grader show");
     assert_eq!(output.status.code(), Some(0));
     assert_eq!(String::from_utf8_lossy(&output.stderr), "");
 }

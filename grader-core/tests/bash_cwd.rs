@@ -10,14 +10,14 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
 
-use bash_support::{bash, scratch_dir};
+use bash_support::{bash, child::Bounded as _, scratch_dir};
 use grader_core::Failure;
 
 /// Set in the re-run test binary.
 const CHILD_ENV: &str = "GRADER_BASH_CWD_CHILD";
 
 fn is_root() -> bool {
-    let output = Command::new("id").arg("-u").output().expect("id runs");
+    let output = Command::new("id").arg("-u").output_bounded();
     String::from_utf8_lossy(&output.stdout).trim() == "0"
 }
 
@@ -46,8 +46,7 @@ fn an_unenterable_working_directory_is_the_directorys_error() {
         ])
         .env(CHILD_ENV, "1")
         .env("TMPDIR", "/tmp")
-        .output()
-        .expect("the test binary runs again");
+        .output_bounded();
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         output.status.success() && stdout.contains("1 passed"),

@@ -11,7 +11,11 @@ use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use bash_support::{bash, live_processes, marker, survivors_after};
+use bash_support::{
+    bash,
+    child::{self, Bounded as _},
+    live_processes, marker, survivors_after,
+};
 use grader_core::Gather;
 
 /// Set in the re-run test binary: the marker its commands carry.
@@ -27,7 +31,9 @@ const SLEEPS: usize = 3;
 fn end_the_grading_process(mode: &str, end: impl FnOnce(u32)) -> Vec<(u32, String, String)> {
     let mark = marker();
     let exe = std::env::current_exe().expect("the test binary's path");
-    let mut child = Command::new(exe)
+    // With the default disposition of SIGINT even where this run ignores it (a background job):
+    // the Ctrl-C test must see the grading process end.
+    let mut child = child::with_default_signals(exe)
         .args(["--exact", "grading_until_ended", "--nocapture"])
         .env(MARK_ENV, &mark)
         .env(MODE_ENV, mode)
@@ -61,19 +67,19 @@ fn end_the_grading_process(mode: &str, end: impl FnOnce(u32)) -> Vec<(u32, Strin
         std::thread::sleep(Duration::from_millis(20));
     }
     end(child.id());
-    let status = child.wait().expect("the grading process is reaped");
+    let status = child::wait(&mut child, "the grading process is reaped");
     assert!(!status.success() || mode == "exit", "{status}");
     let left = survivors_after(&mark, Duration::from_secs(2));
     for (pid, _, _) in &left {
         let _ = Command::new("kill")
             .args(["-KILL", &pid.to_string()])
-            .status();
+            .status_bounded();
     }
     left
 }
 
 fn kill(args: &[&str]) {
-    let status = Command::new("kill").args(args).status().expect("kill runs");
+    let status = Command::new("kill").args(args).status_bounded();
     assert!(status.success(), "kill {args:?}");
 }
 

@@ -9,7 +9,7 @@ mod bash_support;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use bash_support::{bash, live_processes, marker};
+use bash_support::{bash, child::Bounded as _, live_processes, marker};
 use grader_core::{BashGrader, SubScore};
 
 /// Shell code that waits until `sleep 1000.<mark>` runs, so that the command does not end
@@ -29,7 +29,7 @@ async fn grade_leaves_nothing(grader: BashGrader, mark: &str) -> SubScore {
         // Do not leave them to the next test run.
         let _ = std::process::Command::new("kill")
             .args(["-KILL", &pid.to_string()])
-            .status();
+            .status_bounded();
     }
     assert_eq!(alive, vec![], "left running; info: {:?}", sub.info());
     assert!(elapsed < Duration::from_secs(20), "took {elapsed:?}");

@@ -15,7 +15,9 @@ use std::sync::OnceLock;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use bash_support::{bash, live_processes, marker, scratch_dir, survivors_after};
+use bash_support::{
+    bash, child::Bounded as _, live_processes, marker, scratch_dir, survivors_after,
+};
 
 /// A C program whose main thread calls `pthread_exit` (after `argv[2]` ms) while a second
 /// thread keeps running: the thread-group leader is a zombie, its environ reads empty, and
@@ -48,8 +50,7 @@ int main(int argc, char **argv) {
             .args(["-pthread", "-O0", "-o"])
             .arg(&bin)
             .arg(&src)
-            .status()
-            .unwrap()
+            .status_bounded()
             .success();
         assert!(ok, "cc failed");
         bin
@@ -77,7 +78,7 @@ fn read_pid(file: &std::path::Path) -> Option<u32> {
 fn kill9(pid: u32) {
     let _ = std::process::Command::new("kill")
         .args(["-9", &pid.to_string()])
-        .status();
+        .status_bounded();
 }
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -401,8 +402,7 @@ fn exit_attack(wait_ms: u64) {
         .env("GRADER_BASH_LIFECYCLE_MARK", &mark)
         .env("GRADER_BASH_LIFECYCLE_WAIT", wait_ms.to_string())
         .stdout(std::process::Stdio::null())
-        .status()
-        .unwrap();
+        .status_bounded();
     assert!(status.success());
     let left = survivors_after(&mark, Duration::from_secs(3));
     for (pid, _, _) in &left {
@@ -459,8 +459,7 @@ fn zombie_leader_out_of_the_group_is_stopped_when_the_grading_process_exits() {
         .args(["--exact", "zombie_exit_helper", "--nocapture"])
         .env(ZOMBIE_PID_FILE_ENV, &pid_file)
         .stdout(std::process::Stdio::null())
-        .status()
-        .unwrap();
+        .status_bounded();
     assert!(status.success(), "the grading process failed: {status}");
     let pid = read_pid(&pid_file).unwrap();
     let start = Instant::now();

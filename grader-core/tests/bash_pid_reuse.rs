@@ -13,7 +13,11 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use bash_support::{bash, live_processes, marker, scratch_dir, survivors_after};
+use bash_support::{
+    bash,
+    child::{self, Bounded as _},
+    live_processes, marker, scratch_dir, survivors_after,
+};
 
 const FORKER: &str = r#"
 #include <stdio.h>
@@ -31,7 +35,7 @@ fn kill_all(mark: &str) {
     for (pid, _, _) in live_processes(mark) {
         let _ = Command::new("kill")
             .args(["-KILL", &pid.to_string()])
-            .status();
+            .status_bounded();
     }
 }
 
@@ -57,8 +61,7 @@ async fn an_old_untagged_process_remembered_then_its_pid_reused_by_an_escapee() 
             .arg("-o")
             .arg(&forker)
             .arg(&src)
-            .status()
-            .unwrap()
+            .status_bounded()
             .success()
     );
 
@@ -66,7 +69,7 @@ async fn an_old_untagged_process_remembered_then_its_pid_reused_by_an_escapee() 
     // enough before the others that its window no longer holds: rounds then read every pid.
     let lmark = marker();
     let go = dir.join("go");
-    assert!(Command::new("mkfifo").arg(&go).status().unwrap().success());
+    assert!(Command::new("mkfifo").arg(&go).status_bounded().success());
     // Waits on the fifo without forking, so that the pid counter stays where the forker left it.
     let l = tokio::spawn(
         bash(&format!(
@@ -100,15 +103,14 @@ async fn an_old_untagged_process_remembered_then_its_pid_reused_by_an_escapee() 
             break (holder, q);
         }
         kill_all(&qmark);
-        let _ = holder.wait();
+        child::wait(&mut holder, "the holder of an untagged process");
     };
 
     // Round the pid counter until it stands a few pids before Q's (at least 17000 forks, so
     // that L's window no longer holds).
     let out = Command::new(&forker)
         .args(["17000", &(q - 12).to_string(), &(q - 3).to_string()])
-        .output()
-        .unwrap();
+        .output_bounded();
     eprintln!("forker: {}", String::from_utf8_lossy(&out.stdout).trim());
     assert!(out.status.success());
 
@@ -127,7 +129,7 @@ async fn an_old_untagged_process_remembered_then_its_pid_reused_by_an_escapee() 
     .await
     .unwrap();
     let alive = survivors_after(&bmark, Duration::from_millis(100));
-    let _ = holder.wait();
+    child::wait(&mut holder, "the holder of an untagged process");
     let pids = sub.info().unwrap()["stdout"]
         .as_str()
         .unwrap_or("")

@@ -11,7 +11,9 @@ use std::net::TcpListener;
 use std::process::Command;
 use std::time::Duration;
 
-use bash_support::{assert_rerun_passed, bash, marker, scratch_dir, survivors_after};
+use bash_support::{
+    assert_rerun_passed, bash, child::Bounded as _, marker, scratch_dir, survivors_after,
+};
 use grader_core::sandbox::{Limits, Sandbox};
 use grader_core::{BashGrader, Failure, SubScore};
 
@@ -178,8 +180,7 @@ fn without_bwrap_the_grade_fails_or_runs_unsandboxed_as_chosen() {
         .args(["--exact", "graded_without_bwrap", "--nocapture"])
         .env(CHILD_ENV, "1")
         .env("PATH", &empty)
-        .output()
-        .unwrap();
+        .output_bounded();
     assert_rerun_passed(&output);
     std::fs::remove_dir_all(&empty).unwrap();
 }

@@ -8,7 +8,7 @@ mod bash_support;
 
 use std::process::Command;
 
-use bash_support::{assert_rerun_passed, bash};
+use bash_support::{assert_rerun_passed, bash, child::Bounded as _};
 use grader_core::bash::secrets::looks_like_a_secret;
 
 /// Set in the re-run test binary.
@@ -33,7 +33,7 @@ fn commands_do_not_inherit_credentials() {
     for (name, value) in SECRETS {
         command.env(name, value);
     }
-    let output = command.output().expect("the test binary runs again");
+    let output = command.output_bounded();
     assert_rerun_passed(&output);
 }
 

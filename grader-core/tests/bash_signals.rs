@@ -9,7 +9,7 @@ mod bash_support;
 
 use std::process::Command;
 
-use bash_support::{assert_rerun_passed, bash};
+use bash_support::{assert_rerun_passed, bash, child::Bounded as _};
 
 /// Set in the re-run test binary.
 const CHILD_ENV: &str = "GRADER_BASH_SIGNALS_CHILD";
@@ -24,8 +24,7 @@ fn commands_start_with_default_signal_dispositions_when_we_ignore_signals() {
         ])
         .arg(&exe)
         .env(CHILD_ENV, "1")
-        .output()
-        .expect("the test binary runs again");
+        .output_bounded();
     assert_rerun_passed(&output);
 }
 

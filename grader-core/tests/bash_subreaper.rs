@@ -7,7 +7,7 @@ mod bash_support;
 
 use std::time::Duration;
 
-use bash_support::{bash, live_processes, marker, survivors_after};
+use bash_support::{bash, child::Bounded as _, live_processes, marker, survivors_after};
 use grader_core::Gather;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -49,7 +49,7 @@ async fn escapes_are_stopped_when_this_process_is_a_subreaper() {
         for (pid, _, _) in live_processes(&mark) {
             let _ = std::process::Command::new("kill")
                 .args(["-KILL", &pid.to_string()])
-                .status();
+                .status_bounded();
         }
         for o in others {
             let _ = o.await;

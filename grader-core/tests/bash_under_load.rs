@@ -10,14 +10,14 @@ mod bash_support;
 
 use std::time::{Duration, Instant};
 
-use bash_support::{bash, live_processes, marker, survivors_after};
+use bash_support::{bash, child::Bounded as _, live_processes, marker, survivors_after};
 use grader_core::Gather;
 
 fn kill_all(mark: &str) {
     for (pid, _, _) in live_processes(mark) {
         let _ = std::process::Command::new("kill")
             .args(["-KILL", &pid.to_string()])
-            .status();
+            .status_bounded();
     }
 }
 

@@ -1,6 +1,7 @@
 //! An environment served by a real child process, as hud's runtimes start one: spawned, its
 //! port read from the `HUD_SERVE_PORT=` line on its stdout, killed when the handle drops.
 
+use crate::child::Bounded as _;
 use std::io::{BufRead as _, BufReader, Read as _};
 use std::path::Path;
 use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
@@ -63,8 +64,7 @@ impl EnvProcess {
         let status = Command::new("kill")
             .arg(format!("-{signal}"))
             .arg(self.pid().to_string())
-            .status()
-            .expect("run kill");
+            .status_bounded();
         assert!(status.success(), "kill -{signal} failed");
     }
 

@@ -35,7 +35,16 @@ pub fn wait_until_ready<S>(
     log: &Path,
     ready: impl Fn(&S) -> bool,
 ) -> Result<(), String> {
+    let start = std::time::Instant::now();
     loop {
+        if start.elapsed() > crate::child::WATCHDOG {
+            let _ = child(server).kill();
+            return Err(format!(
+                "{name} did not answer within {} s:\n{}",
+                crate::child::WATCHDOG.as_secs(),
+                std::fs::read_to_string(log).unwrap_or_default()
+            ));
+        }
         if let Some(status) = child(server).try_wait().expect("poll the server") {
             return Err(format!(
                 "{name} exited ({status}):\n{}",

@@ -3,6 +3,7 @@
 //! from it and from hud's own Python server serving the same templates.
 #![allow(clippy::unwrap_used)] // a test that cannot unwrap has failed
 
+use grader_tests::child::{self, Bounded as _};
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -29,8 +30,7 @@ fn run_python(python: &Path, script: &str, port: u16) -> Value {
     let output = Command::new(python)
         .arg(data(script))
         .arg(port.to_string())
-        .output()
-        .expect("run python");
+        .output_bounded();
     assert!(
         output.status.success(),
         "{script} failed:\n{}",
@@ -276,7 +276,9 @@ fn a_hang_up_during_a_grade_cancels_it_and_kills_its_command() {
 fn stops_on(signal: &str, code: i32) {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("env-{signal}"));
     let marker = scratch(&dir, "marker");
-    let mut command = Command::new(PROBE);
+    // SIGINT at its default even where this run ignores it (a background job), as a terminal's
+    // Ctrl-C finds a server started from it.
+    let mut command = child::with_default_signals(PROBE);
     command.env("PROBE_MARKER", &marker);
     let mut env = EnvProcess::spawn(command, Duration::from_secs(20));
     let (_grading, pid) = grading_sleeper(env.port, &dir, "pid-grading");
@@ -331,8 +333,7 @@ fn a_hud_rollout_with_a_scripted_agent_is_graded_by_the_binary() {
         .arg(data("rollout.py"))
         .arg(env.port.to_string())
         .env_remove("HUD_API_KEY")
-        .output()
-        .expect("run python");
+        .output_bounded();
     assert!(
         output.status.success(),
         "{}",

@@ -2,6 +2,7 @@
 //! a torn last line, shards merged, failures and panics recorded, and Ctrl-C on a run of
 //! `sleep` commands.
 
+use grader_tests::child::{self, Bounded as _};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -39,7 +40,9 @@ fn lines(path: &Path) -> Vec<Line> {
 }
 
 fn probe(output: &Path, mode: &str, samples: usize, epochs: u32, concurrency: usize) -> Command {
-    let mut command = Command::new(PROBE);
+    // SIGINT at its default even where this run ignores it (a background job): the Ctrl-C
+    // tests signal the probe.
+    let mut command = child::with_default_signals(PROBE);
     command
         .arg(output)
         .arg(mode)
@@ -53,7 +56,7 @@ fn probe(output: &Path, mode: &str, samples: usize, epochs: u32, concurrency: us
 }
 
 fn finish(child: Child) -> (i32, String) {
-    let output = child.wait_with_output().expect("wait for the probe");
+    let output = child::wait_with_output(child, "the probe");
     let code = output.status.code().unwrap_or(-1);
     (code, String::from_utf8_lossy(&output.stdout).into_owned())
 }
@@ -67,9 +70,14 @@ fn count_lines(path: &Path) -> usize {
 /// Waits (polling, without a deadline that decides the test) until `ready` holds or the child
 /// has exited.
 fn wait_until(child: &mut Child, mut ready: impl FnMut() -> bool) {
+    let start = std::time::Instant::now();
     while !ready() {
         if child.try_wait().expect("poll the probe").is_some() {
             return;
+        }
+        if start.elapsed() > child::WATCHDOG {
+            let _ = child.kill();
+            panic!("the probe never got ready");
         }
         std::thread::sleep(Duration::from_millis(5));
     }
@@ -202,8 +210,7 @@ fn write_failing_mid_run(name: &str, workers: usize, shared: bool) {
         .env("EVAL_PROBE_WORKERS", workers.to_string())
         .env("EVAL_PROBE_SHARED", if shared { "1" } else { "0" })
         .env("RUST_BACKTRACE", "0")
-        .output()
-        .expect("run the limited probe");
+        .output_bounded();
     let stderr = String::from_utf8_lossy(&limited.stderr);
     assert_ne!(limited.status.code(), Some(0), "the run failed: {stderr}");
     assert!(
@@ -274,7 +281,7 @@ fn an_output_that_is_a_device_fails_at_its_first_write_and_is_not_read() {
             }
             std::thread::sleep(Duration::from_millis(10));
         }
-        let output = child.wait_with_output().expect("the probe's output");
+        let output = child::wait_with_output(child, "the probe");
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(output.status.code(), Some(1), "{stderr}");
         assert!(
@@ -425,8 +432,7 @@ fn group_alive(pgid: &str) -> bool {
     Command::new("kill")
         .args(["-0", "--", &format!("-{pgid}")])
         .stderr(Stdio::null())
-        .status()
-        .expect("run kill")
+        .status_bounded()
         .success()
 }
 
@@ -473,10 +479,9 @@ fn interrupted_and_resumed(name: &str, workers: usize, concurrency: usize, share
     }
     let status = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
-        .status()
-        .expect("send SIGINT");
+        .status_bounded();
     assert!(status.success());
-    let stopped = child.wait_with_output().expect("wait for the probe");
+    let stopped = child::wait_with_output(child, "the probe");
     let report = String::from_utf8_lossy(&stopped.stdout);
     assert_eq!(stopped.status.code(), Some(130), "{report}");
     assert!(report.contains("interrupted: true"), "{report}");

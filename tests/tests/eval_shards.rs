@@ -3,6 +3,7 @@
 //! plain `GRADER_SHARD`. Each way's parts merged equal one unsharded run; a missing or
 //! inconsistent setting fails with the variables named, writing nothing.
 
+use grader_tests::child::Bounded as _;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -41,7 +42,7 @@ fn probe(dir: &Path, vars: &[(&str, String)]) -> std::process::Output {
     for (name, value) in vars {
         command.env(name, value);
     }
-    command.output().expect("shard-probe runs")
+    command.output_bounded()
 }
 
 fn pairs(path: &Path) -> BTreeSet<(String, u32, String)> {

@@ -13,6 +13,7 @@
 //! prefix read back as the local run, a run finds them and resumes after them, and a refused
 //! upload fails naming the URL.
 
+use grader_tests::child::{self, Bounded as _};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -53,7 +54,7 @@ fn probe(port: u16, args: &[&str]) -> Command {
 
 /// Runs the probe to its end: exit code, stdout, stderr.
 fn finish(child: Child) -> (i32, String, String) {
-    let output = child.wait_with_output().expect("wait for the probe");
+    let output = child::wait_with_output(child, "the probe");
     (
         output.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&output.stdout).into_owned(),
@@ -394,8 +395,7 @@ fn an_azure_sas_token_in_the_environment_never_shows_in_an_error() {
             format!("http://127.0.0.1:{port}"),
         )
         .env("STORE_PROBE_RETRIES", "0")
-        .output()
-        .expect("run the probe");
+        .output_bounded();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert!(

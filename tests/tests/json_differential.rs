@@ -5,6 +5,7 @@
 //! One run of `scripts/json_cases.js` under Node checks every case. Where `node` is not
 //! installed the comparison is skipped with a message; the bounds are checked everywhere.
 
+use grader_tests::child;
 use std::io::Write as _;
 use std::process::{Command, Stdio};
 
@@ -38,7 +39,7 @@ fn node_results(cases: &[Value]) -> Option<Vec<Value>> {
         .expect("stdin")
         .write_all(input.as_bytes())
         .expect("write the cases");
-    let output = child.wait_with_output().expect("run node");
+    let output = child::wait_with_output(child, "node");
     assert!(
         output.status.success(),
         "{}",

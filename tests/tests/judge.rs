@@ -3,6 +3,7 @@
 //! never a 0), retries and their attempt counts, the deadline, the lenient policy, and the
 //! opt-in panel, batching, structured output, cache and call limit.
 
+use grader_tests::child::Bounded as _;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -878,7 +879,7 @@ fn the_endpoint_and_key_come_from_the_environment() {
         if expects_no_key {
             child.env("CHILD_EXPECTS_NO_KEY", "1");
         }
-        let status = child.status().expect("run the child");
+        let status = child.status_bounded();
         assert!(status.success(), "{vars:?}");
         let requests = server.requests();
         server.clear();

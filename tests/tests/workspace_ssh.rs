@@ -9,6 +9,7 @@
 
 #![allow(clippy::unwrap_used)] // a test that cannot unwrap has failed
 
+use grader_tests::child::{self, Bounded as _};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -192,8 +193,7 @@ fn sessions_never_see_hud_variables() {
         ])
         .env("GRADER_WORKSPACE_INNER", "1")
         .env("HUD_API_KEY", "sk-test-secret")
-        .status()
-        .unwrap();
+        .status_bounded();
     assert!(status.success());
 }
 
@@ -450,7 +450,7 @@ async fn openssh_connects_with_the_published_keys() {
                 .spawn()
                 .unwrap();
             child.stdin.take().unwrap().write_all(input).unwrap();
-            child.wait_with_output().unwrap()
+            child::wait_with_output(child, "ssh")
         })
     };
     let out = run(

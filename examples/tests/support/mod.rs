@@ -1,6 +1,7 @@
 //! What the coding example's tests share: the examples built once, and the `coding_agent`
 //! example run against a served environment.
 
+use grader_tests::child::Bounded as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -16,8 +17,7 @@ pub fn examples_dir() -> PathBuf {
         .arg("--target-dir")
         .arg(&target_dir)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .status()
-        .unwrap();
+        .status_bounded();
     assert!(status.success());
     target_dir.join("debug").join("examples")
 }
@@ -28,8 +28,7 @@ pub fn coding_agent(dir: &Path, port: u16, extra: &[&str]) -> (serde_json::Value
     let output = Command::new(dir.join("coding_agent"))
         .arg(port.to_string())
         .args(extra)
-        .output()
-        .unwrap();
+        .output_bounded();
     let stdout = String::from_utf8(output.stdout).unwrap();
     assert!(
         output.status.success(),

@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use grader_tests::child::Bounded as _;
+
 const CHROMIUM: &str = "/usr/bin/chromium";
 
 /// The Debian packages installed: the browser and one font so text renders.
@@ -44,10 +46,7 @@ pub fn chromium() -> Option<PathBuf> {
 }
 
 fn install() -> Result<(), String> {
-    let uid = Command::new("id")
-        .arg("-u")
-        .output()
-        .map_err(|e| format!("cannot run `id`: {e}"))?;
+    let uid = Command::new("id").arg("-u").output_bounded();
     if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
         return Err("not root, so apt-get cannot install it".to_owned());
     }
@@ -58,9 +57,7 @@ fn install() -> Result<(), String> {
         let output = Command::new("apt-get")
             .args(args)
             .env("DEBIAN_FRONTEND", "noninteractive")
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|e| format!("cannot run apt-get: {e}"))?;
+            .output_bounded();
         if output.status.success() {
             Ok(())
         } else {
@@ -142,7 +139,7 @@ pub fn run_url(chromium: &Path, url: &str, extra: &[&str]) -> Output {
     let _ = Command::new("kill")
         .args(["-KILL", "--", &format!("-{group}")])
         .stderr(Stdio::null())
-        .status();
+        .status_bounded();
     let output = waiter
         .join()
         .expect("the waiting thread")

@@ -8,12 +8,17 @@ pub mod browser;
 use std::path::{Path, PathBuf};
 
 use grader_core::{EvaluationResult, Grade, Info, SubScore, all};
+pub use grader_tests::child::{self, Bounded};
 use serde_json::{Value, json};
 
-/// The `grader` binary, ready to be given arguments.
+/// The `grader` binary, ready to be given arguments; killed, failing the test, if it runs
+/// past the tests' watchdog ([`child::WATCHDOG`]).
 pub fn grader() -> assert_cmd::Command {
     let mut command = assert_cmd::Command::new(env!("CARGO_BIN_EXE_grader"));
-    command.env_remove("NO_COLOR").env_remove("CLICOLOR_FORCE");
+    command
+        .env_remove("NO_COLOR")
+        .env_remove("CLICOLOR_FORCE")
+        .timeout(child::WATCHDOG);
     command
 }
 
@@ -87,8 +92,7 @@ pub fn python_writes(python: &Path, script: &str, path: &Path) {
     let status = std::process::Command::new(python)
         .args(["-c", script])
         .arg(path)
-        .status()
-        .unwrap();
+        .status_bounded();
     assert!(status.success(), "the Python script failed: {status}");
 }
 

@@ -2,6 +2,12 @@
 //! a look at which processes are alive.
 #![allow(dead_code)] // each test file uses a different subset
 
+/// Bounded waits on child processes, shared with the cross-crate tests (`tests/src/child.rs`).
+#[path = "../../../tests/src/child.rs"]
+pub mod child;
+
+use child::Bounded as _;
+
 use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -50,8 +56,7 @@ pub fn marker() -> String {
 pub fn live_processes(needle: &str) -> Vec<(u32, String, String)> {
     let output = std::process::Command::new("ps")
         .args(["-eo", "pid=,stat=,args="])
-        .output()
-        .expect("ps runs");
+        .output_bounded();
     String::from_utf8_lossy(&output.stdout)
         .lines()
         .filter_map(|line| {
