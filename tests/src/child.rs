@@ -68,17 +68,25 @@ fn wait_until(child: &mut Child, deadline: Instant) -> Option<ExitStatus> {
 /// When the child is still running after [`WATCHDOG`] (killed; the message holds what it had
 /// written), or when it cannot be waited for.
 #[track_caller]
-pub fn wait_with_output(mut child: Child, what: &str) -> Output {
+pub fn wait_with_output(child: Child, what: &str) -> Output {
+    wait_with_output_within(child, what, WATCHDOG)
+}
+
+/// As [`wait_with_output`], with a bound of the caller's.
+///
+/// # Panics
+/// As [`wait_with_output`].
+#[track_caller]
+pub fn wait_with_output_within(mut child: Child, what: &str, bound: Duration) -> Output {
     let stdout = reader(child.stdout.take());
     let stderr = reader(child.stderr.take());
-    let deadline = Instant::now() + WATCHDOG;
-    let Some(status) = wait_until(&mut child, deadline) else {
+    let Some(status) = wait_until(&mut child, Instant::now() + bound) else {
         // A process the child left may still hold the pipes open: the readers are not waited
         // for.
         panic!(
             "{what} (pid {}) was still running after {} s: killed",
             child.id(),
-            WATCHDOG.as_secs()
+            bound.as_secs()
         );
     };
     Output {
@@ -109,7 +117,16 @@ pub trait Bounded {
     ///
     /// # Panics
     /// When it cannot start, or is still running after [`WATCHDOG`] (killed).
-    fn output_bounded(&mut self) -> Output;
+    fn output_bounded(&mut self) -> Output {
+        self.output_within(WATCHDOG)
+    }
+
+    /// As [`Bounded::output_bounded`], with a bound of the caller's (a build that may take
+    /// longer than [`WATCHDOG`] on a cold machine).
+    ///
+    /// # Panics
+    /// When it cannot start, or is still running after `bound` (killed).
+    fn output_within(&mut self, bound: Duration) -> Output;
 
     /// Runs the command to its end with the standard streams inherited, as
     /// [`Command::status`] does, up to [`WATCHDOG`].
@@ -121,14 +138,14 @@ pub trait Bounded {
 
 impl Bounded for Command {
     #[track_caller]
-    fn output_bounded(&mut self) -> Output {
+    fn output_within(&mut self, bound: Duration) -> Output {
         let child = self
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .unwrap_or_else(|error| panic!("cannot start {self:?}: {error}"));
-        wait_with_output(child, &format!("{self:?}"))
+        wait_with_output_within(child, &format!("{self:?}"), bound)
     }
 
     #[track_caller]

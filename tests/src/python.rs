@@ -96,12 +96,20 @@ pub const JSONSCHEMA: Lock = Lock {
     complete: true,
 };
 
+/// The Python package's test suite (`grader-py/tests`): pytest, maturin (which builds the wheel
+/// from the checkout) and the anchors the package is compared with.
+pub const PY: Lock = Lock {
+    folder: "py-venv",
+    text: include_str!("../envs/py.txt"),
+    complete: true,
+};
+
 /// The build backends installed into every environment before its lock (`tests/envs/build.txt`).
 pub const BUILD: &str = include_str!("../envs/build.txt");
 
 /// Every test environment, for the check that each lock is complete and pinned.
-pub const ALL: [Lock; 8] = [
-    HUD, INSPECT, SIMILARITY, MATH, MOTO, FAKE_GCS, VERIFIERS, JSONSCHEMA,
+pub const ALL: [Lock; 9] = [
+    HUD, INSPECT, SIMILARITY, MATH, MOTO, FAKE_GCS, VERIFIERS, JSONSCHEMA, PY,
 ];
 
 /// The interpreter of the environment of [`HUD`], making it under `target_tmpdir` (pass

@@ -1,0 +1,73 @@
+"""graderkit: graders for RL rewards and agent evaluations, with a Rust core.
+
+The functions here give the verdicts of the Python packages they are named after (the HUD SDK's
+text helpers, rapidfuzz, rouge-score, sacrebleu, math-verify, Inspect AI, verifiers' parsers),
+bounded in time and memory, without signals, releasing the GIL while they work. Every error
+they raise derives from :class:`GraderError`, itself an ``Exception``.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from graderkit import _native
+from graderkit._native import (
+    GraderError,
+    LimitError,
+    PanicError,
+    __version__,
+    bleu,
+    chrf,
+    contains,
+    contains_all,
+    contains_any,
+    exact_match,
+    f1_score,
+    indel,
+    levenshtein,
+    levenshtein_similarity,
+    normalize,
+    numeric_match,
+    ratio,
+)
+
+__all__ = [
+    "GraderError",
+    "LimitError",
+    "PanicError",
+    "Score",
+    "__version__",
+    "bleu",
+    "chrf",
+    "contains",
+    "contains_all",
+    "contains_any",
+    "exact_match",
+    "f1_score",
+    "indel",
+    "levenshtein",
+    "levenshtein_similarity",
+    "normalize",
+    "numeric_match",
+    "ratio",
+    "rouge_l",
+    "rouge_n",
+]
+
+
+class Score(NamedTuple):
+    """A ROUGE score, as rouge-score's ``Score``: precision, recall and their F-measure."""
+
+    precision: float
+    recall: float
+    fmeasure: float
+
+
+def rouge_n(target: str, prediction: str, n: int = 1) -> Score:
+    """rouge-score's ROUGE-N of ``prediction`` against ``target`` (its default tokenizer)."""
+    return Score(*_native.rouge_n(target, prediction, n))
+
+
+def rouge_l(target: str, prediction: str) -> Score:
+    """rouge-score's ROUGE-L of ``prediction`` against ``target`` (its default tokenizer)."""
+    return Score(*_native.rouge_l(target, prediction))

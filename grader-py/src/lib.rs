@@ -1,0 +1,25 @@
+//! graderkit's native module, `graderkit._native`: grader-core's graders for Python.
+//!
+//! This crate holds no grading logic of its own. Each function converts its arguments, releases
+//! the GIL around the Rust call ([`Python::detach`]), and maps what comes back: a verdict, a
+//! score, or an error of the package's own classes ([`error`]), never a Rust panic escaping as
+//! PyO3's `PanicException` (a `BaseException` a trainer's `except Exception` lets through).
+//! The Python package (`python/graderkit/`) re-exports these and adds the trainers' reward
+//! function shapes, which are plain Python over the batch functions here.
+
+mod args;
+mod error;
+mod similarity;
+mod text;
+
+use pyo3::prelude::*;
+
+/// The module `graderkit._native`.
+#[pymodule]
+fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    module.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    error::register(module)?;
+    text::register(module)?;
+    similarity::register(module)?;
+    Ok(())
+}
