@@ -9,6 +9,7 @@
 
 mod args;
 mod error;
+mod result;
 mod similarity;
 mod text;
 
@@ -19,6 +20,7 @@ use pyo3::prelude::*;
 fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     error::register(module)?;
+    result::register(module)?;
     text::register(module)?;
     similarity::register(module)?;
     Ok(())

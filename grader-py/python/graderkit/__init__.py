@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from graderkit import _native
+from graderkit._results import combine, combine_all, combine_any, subscore
 from graderkit._native import (
     GraderError,
     LimitError,
@@ -39,6 +40,9 @@ __all__ = [
     "__version__",
     "bleu",
     "chrf",
+    "combine",
+    "combine_all",
+    "combine_any",
     "contains",
     "contains_all",
     "contains_any",
@@ -52,6 +56,7 @@ __all__ = [
     "ratio",
     "rouge_l",
     "rouge_n",
+    "subscore",
 ]
 
 
