@@ -242,7 +242,8 @@ struct Options {
 /// a dict in the wire format: ``name``, ``value``, ``weight`` and ``info`` (``exit_code``,
 /// ``stdout``, ``stderr``, ``limits``, ... and ``_parameters``). A command that cannot be run
 /// (a missing ``cwd``, a sandbox bwrap cannot make) raises ``CommandError``. The grader pickles
-/// and works in forked workers.
+/// and works in forked workers. A Ctrl-C in the grading thread takes effect once the grade
+/// returns, which its timeout bounds.
 ///
 /// >>> sub = BashGrader("echo hello; exit 3", timeout=30, login_shell=False).grade()
 /// >>> sub["value"], sub["info"]["exit_code"], sub["info"]["stdout"]

@@ -168,6 +168,21 @@ def test_a_timeout_scores_zero_and_stops_everything(tmp_path: Path) -> None:
     assert not alive(int(pid_file.read_text()))
 
 
+def test_output_is_kept_within_its_limit_and_a_launcher_runs_the_shell() -> None:
+    # Outer guard: 64 MiB written, where 1 MiB is kept.
+    loud = grade("head -c 64M /dev/zero | tr '\\0' x", output_limit=MIB)
+    assert loud["value"] == 1.0
+    stdout = loud["info"]["stdout"]
+    dropped = loud["info"]["stdout_dropped_bytes"]
+    assert dropped > 60 * MIB
+    # The first and last halves of the budget, a marker line between them.
+    marker = f"[... {dropped} bytes dropped ...]"
+    assert marker in stdout and len(stdout.replace(marker, "").replace("\n", "")) == MIB
+    launched = grade("echo $GRADERKIT_L", launcher=["env", "GRADERKIT_L=launched"])
+    assert launched["info"]["stdout"] == "launched\n"
+    assert launched["info"]["_parameters"]["launcher"] == "env"
+
+
 def test_credentials_are_withheld_unless_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GRADERKIT_TEST_API_KEY", "s3cret")
     monkeypatch.setenv("GRADERKIT_TEST_PLAIN", "visible")
@@ -278,22 +293,28 @@ def _grade_in_child(command: str, out: Path) -> None:
         os._exit(code)
 
 
+TAG = "env | grep -o '^GRADER_BASH_[0-9_]*'"
+
+
 def test_a_forked_child_grades_with_its_own_threads_and_tag(tmp_path: Path) -> None:
     # The parent has graded already: its starter threads, sweeper and tag exist, and the
     # child has none of those threads.
-    assert grade("true")["value"] == 1.0
+    parent_tag = grade(TAG)["info"]["stdout"]
+    assert parent_tag.startswith(f"GRADER_BASH_{os.getpid()}_")
     pid_file = tmp_path / "orphan"
     # A process that leaves bash's process group: found by the child's own tag.
-    command = f"setsid sleep 300 & echo $! > {pid_file}; echo child"
+    command = f"setsid sleep 300 & echo $! > {pid_file}; {TAG}"
     pid = os.fork()
     if pid == 0:
         _grade_in_child(command, tmp_path / "sub.json")
     assert wait_child(pid) == 0
     sub = json.loads((tmp_path / "sub.json").read_text())
-    assert sub["value"] == 1.0 and sub["info"]["stdout"] == "child\n"
+    assert sub["value"] == 1.0
+    # Its own tag: the parent's would let each stop the other's commands.
+    assert sub["info"]["stdout"].startswith(f"GRADER_BASH_{pid}_")
     assert not alive(int(pid_file.read_text()))
-    # The parent still grades, and its child's grade did not take its tag.
-    assert grade("echo parent")["info"]["stdout"] == "parent\n"
+    # The parent still grades, with its own tag.
+    assert grade(TAG)["info"]["stdout"] == parent_tag
 
 
 def test_a_timeout_in_a_forked_child_stops_what_its_command_left(tmp_path: Path) -> None:

@@ -256,6 +256,16 @@ def test_answers_that_cannot_be_judged_do_not_match() -> None:
     assert validators.Draft202012Validator(True).is_valid(json.loads(deep))
 
 
+def test_inputs_built_to_hurt_get_a_bounded_answer() -> None:
+    assert not graderkit.contains_json("{" * 1_000_000)
+    assert not graderkit.contains_json('{"a":' * 200_000)
+    deep = "[" * 1_000_000 + "]" * 1_000_000
+    assert graderkit.is_json(deep)
+    result = graderkit.matches_schema(deep, {"type": "array"})
+    assert not result and "deep" in (result.reason or "")
+    assert not graderkit.json_equals(deep, [])
+
+
 def test_bad_schemas_and_values_are_programming_errors() -> None:
     with pytest.raises(ValueError, match="not a valid JSON Schema"):
         JsonSchema({"type": 12})

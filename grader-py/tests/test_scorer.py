@@ -365,6 +365,14 @@ def test_a_completion_with_a_lone_surrogate_cannot_be_judged() -> None:
     assert f1.value == 0.0 and f1.reason == "invalid_response_format"
 
 
+def test_long_completions_are_read_in_one_pass() -> None:
+    text = "ANSWER:" * 150_000
+    for kind in ("letter", "word", "line"):
+        assert scorer.answer(text, "A", kind).value == "I"
+    assert scorer.pattern("a" * 1_000_000 + "b", "a", r"(a+)+$").value == "I"
+    assert scorer.match("7" * 1_000_000, "7", numeric=True).value == "I"
+
+
 def test_f1_with_an_answer_fn_reads_the_extracted_answer() -> None:
     score = scorer.f1("Reasoning... ANSWER: Paris", "Paris",
                       answer_fn=lambda text: text.split("ANSWER:")[-1])
