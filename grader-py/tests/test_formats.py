@@ -382,3 +382,20 @@ def test_classes_have_a_repr() -> None:
     assert repr(MaybeThinkParser()) == "MaybeThinkParser()"
     assert repr(XMLParser(BASIC)) == "XMLParser(['reasoning', 'answer'], answer_field='answer')"
     assert "format_reward_func" in repr(XMLParser(BASIC).get_format_reward_func())
+
+
+@pytest.mark.parametrize("fields", FIELDS, ids=str)
+def test_fields_formats_and_descriptions_are_verifiers(verifiers: SimpleNamespace,
+                                                       fields: list[Any]) -> None:
+    ours, theirs = XMLParser(fields), verifiers.XMLParser(fields)
+    assert ours.get_fields() == theirs.get_fields()
+    assert ours.get_format_str() == theirs.get_format_str()
+    names = [f if isinstance(f, str) else f[-1] for f in fields]
+    values = {name: f"value of {name}" for name in names}
+    assert ours.format(**values) == theirs.format(**values)
+    written = ours.format(**values)
+    # What format writes, parse reads back (under each field's name).
+    parsed = ours.parse(written)
+    for field in fields:
+        name = field if isinstance(field, str) else field[0]
+        assert getattr(parsed, name) is not None

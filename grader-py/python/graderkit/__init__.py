@@ -2,9 +2,9 @@
 
 The functions here give the verdicts of the Python packages they are named after (the HUD SDK's
 text helpers, rapidfuzz, rouge-score, sacrebleu, math-verify, Inspect AI, verifiers' parsers,
-promptfoo's JSON checks and Python's ``jsonschema``),
-bounded in time and memory, without signals, releasing the GIL while they work. Every error
-they raise derives from :class:`GraderError`, itself an ``Exception``.
+promptfoo's JSON checks and Python's ``jsonschema``), bounded in time and memory, without
+signals, releasing the GIL while they work. Every error they raise derives from
+:class:`GraderError`, itself an ``Exception``.
 """
 
 from __future__ import annotations
