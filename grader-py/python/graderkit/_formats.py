@@ -201,7 +201,7 @@ class XMLParser(Parser):
         or ``None``. ``strip`` is verifiers' argument; a section never starts or ends with
         whitespace, so it changes nothing."""
         del strip  # verifiers' expression leaves no whitespace to strip
-        return SimpleNamespace(**dict(self._native.parse(text, last)))
+        return SimpleNamespace(**dict(self._native.parse(text, bool(last))))
 
     def parse_answer(self, completion: Messages) -> str | None:
         """The answer: in a string, the last section of the answer tag; in a conversation, the
