@@ -31,12 +31,22 @@ create_exception!(
      a score of 0 (`raise_on_error=True`)."
 );
 
+create_exception!(
+    graderkit,
+    CommandError,
+    GraderError,
+    "A command could not be run (`BashGrader`: a missing working directory, a sandbox that \
+     cannot be made, a process that cannot be started): the grader failed, not the agent, so \
+     there is no score. The message names the grader and what was wrong."
+);
+
 /// Adds the exception classes to the module.
 pub(crate) fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = module.py();
     module.add("GraderError", py.get_type::<GraderError>())?;
     module.add("PanicError", py.get_type::<PanicError>())?;
     module.add("LimitError", py.get_type::<LimitError>())?;
+    module.add("CommandError", py.get_type::<CommandError>())?;
     Ok(())
 }
 

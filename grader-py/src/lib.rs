@@ -2,13 +2,18 @@
 //!
 //! This crate holds no grading logic of its own. Each function converts its arguments, releases
 //! the GIL around the Rust call ([`Python::detach`]), and maps what comes back: a verdict, a
-//! score, or an error of the package's own classes ([`error`]), never a Rust panic escaping as
-//! PyO3's `PanicException` (a `BaseException` a trainer's `except Exception` lets through).
+//! score, or an error of the package's own classes (the module `error`), never a Rust panic
+//! escaping as PyO3's `PanicException` (a `BaseException` a trainer's `except Exception` lets
+//! through).
 //! The Python package (`python/graderkit/`) re-exports these and adds the trainers' reward
 //! function shapes, which are plain Python over the batch functions here.
 
 mod args;
+mod bash;
 mod error;
+mod format;
+mod inspect;
+mod json;
 mod result;
 mod similarity;
 mod text;
@@ -23,5 +28,9 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     result::register(module)?;
     text::register(module)?;
     similarity::register(module)?;
+    format::register(module)?;
+    inspect::register(module)?;
+    json::register(module)?;
+    bash::register(module)?;
     Ok(())
 }

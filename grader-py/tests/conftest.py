@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import logging
 import os
 import subprocess
 import sys
+import types
+import typing
 from pathlib import Path
 
 import pytest
@@ -39,3 +43,48 @@ def verifiers_site() -> Path:
 @pytest.fixture(scope="session")
 def python() -> str:
     return sys.executable
+
+
+@pytest.fixture(scope="session")
+def verifiers(verifiers_site: Path) -> types.SimpleNamespace:
+    """verifiers 0.3.1's own parser classes, their modules loaded alone from the installed
+    package (as scripts/format_cases.py loads them: the rest of the package needs model
+    clients the parsers never use), with ``Messages`` standing in as ``typing.Any``."""
+    logging.getLogger("verifiers").setLevel(logging.ERROR)  # the parsers warn on purpose
+    root = verifiers_site / "verifiers"
+    # The stand-in packages are in sys.modules only while the modules load, so that nothing
+    # else in the process (a test importing the real verifiers) sees them.
+    saved = {name: module for name, module in sys.modules.items()
+             if name == "verifiers" or name.startswith("verifiers.")}
+    try:
+        for name, path in [
+            ("verifiers", root),
+            ("verifiers.legacy", root / "legacy"),
+            ("verifiers.legacy.parsers", root / "legacy" / "parsers"),
+        ]:
+            package = types.ModuleType(name)
+            package.__path__ = [str(path)]
+            sys.modules[name] = package
+        stand_in = types.ModuleType("verifiers.legacy.types")
+        stand_in.Messages = typing.Any  # type: ignore[attr-defined]
+        sys.modules["verifiers.legacy.types"] = stand_in
+        loaded = {}
+        for module in ["parser", "xml_parser", "think_parser", "maybe_think_parser"]:
+            name = f"verifiers.legacy.parsers.{module}"
+            spec = importlib.util.spec_from_file_location(
+                name, root / "legacy" / "parsers" / f"{module}.py"
+            )
+            assert spec is not None and spec.loader is not None
+            loaded[module] = importlib.util.module_from_spec(spec)
+            sys.modules[name] = loaded[module]
+            spec.loader.exec_module(loaded[module])
+    finally:
+        for name in [n for n in sys.modules if n == "verifiers" or n.startswith("verifiers.")]:
+            del sys.modules[name]
+        sys.modules.update(saved)
+    return types.SimpleNamespace(
+        Parser=loaded["parser"].Parser,
+        XMLParser=loaded["xml_parser"].XMLParser,
+        ThinkParser=loaded["think_parser"].ThinkParser,
+        MaybeThinkParser=loaded["maybe_think_parser"].MaybeThinkParser,
+    )

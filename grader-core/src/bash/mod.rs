@@ -4,6 +4,7 @@
 
 mod capture;
 mod group;
+mod per_process;
 pub mod secrets;
 mod spawn;
 mod start;

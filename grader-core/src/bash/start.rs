@@ -14,9 +14,11 @@ use std::any::Any;
 use std::io;
 use std::panic::AssertUnwindSafe;
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use tokio::sync::oneshot;
+
+use super::per_process::PerProcess;
 
 /// How many threads start commands.
 const STARTERS: usize = 4;
@@ -48,9 +50,10 @@ pub(super) async fn run<T: Send + 'static>(
         .map_err(|_| io::Error::other("a thread that starts commands stopped"))
 }
 
-/// The queue, and its threads the first time.
+/// The queue, and its threads the first time (in a child made by `fork`, which has none of
+/// its parent's threads, its own).
 fn queue() -> io::Result<&'static mpsc::Sender<Job>> {
-    static QUEUE: OnceLock<mpsc::Sender<Job>> = OnceLock::new();
+    static QUEUE: PerProcess<mpsc::Sender<Job>> = PerProcess::new();
     if let Some(queue) = QUEUE.get() {
         return Ok(queue);
     }

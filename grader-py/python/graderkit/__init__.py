@@ -1,30 +1,46 @@
 """graderkit: graders for RL rewards and agent evaluations, with a Rust core.
 
 The functions here give the verdicts of the Python packages they are named after (the HUD SDK's
-text helpers, rapidfuzz, rouge-score, sacrebleu, math-verify, Inspect AI, verifiers' parsers),
-bounded in time and memory, without signals, releasing the GIL while they work. Every error
-they raise derives from :class:`GraderError`, itself an ``Exception``.
+text helpers, rapidfuzz, rouge-score, sacrebleu, math-verify, Inspect AI, verifiers' parsers,
+promptfoo's JSON checks and Python's ``jsonschema``), bounded in time and memory, without
+signals, releasing the GIL while they work. Every error they raise derives from
+:class:`GraderError`, itself an ``Exception``.
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
-from graderkit import _native
+from graderkit import _native, scorer
+from graderkit._formats import (
+    MaybeThinkParser,
+    Parser,
+    ThinkParser,
+    XMLParser,
+    think_format_reward,
+)
+from graderkit._json import SchemaMatch, SchemaMismatch, contains_schema_match, matches_schema
 from graderkit._results import combine, combine_all, combine_any, subscore
 from graderkit._native import (
+    BashGrader,
+    CommandError,
     GraderError,
+    JsonSchema,
     LimitError,
     PanicError,
+    Sandbox,
     __version__,
     bleu,
     chrf,
     contains,
     contains_all,
     contains_any,
+    contains_json,
     exact_match,
     f1_score,
     indel,
+    is_json,
+    json_equals,
     levenshtein,
     levenshtein_similarity,
     normalize,
@@ -33,10 +49,20 @@ from graderkit._native import (
 )
 
 __all__ = [
+    "BashGrader",
+    "CommandError",
     "GraderError",
+    "JsonSchema",
     "LimitError",
+    "MaybeThinkParser",
     "PanicError",
+    "Parser",
+    "Sandbox",
+    "SchemaMatch",
+    "SchemaMismatch",
     "Score",
+    "ThinkParser",
+    "XMLParser",
     "__version__",
     "bleu",
     "chrf",
@@ -46,17 +72,24 @@ __all__ = [
     "contains",
     "contains_all",
     "contains_any",
+    "contains_json",
+    "contains_schema_match",
     "exact_match",
     "f1_score",
     "indel",
+    "is_json",
+    "json_equals",
     "levenshtein",
     "levenshtein_similarity",
+    "matches_schema",
     "normalize",
     "numeric_match",
     "ratio",
     "rouge_l",
     "rouge_n",
+    "scorer",
     "subscore",
+    "think_format_reward",
 ]
 
 

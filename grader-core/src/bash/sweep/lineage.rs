@@ -2,8 +2,8 @@
 //! `/proc/<pid>/stat` alone, without reading their environment.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::OnceLock;
 
+use super::super::per_process::PerProcess;
 use super::pids::Range;
 
 /// Which processes of a domain can descend from a command, by their parents (see
@@ -36,9 +36,10 @@ pub(super) enum Descent {
 
 impl<'a> Lineage<'a> {
     pub(super) fn new(domain: Range, others: &'a HashSet<u32>) -> Self {
-        // Found once: when this process's parent dies, the one that adopts it is one of its
-        // former ancestors, so the set stays whole.
-        static ADOPTERS: OnceLock<HashSet<u32>> = OnceLock::new();
+        // Found once per process: when this process's parent dies, the one that adopts it is
+        // one of its former ancestors, so the set stays whole. A child made by `fork` finds
+        // its own, which holds itself.
+        static ADOPTERS: PerProcess<HashSet<u32>> = PerProcess::new();
         let adopters = ADOPTERS.get_or_init(|| {
             let mut adopters = HashSet::from([1]);
             let mut pid = std::process::id();

@@ -3,13 +3,13 @@
 //! its tag is alive.
 
 use std::collections::HashSet;
-use std::sync::OnceLock;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use rustix::process::{Pid, Signal, kill_process_group};
 use tokio::sync::oneshot;
 
+use super::super::per_process::PerProcess;
 use super::pids::{Counters, Range, Window};
 use super::scan::Reader;
 use super::tag::{leader, other_leaders};
@@ -88,8 +88,10 @@ fn send(request: Request) -> bool {
     }
 }
 
+/// The sweeper's channel, and its thread the first time (in a child made by `fork`, which has
+/// none of its parent's threads, its own).
 fn sender() -> std::io::Result<&'static mpsc::Sender<Request>> {
-    static SENDER: OnceLock<mpsc::Sender<Request>> = OnceLock::new();
+    static SENDER: PerProcess<mpsc::Sender<Request>> = PerProcess::new();
     if let Some(tx) = SENDER.get() {
         return Ok(tx);
     }

@@ -3,10 +3,12 @@
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock};
 
 use rustix::process::Pid;
+
+use super::super::per_process::PerProcess;
 
 /// The environment variable that tags one command's processes.
 pub(in crate::bash) struct Tag {
@@ -33,9 +35,10 @@ impl Tag {
 }
 
 /// `GRADER_BASH_<token>`: `<token>` is this process's id and the time it first ran a command,
-/// in digits, so that no other process picks the same name.
+/// in digits, so that no other process picks the same name (a child made by `fork` picks its
+/// own: its parent's would let each stop the other's commands).
 pub(in crate::bash) fn tag_name() -> &'static str {
-    static NAME: OnceLock<String> = OnceLock::new();
+    static NAME: PerProcess<String> = PerProcess::new();
     NAME.get_or_init(|| {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -48,11 +51,13 @@ pub(in crate::bash) fn tag_name() -> &'static str {
 /// stopped, with how many commands have it (a pid is reused only once its bash is reaped, and
 /// a command leaves this list just after). A round of the sweeper does not read the
 /// environment of a process that descends from the bash of a command it is not stopping:
-/// that process carries the other command's tag.
-static LEADERS: Mutex<Option<HashMap<u32, usize>>> = Mutex::new(None);
+/// that process carries the other command's tag. A child made by `fork` starts with none: its
+/// parent's commands are not its own.
+static LEADERS: PerProcess<Mutex<Option<HashMap<u32, usize>>>> = PerProcess::new();
 
 fn leaders() -> std::sync::MutexGuard<'static, Option<HashMap<u32, usize>>> {
     LEADERS
+        .get_or_init(|| Mutex::new(None))
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
