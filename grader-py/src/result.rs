@@ -33,8 +33,9 @@ fn subscore(name: String, value: f64, weight: f64, info: Option<&str>) -> PyResu
             .and_then(|sub| sub.with_weight(weight))
             .map_err(|error| PyValueError::new_err(error.to_string()))?;
         if let Some(info) = info {
-            let info = serde_json::from_str(info)
-                .map_err(|error| PyValueError::new_err(format!("info is not an object: {error}")))?;
+            let info = serde_json::from_str(info).map_err(|error| {
+                PyValueError::new_err(format!("info is not an object: {error}"))
+            })?;
             sub = sub.with_info(info);
         }
         to_json(&sub)

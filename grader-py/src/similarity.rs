@@ -70,9 +70,12 @@ fn rouge_n(
     prediction: &Bound<'_, PyAny>,
     n: usize,
 ) -> PyResult<(f64, f64, f64)> {
-    two(py, (target, "target"), (prediction, "prediction"), move |t, p| {
-        similarity::rouge_n(t, p, n).map(|s| (s.precision, s.recall, s.fmeasure))
-    })
+    two(
+        py,
+        (target, "target"),
+        (prediction, "prediction"),
+        move |t, p| similarity::rouge_n(t, p, n).map(|s| (s.precision, s.recall, s.fmeasure)),
+    )
 }
 
 /// rouge-score's ROUGE-L of `prediction` against `target`: `(precision, recall, fmeasure)`.
@@ -82,16 +85,19 @@ fn rouge_l(
     target: &Bound<'_, PyAny>,
     prediction: &Bound<'_, PyAny>,
 ) -> PyResult<(f64, f64, f64)> {
-    two(py, (target, "target"), (prediction, "prediction"), |t, p| {
-        similarity::rouge_l(t, p).map(|s| (s.precision, s.recall, s.fmeasure))
-    })
+    two(
+        py,
+        (target, "target"),
+        (prediction, "prediction"),
+        |t, p| similarity::rouge_l(t, p).map(|s| (s.precision, s.recall, s.fmeasure)),
+    )
 }
 
 /// The references of BLEU or chrF: a list of `str` (a `TypeError` otherwise).
 fn references(value: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
-    let list = value.cast::<pyo3::types::PyList>().map_err(|_| {
-        pyo3::exceptions::PyTypeError::new_err("references must be a list of str")
-    })?;
+    let list = value
+        .cast::<pyo3::types::PyList>()
+        .map_err(|_| pyo3::exceptions::PyTypeError::new_err("references must be a list of str"))?;
     list.iter()
         .map(|item| args::owned(&item, "each reference"))
         .collect()

@@ -5,9 +5,7 @@
 //! only and raise `TypeError` naming the argument: a `None` or a list passed as an answer is a
 //! bug in the caller, not an answer to score.
 
-use grader_core::text::{
-    self, ContainsOptions, ExactMatchOptions, NumericMatchOptions,
-};
+use grader_core::text::{self, ContainsOptions, ExactMatchOptions, NumericMatchOptions};
 use pyo3::prelude::*;
 
 use crate::args::{self, Answer};
@@ -27,9 +25,9 @@ fn score_answer(
 
 /// The strings of a list argument (a `TypeError` naming it for anything but a list of `str`).
 fn strings(value: &Bound<'_, PyAny>, name: &str) -> PyResult<Vec<String>> {
-    let list = value
-        .cast::<pyo3::types::PyList>()
-        .map_err(|_| pyo3::exceptions::PyTypeError::new_err(format!("{name} must be a list of str")))?;
+    let list = value.cast::<pyo3::types::PyList>().map_err(|_| {
+        pyo3::exceptions::PyTypeError::new_err(format!("{name} must be a list of str"))
+    })?;
     list.iter()
         .map(|item| args::owned(&item, &format!("each of {name}")))
         .collect()

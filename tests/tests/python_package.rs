@@ -26,7 +26,9 @@ fn workspace() -> PathBuf {
 /// `PATH` with `folder` first.
 fn path_with(folder: &Path) -> std::ffi::OsString {
     let mut paths = vec![folder.to_path_buf()];
-    paths.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()));
+    paths.extend(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    ));
     std::env::join_paths(paths).expect("a PATH")
 }
 
@@ -74,7 +76,10 @@ fn the_python_package_passes_its_pytest_suite() {
         ])
         .arg(root.join("grader-py"))
         // maturin's build backend runs the `maturin` program: the environment's own.
-        .env("PATH", path_with(python.parent().expect("the venv's bin folder")))
+        .env(
+            "PATH",
+            path_with(python.parent().expect("the venv's bin folder")),
+        )
         .env("MATURIN_PEP517_ARGS", "--profile dev")
         .env("CARGO_TARGET_DIR", target_dir)
         .output_within(BUILD_BOUND);
