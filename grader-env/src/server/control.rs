@@ -408,15 +408,10 @@ impl Call {
         }
     }
 
-    /// Logs a task that failed to start or to grade, as the reference logs the exception.
+    /// Logs a task that failed to start or to grade, as the reference logs the exception
+    /// (see [`failure_log`](super::failure_log)).
     fn failed(&self, method: &str, task: &str, message: &str) {
-        tracing::error!(
-            task,
-            session = %self.session,
-            method,
-            error = message,
-            "task failed"
-        );
+        super::failure_log::task_failed(method, task, &self.session, message);
     }
 
     async fn error(&self, code: i64, message: &str) -> Result<(), FrameError> {

@@ -5,6 +5,7 @@ mod channel;
 mod config;
 mod control;
 mod error;
+mod failure_log;
 mod hello;
 mod limits;
 mod tunnel;
