@@ -250,6 +250,11 @@ impl Channel {
         }
     }
 
+    /// Whether a task is held for `session` (started, awaiting its grade).
+    pub(crate) fn holds(&self, session: &str) -> bool {
+        self.state().runners.contains_key(session)
+    }
+
     /// How many tasks are held (running or parked).
     pub(crate) fn held(&self) -> usize {
         self.state().runners.len()
