@@ -51,15 +51,19 @@ pub mod grade;
 mod pyfmt;
 pub mod server;
 pub mod session;
+pub mod state;
 pub mod template;
 pub mod workspace;
 
 pub use capability::{Capabilities, Capability};
 pub use environment::{Environment, EnvironmentError};
 pub use grade::{GradeError, IntoGrade};
-pub use server::{PORT_ANNOUNCEMENT, ServeConfig, ServeError, Server, ServerStats, Stopped};
+pub use server::{
+    Limits, PORT_ANNOUNCEMENT, ServeConfig, ServeError, Server, ServerStats, Stopped,
+};
 pub use session::{Answer, PromptError, Session};
-pub use template::{NoArgs, Template};
+pub use state::{FromRef, State};
+pub use template::{IntoTemplate, NoArgs, StatefulTemplate, Template};
 
 /// Turns an async function into a [`Template`] with typed args. See the `grader-macros` crate.
 #[cfg(feature = "macros")]

@@ -131,7 +131,7 @@ impl Server {
     }
 }
 
-impl Environment {
+impl<S> Environment<S> {
     /// Runs the `initialize` hooks and binds the control channel (not printing the port line:
     /// [`serve`](Self::serve) does that). For tests and for programs that serve several
     /// environments.
@@ -151,7 +151,8 @@ impl Environment {
     /// [`ServeError::Initialize`] when a hook fails (the shutdown hooks then run),
     /// [`ServeError::Bind`] when the address cannot be bound.
     pub async fn bind(self, config: &ServeConfig) -> Result<Server, ServeError> {
-        let env = Arc::new(self);
+        // The templates hold what they take of the state since they were registered.
+        let env = Arc::new(self.with_state(()));
         if let Err(message) = env.start().await {
             env.stop().await;
             return Err(ServeError::Initialize {

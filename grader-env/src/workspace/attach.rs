@@ -1,6 +1,6 @@
 //! `Environment::workspace`: a [`Workspace`] started when the environment serves, published as
 //! its `shell` capability, its sandbox discarded when each task ends and stopped with the
-//! server.
+//! server; and how a template reaches it: `Session::workspace`, a [`WorkspaceHandle`].
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -10,7 +10,7 @@ use tokio::sync::Mutex;
 use super::server::{Workspace, WorkspaceBuilder};
 use crate::Environment;
 
-impl Environment {
+impl<S> Environment<S> {
     /// Attaches a workspace on `root` with the reference's defaults, as hud's
     /// `env.workspace(root)`; see [`workspace_with`](Self::workspace_with).
     #[must_use]
@@ -34,43 +34,28 @@ impl Environment {
     /// Files in the root stay. One workspace serves every task of the environment, as the
     /// reference's: tasks run at the same time share it.
     ///
+    /// A template reaches the workspace through its task's session:
+    /// [`Session::workspace`](crate::Session::workspace) gives a [`WorkspaceHandle`], to grade
+    /// inside the task's sandbox with [`WorkspaceHandle::bash`].
+    ///
     /// ```
-    /// use grader_env::Environment;
+    /// use grader_env::{Environment, NoArgs, Session, Template};
     /// use grader_env::workspace::Workspace;
     ///
     /// let env = Environment::new("coding")
-    ///     .workspace_with(Workspace::builder("/srv/checkout").network(false), "shell");
+    ///     .workspace_with(Workspace::builder("/srv/checkout").network(false), "shell")
+    ///     .template(Template::new("fix", |_: NoArgs, session: Session| async move {
+    ///         session.prompt("Fix the test in /workspace.").await?;
+    ///         let tests = session.workspace()?.bash("pytest -q").await?.grade(1.0).await?;
+    ///         Ok::<_, Box<dyn std::error::Error + Send + Sync>>(tests)
+    ///     }))?;
     /// assert!(env.capabilities().get("shell").is_none(), "published when it serves");
+    /// # Ok::<(), grader_env::EnvironmentError>(())
     /// ```
     #[must_use]
-    pub fn workspace_with(self, builder: WorkspaceBuilder, name: &str) -> Self {
-        self.workspace_shared(builder, name, &WorkspaceHandle::new())
-    }
-
-    /// As [`workspace_with`](Self::workspace_with), with a `handle` the templates keep to
-    /// reach the workspace while it serves: to grade inside its sandbox with
-    /// [`WorkspaceHandle::bash`].
-    ///
-    /// ```
-    /// use grader_env::Environment;
-    /// use grader_env::workspace::{Workspace, WorkspaceHandle};
-    ///
-    /// let handle = WorkspaceHandle::new();
-    /// let env = Environment::new("coding").workspace_shared(
-    ///     Workspace::builder("/srv/checkout"),
-    ///     "shell",
-    ///     &handle,
-    /// );
-    /// // A template's grading then runs `handle.bash("pytest -q").await?.grade(1.0)`.
-    /// # drop(env);
-    /// ```
-    #[must_use]
-    pub fn workspace_shared(
-        self,
-        builder: WorkspaceBuilder,
-        name: &str,
-        handle: &WorkspaceHandle,
-    ) -> Self {
+    pub fn workspace_with(mut self, builder: WorkspaceBuilder, name: &str) -> Self {
+        let handle = WorkspaceHandle::new();
+        self.workspaces.0.push((name.to_owned(), handle.clone()));
         let slot = Arc::clone(&handle.slot);
         let name = name.to_owned();
         let (on_task_end, on_stop) = (Arc::clone(&slot), Arc::clone(&slot));
@@ -110,12 +95,56 @@ impl Environment {
     }
 }
 
-/// A handle on the workspace an [`Environment`] attached with
-/// [`workspace_shared`](Environment::workspace_shared), for its templates: while the
-/// environment serves, [`bash`](Self::bash) grades a command inside the workspace's sandbox.
-#[derive(Clone, Default)]
+/// A template's handle on the workspace its environment attached
+/// ([`workspace_with`](Environment::workspace_with)), from its task's
+/// [`Session::workspace`](crate::Session::workspace): while the environment serves,
+/// [`bash`](Self::bash) grades a command inside the workspace's sandbox, where the task's agent
+/// works.
+#[derive(Clone)]
 pub struct WorkspaceHandle {
     slot: Arc<Mutex<Option<Workspace>>>,
+}
+
+/// The workspaces an environment attached, by capability name, in order: what its templates'
+/// sessions reach.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Attached(Vec<(String, WorkspaceHandle)>);
+
+impl Attached {
+    /// The one workspace attached (`name` `None`), or the one published as `name`; the error
+    /// says what there is, for the task `task`.
+    pub(crate) fn get(
+        &self,
+        task: &str,
+        name: Option<&str>,
+    ) -> Result<WorkspaceHandle, super::WorkspaceError> {
+        let names: Vec<&str> = self.0.iter().map(|(name, _)| name.as_str()).collect();
+        let found = match name {
+            Some(wanted) => self.0.iter().find(|(name, _)| name == wanted),
+            None if self.0.len() == 1 => self.0.first(),
+            None => None,
+        };
+        if let Some((_, handle)) = found {
+            return Ok(handle.clone());
+        }
+        let message = match (name, names.as_slice()) {
+            (_, []) => {
+                "the environment attached no workspace (`Environment::workspace`)".to_owned()
+            }
+            (Some(wanted), _) => {
+                format!("the environment attached no workspace named {wanted:?} (it has {names:?})")
+            }
+            (None, _) => format!(
+                "the environment attached {} workspaces ({names:?}): name one with \
+                 `Session::workspace_named`",
+                names.len()
+            ),
+        };
+        Err(super::WorkspaceError::NotAttached {
+            task: task.to_owned(),
+            message,
+        })
+    }
 }
 
 impl std::fmt::Debug for WorkspaceHandle {
@@ -125,11 +154,11 @@ impl std::fmt::Debug for WorkspaceHandle {
 }
 
 impl WorkspaceHandle {
-    /// A handle on no workspace yet: give it to
-    /// [`workspace_shared`](Environment::workspace_shared).
-    #[must_use]
-    pub fn new() -> Self {
-        WorkspaceHandle::default()
+    /// A handle on no workspace yet: the environment's serving puts one there.
+    fn new() -> Self {
+        WorkspaceHandle {
+            slot: Arc::new(Mutex::new(None)),
+        }
     }
 
     /// [`Workspace::bash`] on the running workspace: a `BashGrader` whose command runs in the

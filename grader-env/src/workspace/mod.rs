@@ -37,6 +37,8 @@ mod server;
 mod ssh;
 
 #[cfg(feature = "workspace")]
+pub(crate) use attach::Attached;
+#[cfg(feature = "workspace")]
 pub use attach::WorkspaceHandle;
 pub use capture::{Artifact, CAPTURE_CONTENT_TYPES, Capture, Flush};
 pub use changes::{
