@@ -11,9 +11,14 @@
 //!
 //! A line whose first key is `"v"` is an evaluation line (grader-eval's `Line`): its
 //! version, `id`, `epoch`, `duration_secs` and `error` are checked, and its `result` as above.
+//! `{}` is what hud keeps of a rollout that failed before launch: a valid line that records no
+//! grade, counted as *not graded*. A line of one of hud's span files is a span: the grade frame
+//! of a task's `evaluate` step is checked as a result; other spans are counted and left alone
+//! ([`crate::spans`]).
 //!
 //! Every problem is reported with its line and JSON path. Lines are read one at a time (a line
-//! longer than `--max-line` is reported and skipped without being loaded), so memory stays flat
+//! longer than `--max-line` is reported and skipped without being loaded, and one that would
+//! cost more than `--max-parsed` once parsed without being parsed), so memory stays flat
 //! whatever the file's size. A line that parses as grader-core's `EvaluationResult` is valid:
 //! the type is the authority, and the detailed walk only runs to explain a line it rejects.
 //!
@@ -38,9 +43,9 @@ use serde_json::{Map, Value};
 
 use grader_eval::line::{FormError, RewardForm, settle_line, settle_result};
 
-use crate::input::{self, Format, Line, parse_size};
+use crate::input::{self, Format, Line, LineLimits};
 use crate::records;
-use crate::text::terminal_safe;
+use crate::text::one_line;
 use crate::{CliError, EXIT_INVALID, EXIT_OK};
 
 /// Arguments of `grader validate`.
@@ -50,9 +55,10 @@ pub struct ValidateArgs {
     /// input).
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    /// The longest line read; a longer one is a problem, skipped without being loaded.
-    #[arg(long, default_value = "64M", value_parser = parse_size)]
-    pub max_line: usize,
+    /// How much of a line is read: its bytes and what it costs once parsed. A line past either
+    /// is a problem, skipped without being loaded or parsed.
+    #[command(flatten)]
+    pub limits: LineLimits,
     /// Print at most this many problems per file (all are counted).
     #[arg(long, default_value_t = 50)]
     pub max_problems: usize,
@@ -91,12 +97,7 @@ impl Display for Problem {
         if self.severity == Severity::Warning {
             f.write_str("warning: ")?;
         }
-        write!(
-            f,
-            "{}: {}",
-            terminal_safe(&self.path),
-            terminal_safe(&self.message)
-        )
+        write!(f, "{}: {}", one_line(&self.path), one_line(&self.message))
     }
 }
 
@@ -122,6 +123,11 @@ pub struct Report {
     /// Valid results whose reward was read from `score`, having no `reward` (hud's grade frame
     /// and `run.evaluation`).
     pub score_form: u64,
+    /// Of the grading errors, lines that are `{}`: what hud keeps of a rollout that failed
+    /// before launch (not graded).
+    pub ungraded: u64,
+    /// Lines that are spans of hud's traces but no grade (the steps of a rollout).
+    pub spans: u64,
 }
 
 impl Report {
@@ -134,13 +140,14 @@ impl Report {
     ///
     /// let report = Report {
     ///     results: 5, invalid: 1, errors: 2, warnings: 0, grading_errors: 3,
-    ///     reward_form: 0, score_form: 4,
+    ///     reward_form: 0, score_form: 4, ungraded: 1, spans: 0,
     /// };
     /// assert_eq!(
     ///     report.verdict(false),
     ///     "5 results read as hud's grade frame (`score` is the reward): 1 invalid \
     ///      (2 format error(s)), 0 warning(s); \
-    ///      3 grading error(s) recorded (valid lines: a failed grading or isError)"
+    ///      3 grading error(s) recorded (valid lines: a failed grading, isError, or 1 not \
+    ///      graded: `{}`, hud's evaluation of a rollout that failed before launch)"
     /// );
     /// ```
     #[must_use]
@@ -156,7 +163,7 @@ impl Report {
             ),
         };
         format!(
-            "{} {}{forms}: {} invalid ({} format error(s)), {} warning(s){}{}",
+            "{} {}{forms}: {} invalid ({} format error(s)), {} warning(s){}{}{}",
             self.results,
             if self.results == 1 {
                 "result"
@@ -166,10 +173,25 @@ impl Report {
             self.invalid,
             self.errors,
             self.warnings,
-            if self.grading_errors > 0 {
+            if self.grading_errors > 0 && self.ungraded > 0 {
+                format!(
+                    "; {} grading error(s) recorded (valid lines: a failed grading, isError, or \
+                     {} not graded: `{{}}`, hud's evaluation of a rollout that failed before \
+                     launch)",
+                    self.grading_errors, self.ungraded
+                )
+            } else if self.grading_errors > 0 {
                 format!(
                     "; {} grading error(s) recorded (valid lines: a failed grading or isError)",
                     self.grading_errors
+                )
+            } else {
+                String::new()
+            },
+            if self.spans > 0 {
+                format!(
+                    "; {} other span(s) of hud's traces (steps, not grades)",
+                    self.spans
                 )
             } else {
                 String::new()
@@ -197,7 +219,7 @@ pub fn run(args: &ValidateArgs, out: &mut dyn Write) -> Result<u8, CliError> {
                 Ok(())
             }
         };
-        let report = check_file(path, args.max_line, &mut sink)?;
+        let report = check_file(path, args.limits, &mut sink)?;
         if hidden > 0 {
             writeln!(
                 out,
@@ -218,9 +240,10 @@ pub fn run(args: &ValidateArgs, out: &mut dyn Write) -> Result<u8, CliError> {
 /// When the file cannot be read, or `sink` fails.
 pub fn check_file(
     path: &Path,
-    max_line: usize,
+    limits: LineLimits,
     sink: &mut dyn FnMut(Problem) -> std::io::Result<()>,
 ) -> Result<Report, CliError> {
+    let max_line = limits.max_line;
     let mut report = Report::default();
     let mut emit = |problem: Problem, report: &mut Report| {
         match problem.severity {
@@ -232,7 +255,12 @@ pub fn check_file(
     let mut first_form = None;
     let mut mixed = false;
     let mut tally = |mut checked: Checked, report: &mut Report| {
+        if checked.span_without_grade {
+            report.spans += 1;
+            return Ok(());
+        }
         report.results += 1;
+        report.ungraded += u64::from(checked.ungraded);
         report.grading_errors += u64::from(checked.grading_error);
         if let Some(form) = checked.form {
             match form {
@@ -278,14 +306,14 @@ pub fn check_file(
     };
     if Format::of(path) == Format::Json {
         let bytes = input::read_all(path)?;
-        tally(check(&bytes, None), &mut report)?;
+        tally(check_bounded(&bytes, None, limits.max_parsed), &mut report)?;
         return Ok(report);
     }
     let mut lines = input::lines(path, max_line)?;
     while let Some((number, line)) = lines.next_line().map_err(input::read_error(path))? {
         let checked = match line {
             Line::Text(bytes) if input::is_blank(bytes) => continue,
-            Line::Text(bytes) => check(bytes, Some(number)),
+            Line::Text(bytes) => check_bounded(bytes, Some(number), limits.max_parsed),
             Line::TooLong { bytes } => Checked {
                 problems: vec![Problem {
                     line: Some(number),
@@ -296,9 +324,8 @@ pub fn check_file(
                     ),
                     severity: Severity::Error,
                 }],
-                grading_error: false,
-                form: None,
                 line: Some(number),
+                ..Checked::default()
             },
         };
         tally(checked, &mut report)?;
@@ -321,6 +348,7 @@ pub fn check_result_bytes(bytes: &[u8], line: Option<u64>) -> Vec<Problem> {
 }
 
 /// What checking one result found.
+#[derive(Default)]
 struct Checked {
     problems: Vec<Problem>,
     /// A valid result that records a failed grading.
@@ -329,14 +357,78 @@ struct Checked {
     form: Option<RewardForm>,
     /// The line checked, in a JSON Lines file.
     line: Option<u64>,
+    /// A valid `{}`: not graded.
+    ungraded: bool,
+    /// A span of hud's that is no grade: not a result.
+    span_without_grade: bool,
+}
+
+/// What the JSON path of a span's grade frame is.
+const SPAN_GRADE_PATH: &str = "$.attributes[\"hud.payload\"].task_call.result";
+
+/// Checks one line as [`check`] does, first refusing one that would cost more than
+/// `max_parsed` bytes once parsed, and reading `{}` and hud's spans.
+fn check_bounded(bytes: &[u8], line: Option<u64>, max_parsed: usize) -> Checked {
+    let problem = |message: String| Checked {
+        problems: vec![Problem {
+            line,
+            path: "$".to_owned(),
+            message,
+            severity: Severity::Error,
+        }],
+        line,
+        ..Checked::default()
+    };
+    if let Err(error) = grader_core::cost::check(bytes, max_parsed) {
+        return problem(format!(
+            "the line would take {error} (--max-parsed); not checked"
+        ));
+    }
+    if bytes
+        .trim_ascii()
+        .strip_prefix(b"{")
+        .and_then(|rest| rest.strip_suffix(b"}"))
+        .is_some_and(|inside| inside.trim_ascii().is_empty())
+    {
+        return Checked {
+            grading_error: true,
+            ungraded: true,
+            line,
+            ..Checked::default()
+        };
+    }
+    if crate::spans::is_span(bytes) {
+        let span: crate::spans::Span = match serde_json::from_slice(bytes) {
+            Ok(span) => span,
+            Err(error) => return problem(format!("a span of hud's that does not read: {error}")),
+        };
+        let mut traces = crate::spans::Traces::default();
+        let grade = traces
+            .push(&span, 0)
+            .or_else(|| traces.finish())
+            .and_then(|trace| trace.grade);
+        let Some((frame, _)) = grade else {
+            return Checked {
+                span_without_grade: true,
+                line,
+                ..Checked::default()
+            };
+        };
+        let frame = serde_json::to_vec(&frame).unwrap_or_default();
+        let mut checked = check(&frame, line);
+        for problem in &mut checked.problems {
+            problem.path = format!("{SPAN_GRADE_PATH}{}", &problem.path[1..]);
+        }
+        return checked;
+    }
+    check(bytes, line)
 }
 
 fn check(bytes: &[u8], line: Option<u64>) -> Checked {
     let invalid = |problems| Checked {
         problems,
-        grading_error: false,
-        form: None,
         line,
+        ..Checked::default()
     };
     let problem = |path: String, message: String, severity| Problem {
         line,
@@ -367,6 +459,7 @@ fn check(bytes: &[u8], line: Option<u64>) -> Checked {
                     grading_error,
                     form,
                     line,
+                    ..Checked::default()
                 };
             }
             Err(error) => error,
@@ -386,6 +479,7 @@ fn check(bytes: &[u8], line: Option<u64>) -> Checked {
                     grading_error: result.is_error(),
                     form,
                     line,
+                    ..Checked::default()
                 };
             }
             Err(error) => error,
