@@ -173,7 +173,7 @@ pub enum Read {
     /// A result, an evaluation line or `{}`.
     Record(Record),
     /// A span of hud's.
-    Span(Box<Span>),
+    Span(Span),
 }
 
 /// Reads one line as [`parse`] does, and spans too, refusing a line that would cost more than
@@ -195,7 +195,7 @@ pub fn read(bytes: &[u8], max_parsed: usize) -> Result<Read, RecordError> {
     if crate::spans::is_span(bytes) {
         let span: Span =
             serde_json::from_slice(bytes).map_err(|error| RecordError::json(bytes, error))?;
-        return Ok(Read::Span(Box::new(span)));
+        return Ok(Read::Span(span));
     }
     parse(bytes).map(Read::Record)
 }

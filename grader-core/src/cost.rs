@@ -119,7 +119,7 @@ mod tests {
     #[test]
     fn the_cost_never_overflows() {
         assert_eq!(parsed_cost(&[b','; 64]), 64 + 65 * VALUE_COST);
-        let error = check(b"[0,0]", 10).unwrap_err();
+        let error = check(b"[0,0]", 10).expect_err("over the budget");
         assert_eq!((error.values, error.bytes), (3, 5));
     }
 }
