@@ -1,12 +1,12 @@
 //! `Environment::workspace`: a [`Workspace`] started when the environment serves, published as
 //! its `shell` capability, its sandbox discarded when each task ends and stopped with the
-//! server; and how a template reaches it: `Session::workspace`, a [`WorkspaceHandle`].
+//! server. A template reaches it through its session (`Session::workspace`, a
+//! [`WorkspaceHandle`]).
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use tokio::sync::Mutex;
-
+use super::handle::WorkspaceHandle;
 use super::server::{Workspace, WorkspaceBuilder};
 use crate::Environment;
 
@@ -55,8 +55,8 @@ impl<S> Environment<S> {
     #[must_use]
     pub fn workspace_with(mut self, builder: WorkspaceBuilder, name: &str) -> Self {
         let handle = WorkspaceHandle::new();
-        self.workspaces.0.push((name.to_owned(), handle.clone()));
-        let slot = Arc::clone(&handle.slot);
+        self.workspaces.push(name, handle.clone());
+        let slot = handle.slot();
         let name = name.to_owned();
         let (on_task_end, on_stop) = (Arc::clone(&slot), Arc::clone(&slot));
         self.initialize(move |capabilities| {
@@ -92,92 +92,5 @@ impl<S> Environment<S> {
                 Ok::<(), std::convert::Infallible>(())
             }
         })
-    }
-}
-
-/// A template's handle on the workspace its environment attached
-/// ([`workspace_with`](Environment::workspace_with)), from its task's
-/// [`Session::workspace`](crate::Session::workspace): while the environment serves,
-/// [`bash`](Self::bash) grades a command inside the workspace's sandbox, where the task's agent
-/// works.
-#[derive(Clone)]
-pub struct WorkspaceHandle {
-    slot: Arc<Mutex<Option<Workspace>>>,
-}
-
-/// The workspaces an environment attached, by capability name, in order: what its templates'
-/// sessions reach.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Attached(Vec<(String, WorkspaceHandle)>);
-
-impl Attached {
-    /// The one workspace attached (`name` `None`), or the one published as `name`; the error
-    /// says what there is, for the task `task`.
-    pub(crate) fn get(
-        &self,
-        task: &str,
-        name: Option<&str>,
-    ) -> Result<WorkspaceHandle, super::WorkspaceError> {
-        let names: Vec<&str> = self.0.iter().map(|(name, _)| name.as_str()).collect();
-        let found = match name {
-            Some(wanted) => self.0.iter().find(|(name, _)| name == wanted),
-            None if self.0.len() == 1 => self.0.first(),
-            None => None,
-        };
-        if let Some((_, handle)) = found {
-            return Ok(handle.clone());
-        }
-        let message = match (name, names.as_slice()) {
-            (_, []) => {
-                "the environment attached no workspace (`Environment::workspace`)".to_owned()
-            }
-            (Some(wanted), _) => {
-                format!("the environment attached no workspace named {wanted:?} (it has {names:?})")
-            }
-            (None, _) => format!(
-                "the environment attached {} workspaces ({names:?}): name one with \
-                 `Session::workspace_named`",
-                names.len()
-            ),
-        };
-        Err(super::WorkspaceError::NotAttached {
-            task: task.to_owned(),
-            message,
-        })
-    }
-}
-
-impl std::fmt::Debug for WorkspaceHandle {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("WorkspaceHandle").finish_non_exhaustive()
-    }
-}
-
-impl WorkspaceHandle {
-    /// A handle on no workspace yet: the environment's serving puts one there.
-    fn new() -> Self {
-        WorkspaceHandle {
-            slot: Arc::new(Mutex::new(None)),
-        }
-    }
-
-    /// [`Workspace::bash`] on the running workspace: a `BashGrader` whose command runs in the
-    /// task's sandbox, seeing what the agent left there.
-    ///
-    /// # Errors
-    /// When the workspace is not running (before the environment serves, or after it
-    /// stopped), or its sandbox cannot be started.
-    pub async fn bash(
-        &self,
-        command: impl Into<String>,
-    ) -> Result<grader_core::BashGrader, super::WorkspaceError> {
-        match self.slot.lock().await.as_ref() {
-            Some(workspace) => workspace.bash(command).await,
-            None => Err(super::WorkspaceError::Sandbox(
-                "the environment's workspace is not running (it starts when the environment \
-                 serves)"
-                    .to_owned(),
-            )),
-        }
     }
 }
