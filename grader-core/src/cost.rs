@@ -21,7 +21,7 @@
 //!
 //! let error = check(zeros.as_bytes(), 1 << 20).unwrap_err();
 //! assert_eq!(error.budget, 1 << 20);
-//! assert!(error.to_string().contains("10001 values"), "{error}");
+//! assert!(error.to_string().contains("10002 values"), "{error}");
 //! assert!(check(text.as_bytes(), 1 << 20).is_ok());
 //! ```
 
@@ -83,11 +83,16 @@ pub struct CostError {
     pub budget: usize,
 }
 
-/// What `bytes` costs parsed ([`parsed_cost`]), or an error when that is more than `budget`.
+/// Whether `bytes` costs at most `budget` once parsed ([`parsed_cost`]): `Ok` without counting
+/// when even a value per byte would fit (any line under 1.6 MB for a budget of 256 MiB), so that
+/// the count costs nothing on the lines that could never pass it.
 ///
 /// # Errors
 /// [`CostError`] when the cost passes the budget.
-pub fn check(bytes: &[u8], budget: usize) -> Result<usize, CostError> {
+pub fn check(bytes: &[u8], budget: usize) -> Result<(), CostError> {
+    if bytes.len().saturating_mul(VALUE_COST + 1) <= budget {
+        return Ok(());
+    }
     let values = values(bytes);
     let cost = bytes
         .len()
@@ -100,7 +105,7 @@ pub fn check(bytes: &[u8], budget: usize) -> Result<usize, CostError> {
             budget,
         });
     }
-    Ok(cost)
+    Ok(())
 }
 
 #[cfg(test)]
@@ -114,6 +119,18 @@ mod tests {
         // Separators inside strings, escaped quotes included, are text.
         assert_eq!(values(br#"["a,b,[c]", "d\",{e"]"#), 3);
         assert_eq!(values(b""), 1);
+    }
+
+    #[test]
+    fn a_line_that_cannot_pass_the_budget_is_not_counted_and_one_that_can_is() {
+        // 100 values in 200 bytes: under a budget of 200 × 161 bytes without counting.
+        let zeros = "0,".repeat(100);
+        assert!(check(zeros.as_bytes(), 200 * (VALUE_COST + 1)).is_ok());
+        // The same under a budget it passes once counted.
+        assert!(check(zeros.as_bytes(), 100 * VALUE_COST).is_err());
+        // A string of the same size costs about its length: within a budget a little over it.
+        let text = format!("\"{}\"", "x".repeat(198));
+        assert!(check(text.as_bytes(), 200 + 2 * VALUE_COST).is_ok());
     }
 
     #[test]
