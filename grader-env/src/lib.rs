@@ -1,10 +1,12 @@
 //! Environments for the HUD runtime: a Rust program that serves task templates over the
 //! reference's control channel (hud 0.6.21), graded by `grader-core`.
 //!
-//! An [`Environment`] has a name, a version, [`Template`]s and [`Capability`] manifests.
-//! A template is an async function of typed args and a [`Session`]: it publishes a prompt with
-//! [`Session::prompt`], receives the agent's answer, and returns what becomes the grade
-//! ([`IntoGrade`]: an `EvaluationResult`, a `SubScore`, an `f64`, …).
+//! An [`Environment`] has a name, a version, [`Template`]s and [`Capability`] manifests, and
+//! may hold state ([`Environment::with_state`]).
+//! A template is an async function of typed args (and, when it takes it, the environment's
+//! [`State`]) and a [`Session`]: it publishes a prompt with [`Session::prompt`], receives the
+//! agent's answer, and returns what becomes the grade ([`IntoGrade`]: an `EvaluationResult`, a
+//! `SubScore`, an `f64`, …).
 //! [`Environment::serve`] binds `127.0.0.1` on a free port, prints `HUD_SERVE_PORT=<port>` and
 //! speaks the protocol frame for frame as the reference's `hud/environment/server.py`:
 //! newline-delimited JSON-RPC 2.0 (`hello`, `tasks.list`, `tasks.start`, `tasks.grade`,

@@ -367,6 +367,9 @@ async fn refuse(
     let _ = control::send_control_error(writer, id, -32000, &message).await;
 }
 
+/// Serves one connection: its first frame (within the frame timeout, unless a newer connection
+/// takes its place first) moves it to the table of capability streams (`tunnel.open`) or of
+/// control sessions, or is refused when that table has no place.
 async fn connection(
     channel: Arc<Channel>,
     guard: Arc<Guard>,
