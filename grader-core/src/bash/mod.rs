@@ -496,6 +496,8 @@ impl BashGrader {
             at: started,
             limits,
             sandbox,
+            host_uid,
+            writes,
         }) = started
         else {
             return Ok(shell_not_found(shell));
@@ -510,6 +512,9 @@ impl BashGrader {
                 tokio::join!(out.fill(stdout), err.fill(stderr));
             });
             let mut drained = false;
+            // Resolves when the command's processes have used their CPU time together.
+            let mut cpu_spent = pin!(limits.cpu_spent());
+            let mut cpu_killed = false;
 
             // Until bash exits or the time is up, reading both pipes all along.
             let deadline = started.checked_add(this.timeout);
@@ -521,6 +526,12 @@ impl BashGrader {
                         biased;
                         status = guard.child.wait() => break Some(status.map_err(wait_failure)?),
                         () = sleep_until(deadline) => break None,
+                        () = &mut cpu_spent, if !cpu_killed => {
+                            // Past the limit: every process of the command, now. Bash, killed
+                            // too, ends the wait above.
+                            cpu_killed = true;
+                            limits.kill_now();
+                        }
                         () = &mut pumps, if !drained => drained = true,
                     }
                 }
@@ -563,7 +574,12 @@ impl BashGrader {
         let (stdout, stdout_dropped) = out.finish();
         let (stderr, stderr_dropped) = err.finish();
         let code = exit.map(exit_code);
-        let limits = limits.finish(code);
+        // A file the command cut at the file-size limit, looked for off the executor.
+        let cut = match limits.file_scan(writes) {
+            Some(scan) => matches!(start::run(move || scan.run()).await, Ok(Ok(true))),
+            None => false,
+        };
+        let limits = limits.finish(code, cut);
         let mut info = Info::new();
         info.insert("exit_code".into(), code.map_or(Value::Null, Value::from));
         info.insert("stdout".into(), stdout.into());
@@ -601,6 +617,9 @@ impl BashGrader {
         }
         if let Some(sandbox) = sandbox {
             info.insert("sandbox".into(), sandbox.into());
+        }
+        if let Some(uid) = host_uid {
+            info.insert("sandbox_host_uid".into(), uid.into());
         }
         Ok(Score::new(value).with_info(info))
     }
@@ -669,6 +688,9 @@ impl Grader for BashGrader {
             described.insert("network".into(), sandbox.allows_network().into());
             described.insert("read_only".into(), paths(false));
             described.insert("writable".into(), paths(true));
+            if let Some(user) = sandbox.chosen_host_user() {
+                described.insert("host_uid".into(), user.uid().into());
+            }
             params.insert("sandbox".into(), Value::Object(described));
         }
         params
