@@ -198,6 +198,63 @@ async fn the_hand_over_follows_nothing_the_agent_planted() {
     std::fs::remove_dir_all(&base).unwrap();
 }
 
+/// Set in the re-run test binary: the mount point inside the working directory.
+const MOUNT_ENV: &str = "GRADER_BASH_HOST_MOUNT";
+
+/// A filesystem mounted inside the working directory (here a host directory bound there, in
+/// a mount namespace of the test's own) is not entered, and its root is not handed over.
+#[test]
+fn the_hand_over_stops_at_a_mount_point() {
+    if !root() || !sandboxing() {
+        eprintln!("skipping: only root hands directories over and mounts");
+        return;
+    }
+    let base = scratch_dir("mount");
+    let (outside, cwd) = (base.join("outside"), base.join("cwd"));
+    std::fs::create_dir_all(cwd.join("mnt")).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("host-file"), "host").unwrap();
+    let exe = std::env::current_exe().unwrap();
+    let output = Command::new("unshare")
+        .args(["--mount", "--propagation", "private", "bash", "-c"])
+        .arg(r#"mount --bind "$1" "$2/mnt" && shift && exec "${@:2}""#)
+        .args(["mount-inside"])
+        .arg(&outside)
+        .arg(&cwd)
+        .arg(exe)
+        .args(["--exact", "handed_over_with_a_mount_inside", "--nocapture"])
+        .env(MOUNT_ENV, &cwd)
+        .output_bounded();
+    assert_rerun_passed(&output);
+    assert_eq!(owner(&outside), 0);
+    assert_eq!(owner(&outside.join("host-file")), 0);
+    assert_eq!(owner(&cwd), DEFAULT_HOST_UID);
+    std::fs::remove_dir_all(&base).unwrap();
+}
+
+/// Runs only inside the binary started by the test above.
+#[test]
+fn handed_over_with_a_mount_inside() {
+    let Some(cwd) = std::env::var_os(MOUNT_ENV) else {
+        return;
+    };
+    let cwd = Path::new(&cwd);
+    assert!(cwd.join("mnt/host-file").exists(), "the bind is there");
+    let sub = BashGrader::new("touch made")
+        .login_shell(false)
+        .cwd(cwd)
+        .sandbox(Sandbox::new())
+        .grade_blocking(1.0)
+        .unwrap();
+    assert_eq!(sub.value(), 1.0, "{:?}", sub.info());
+    assert_eq!(
+        owner(&cwd.join("mnt")),
+        0,
+        "the mounted root was given away"
+    );
+    assert_eq!(owner(&cwd.join("mnt/host-file")), 0);
+}
+
 /// A working directory the grader did not choose (this process's own) is bound as it is and
 /// never handed over: its owner does not change.
 #[tokio::test]
@@ -276,6 +333,17 @@ fn graded_by_a_careless_process() {
     if sandboxing() {
         let sub = grade(bash(look).cwd(&dir).sandbox(Sandbox::new()));
         assert_eq!(stdout(&sub), "", "{:?}", sub.info());
+        // Not even the descriptors bwrap was given to bind from: past its three streams, the
+        // shell holds nothing, and bwrap's init inside the sandbox only its own event counter.
+        let sub = grade(
+            bash(
+                "for f in /proc/$$/fd/* /proc/1/fd/*; do \
+                 n=${f##*/}; if (( n > 2 )); then readlink $f; fi; done; true",
+            )
+            .cwd(&dir)
+            .sandbox(Sandbox::new()),
+        );
+        assert_eq!(stdout(&sub), "anon_inode:[eventfd]\n", "{:?}", sub.info());
         // Nor the grading process's environment, from any process it can see.
         let sub = grade(bash(&env).cwd(&dir).sandbox(Sandbox::new()));
         assert_eq!(stdout(&sub), "0\n0\n", "{:?}", sub.info());

@@ -486,7 +486,7 @@ fn cores() -> usize {
 fn show_duration(duration: Duration) -> String {
     if duration.subsec_nanos() == 0 {
         format!("{}s", duration.as_secs())
-    } else if duration.as_secs() == 0 && duration.subsec_nanos() % 1_000_000 == 0 {
+    } else if duration.as_secs() == 0 && duration.subsec_nanos().is_multiple_of(1_000_000) {
         format!("{}ms", duration.subsec_millis())
     } else {
         format!("{}s", duration.as_secs_f64())

@@ -16,7 +16,7 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Component, Path, PathBuf};
 
-use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags, ResolveFlags, Stat};
+use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags, ResolveFlags, Stat, StatxFlags};
 
 /// The most entries a walk looks at; the rest of the tree is left out (and counted).
 pub(crate) const MAX_ENTRIES: u64 = 1_000_000;
@@ -36,11 +36,37 @@ pub(crate) struct Walked {
 }
 
 /// One entry of the tree, as the walk hands it to its visitor: the directory it is in (open),
-/// its name there, and its `lstat`.
+/// its name there, its `lstat`, and whether it is the root of another mount (a mount point,
+/// whose `lstat` is that of what is mounted there).
 pub(crate) struct Entry<'a> {
     pub(crate) dir: BorrowedFd<'a>,
     pub(crate) name: &'a CStr,
     pub(crate) stat: &'a Stat,
+    pub(crate) other_mount: bool,
+}
+
+/// The mount an entry is on: its id (`statx`, Linux 5.8), else its device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mount {
+    Id(u64),
+    Device(u64),
+}
+
+/// The mount of `name` in `dir` (of `dir` itself when `name` is empty), without following a
+/// link.
+pub(crate) fn mount_of(dir: BorrowedFd<'_>, name: &CStr) -> io::Result<Mount> {
+    let mut flags = AtFlags::SYMLINK_NOFOLLOW;
+    if name.is_empty() {
+        flags |= AtFlags::EMPTY_PATH;
+    }
+    match rustix::fs::statx(dir, name, flags, StatxFlags::MNT_ID | StatxFlags::TYPE) {
+        Ok(statx) if statx.stx_mask & StatxFlags::MNT_ID.bits() != 0 => {
+            return Ok(Mount::Id(statx.stx_mnt_id));
+        }
+        Ok(_) | Err(rustix::io::Errno::NOSYS) => {}
+        Err(error) => return Err(error.into()),
+    }
+    Ok(Mount::Device(rustix::fs::statat(dir, name, flags)?.st_dev))
 }
 
 impl Entry<'_> {
@@ -75,7 +101,7 @@ pub(crate) fn walk(
     root: BorrowedFd<'_>,
     mut visit: impl FnMut(&Entry<'_>) -> io::Result<ControlFlow<()>>,
 ) -> io::Result<Walked> {
-    let device = rustix::fs::fstat(root)?.st_dev;
+    let mount = mount_of(root, c"")?;
     let mut walked = Walked::default();
     // Paths beneath the root of the directories still to read; the empty path is the root.
     let mut pending: Vec<PathBuf> = vec![PathBuf::new()];
@@ -116,17 +142,22 @@ pub(crate) fn walk(
             let Ok(stat) = rustix::fs::statat(&handle, name, AtFlags::SYMLINK_NOFOLLOW) else {
                 continue;
             };
+            let other_mount = match mount {
+                Mount::Id(_) => mount_of(handle.as_fd(), name).map_or(true, |m| m != mount),
+                Mount::Device(device) => stat.st_dev != device,
+            };
             let entry = Entry {
                 dir: handle.as_fd(),
                 name,
                 stat: &stat,
+                other_mount,
             };
             if visit(&entry)?.is_break() {
                 return Ok(walked);
             }
             if entry.file_type() == FileType::Directory {
                 let path = relative.join(OsStr::from_bytes(name.to_bytes()));
-                if stat.st_dev != device || path.as_os_str().len() > MAX_PATH {
+                if other_mount || path.as_os_str().len() > MAX_PATH {
                     walked.left_out += 1;
                 } else {
                     pending.push(path);

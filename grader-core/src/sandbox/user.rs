@@ -163,9 +163,9 @@ impl HostUser {
     ///
     /// - `dir` is reached following only symbolic links owned by root, so a link the agent
     ///   planted on the way cannot make it hand over another directory;
-    /// - beneath it, no link is followed and no other filesystem entered; a link is left as it
-    ///   is, and so is a file with more than one hard link (one could be a host file outside
-    ///   the directory);
+    /// - beneath it, no link is followed and no other filesystem entered (a mount point is
+    ///   left as it is); a link is left as it is, and so is a file with more than one hard
+    ///   link (one could be a host file outside the directory);
     /// - each entry is changed through a descriptor of what was inspected, so swapping an
     ///   entry meanwhile changes nothing else;
     /// - the walk keeps nothing on the stack per level and stops after a million entries.
@@ -192,9 +192,15 @@ impl HostUser {
         self.check_not_protected(dir, root.as_fd())?;
         let mut done = HandedOver::default();
         let root_stat = rustix::fs::fstat(&root).map_err(|e| failed(e.into()))?;
+        let root_mount = tree::mount_of(root.as_fd(), c"").map_err(failed)?;
         self.give(root.as_fd(), &root_stat, &mut done)
             .map_err(failed)?;
         let walked = tree::walk(root.as_fd(), |entry| {
+            // A mount point shows the root of what is mounted there: not the directory's.
+            if entry.other_mount {
+                done.kept += 1;
+                return Ok(ControlFlow::Continue(()));
+            }
             let kind = entry.file_type();
             let owned = entry.stat.st_uid == self.uid && entry.stat.st_gid == self.gid;
             if owned && kind != FileType::Symlink {
@@ -218,6 +224,11 @@ impl HostUser {
             ) else {
                 return Ok(ControlFlow::Continue(()));
             };
+            // What was opened is on the directory's own mount (a mount made meanwhile is not).
+            if tree::mount_of(fd.as_fd(), c"")? != root_mount {
+                done.kept += 1;
+                return Ok(ControlFlow::Continue(()));
+            }
             let stat = rustix::fs::fstat(&fd)?;
             self.give(fd.as_fd(), &stat, &mut done)?;
             Ok(ControlFlow::Continue(()))
@@ -323,7 +334,7 @@ mod tests {
         assert!(HostUser::new(0, 5).is_err());
         assert!(HostUser::new(5, 0).is_err());
         assert!(HostUser::new(u32::MAX, 5).is_err());
-        let message = HostUser::new(0, 0).unwrap_err().to_string();
+        let message = HostUser::new(0, 0).expect_err("root").to_string();
         assert!(message.contains("uid 0"), "{message}");
     }
 }
