@@ -37,33 +37,45 @@ pub(crate) struct Hook {
 /// same numbers, for the program to use: bwrap's `--bind-fd`).
 pub(crate) struct Descriptors {
     pub(crate) keep: Vec<OwnedFd>,
-    /// Where `close_range` is missing (before Linux 5.11), the descriptors below this bound are
-    /// marked one by one: the highest open in this process when the hook was made, or the
-    /// soft open-file limit, whichever is larger.
-    fallback_bound: i32,
+    /// Where `close_range` cannot mark a range (before Linux 5.11), the descriptors below this
+    /// bound are marked one by one: the highest open in this process when the hook was made,
+    /// or the soft open-file limit, whichever is larger.
+    one_by_one: Option<i32>,
 }
 
 impl Descriptors {
     /// Closes everything inherited but `keep`.
     pub(crate) fn keeping(keep: Vec<OwnedFd>) -> Descriptors {
-        let highest = std::fs::read_dir("/proc/self/fd")
-            .into_iter()
-            .flatten()
-            .flatten()
-            .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
-            .max()
-            .unwrap_or(0);
-        let soft = rustix::process::getrlimit(Resource::Nofile)
-            .current
-            .unwrap_or(1 << 16)
-            .min(1 << 20);
         Descriptors {
             keep,
-            fallback_bound: highest
-                .saturating_add(1)
-                .max(i32::try_from(soft).unwrap_or(i32::MAX)),
+            one_by_one: (!kernel_marks_ranges()).then(fallback_bound),
         }
     }
+}
+
+/// Whether `close_range` takes `CLOSE_RANGE_CLOEXEC` here (Linux 5.11), asked once with a
+/// range no descriptor is in.
+fn kernel_marks_ranges() -> bool {
+    static ANSWER: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ANSWER.get_or_init(|| mark_range_from(u32::MAX - 1))
+}
+
+/// The bound of the one-by-one fallback: see [`Descriptors::one_by_one`].
+fn fallback_bound() -> i32 {
+    let highest = std::fs::read_dir("/proc/self/fd")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
+        .max()
+        .unwrap_or(0);
+    let soft = rustix::process::getrlimit(Resource::Nofile)
+        .current
+        .unwrap_or(1 << 16)
+        .min(1 << 20);
+    highest
+        .saturating_add(1)
+        .max(i32::try_from(soft).unwrap_or(i32::MAX))
 }
 
 impl Hook {
@@ -155,8 +167,13 @@ impl Hook {
 
 /// Marks every descriptor from 3 up close-on-exec, then clears the mark on those kept.
 fn close_inherited(descriptors: &Descriptors) -> std::io::Result<()> {
-    if !mark_all_from_3() {
-        for fd in 3..descriptors.fallback_bound {
+    let bound = match descriptors.one_by_one {
+        None if mark_range_from(3) => None,
+        None => Some(fallback_bound_in_child()),
+        Some(bound) => Some(bound),
+    };
+    if let Some(bound) = bound {
+        for fd in 3..bound {
             // SAFETY: a descriptor number is only read by `fcntl`, which fails harmlessly
             // (`EBADF`) on one that is not open.
             let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
@@ -169,14 +186,20 @@ fn close_inherited(descriptors: &Descriptors) -> std::io::Result<()> {
     Ok(())
 }
 
-/// `close_range(3, ~0, CLOSE_RANGE_CLOEXEC)`: whether the kernel did it (Linux 5.11).
+/// A bound for the one-by-one marking when `close_range` failed where it had worked before
+/// (it does not): every descriptor a process can have, at most a million.
+fn fallback_bound_in_child() -> i32 {
+    1 << 20
+}
+
+/// `close_range(first, ~0, CLOSE_RANGE_CLOEXEC)`: whether the kernel did it (Linux 5.11).
 #[cfg(target_os = "linux")]
-fn mark_all_from_3() -> bool {
+fn mark_range_from(first: u32) -> bool {
     // SAFETY: a raw system call with integer arguments; it touches no memory of this process.
     let done = unsafe {
         libc::syscall(
             libc::SYS_close_range,
-            3 as libc::c_uint,
+            libc::c_uint::from(first),
             libc::c_uint::MAX,
             CLOSE_RANGE_CLOEXEC,
         )
@@ -185,6 +208,42 @@ fn mark_all_from_3() -> bool {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn mark_all_from_3() -> bool {
+fn mark_range_from(_first: u32) -> bool {
     false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The one-by-one marking, as on kernels without `close_range`'s flag: a stray inheritable
+    /// descriptor does not reach the child, a kept one does, at its number.
+    #[test]
+    fn descriptors_are_marked_one_by_one_where_the_kernel_cannot() {
+        let open = |path: &str, flags| {
+            rustix::fs::open(
+                path,
+                rustix::fs::OFlags::RDONLY | flags,
+                rustix::fs::Mode::empty(),
+            )
+            .expect("open")
+        };
+        let stray = open("/usr", rustix::fs::OFlags::empty());
+        let kept = open("/etc", rustix::fs::OFlags::CLOEXEC);
+        let kept_n = std::os::fd::AsRawFd::as_raw_fd(&kept);
+        let mut ls = std::process::Command::new("ls");
+        ls.args(["-l", "/proc/self/fd"]);
+        Hook {
+            descriptors: Some(Descriptors {
+                keep: vec![kept],
+                one_by_one: Some(fallback_bound()),
+            }),
+            ..Hook::empty()
+        }
+        .install_std(&mut ls);
+        let listed = String::from_utf8(ls.output().expect("ls").stdout).expect("utf-8");
+        assert!(listed.contains(&format!(" {kept_n} -> /etc")), "{listed}");
+        assert!(!listed.contains("-> /usr"), "{listed}");
+        drop(stray);
+    }
 }
