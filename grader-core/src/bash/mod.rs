@@ -118,10 +118,15 @@ pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(1);
 ///   with [`env`](Self::env) is always set; [`pass_env`](Self::pass_env) lets one through,
 ///   [`env_clear`](Self::env_clear) inherits nothing, and
 ///   [`inherit_secrets(true)`](Self::inherit_secrets) everything, as the reference does.
+///   **Unsandboxed, that keeps them out of the command's environment only**: the command runs
+///   as this process's user and can read this process's environment through
+///   `/proc/<pid>/environ` (as root, any process's). In the [`sandbox`](Self::sandbox) it
+///   cannot: that is the way to keep them.
 /// - **Bounded, and sandboxed on request.** The command may use 4 GiB of memory, 4 096
 ///   processes, 8 GiB files and 4 096 open files unless told otherwise
-///   ([`limits`](Self::limits)); a limit hit scores 0.0 with `info.limit_exceeded` naming it.
-///   [`sandbox`](Self::sandbox) runs it under bubblewrap. The reference bounds only time.
+///   ([`limits`](Self::limits)); a limit hit anywhere in its process tree scores 0.0 with
+///   `info.limit_exceeded` naming it. [`sandbox`](Self::sandbox) runs it under bubblewrap, as
+///   an unprivileged user where this process is root. The reference bounds only time.
 /// - **A bad `cwd` is an error** ([`Failure::WorkingDirectory`] naming the path: missing, not
 ///   a directory, or not enterable), not a 0.0: the grader could not run, the agent did not
 ///   fail. So is an environment variable that cannot be set as given (an empty name, `=` or
@@ -216,7 +221,8 @@ pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(1);
 /// - **The cgroup, where there is one.** With [limits](Self::limits) enforced by a cgroup (the
 ///   default, where the machine offers one), every process of the command is in the command's
 ///   own group, which no process can leave: once the sweeper is done, whatever is still in it
-///   is killed before the grade returns.
+///   is killed before the grade returns, and if this process dies, the watcher kills whatever
+///   is left in its groups, whatever its environment.
 ///
 /// **What still escapes** (without a cgroup): a process that clears or rewrites its environment (`env -i`,
 /// `exec -c`) once it has also left the process group; one whose environment this user cannot
@@ -486,7 +492,7 @@ impl BashGrader {
 
     /// Runs the command with `shell` (`/bin/bash` but in tests) and scores it.
     async fn run(self, shell: &Path) -> Result<Score, Failure> {
-        check_runtime()?;
+        start::check_runtime()?;
         spawn::check_env(&self.env)?;
         let set: Vec<OsString> = self.env.iter().map(|(name, _)| name.clone()).collect();
         let withheld = secrets::withheld(self.inherit, &self.passed, &set);
@@ -676,22 +682,7 @@ impl Grader for BashGrader {
             params.insert("launcher".into(), name.into());
         }
         if let Some(sandbox) = &self.sandbox {
-            let paths = |writable: bool| {
-                let paths = sandbox.binds().iter().filter(|(_, w)| *w == writable);
-                Value::Array(
-                    paths
-                        .map(|(path, _)| path.to_string_lossy().into_owned().into())
-                        .collect(),
-                )
-            };
-            let mut described = serde_json::Map::new();
-            described.insert("network".into(), sandbox.allows_network().into());
-            described.insert("read_only".into(), paths(false));
-            described.insert("writable".into(), paths(true));
-            if let Some(user) = sandbox.chosen_host_user() {
-                described.insert("host_uid".into(), user.uid().into());
-            }
-            params.insert("sandbox".into(), Value::Object(described));
+            params.insert("sandbox".into(), Value::Object(sandbox.recorded()));
         }
         params
     }
@@ -724,29 +715,6 @@ fn wait_failure(source: io::Error) -> Failure {
         context: "waiting for the command to exit".to_owned(),
         source,
     }
-}
-
-/// Fails unless this code runs inside a tokio runtime with its IO driver and its timer, before
-/// anything is started: without them tokio panics once the command is running.
-///
-/// tokio offers no way to ask, so each driver is probed with a call that panics without it;
-/// the panic is caught, and the panic hook still prints tokio's message. Under
-/// `panic = "abort"` the probe aborts instead.
-fn check_runtime() -> Result<(), Failure> {
-    let problem = if tokio::runtime::Handle::try_current().is_err() {
-        "no tokio runtime is running; await the grade inside one, or call `grade_blocking`"
-    } else if std::panic::catch_unwind(|| drop(tokio::time::sleep(Duration::ZERO))).is_err() {
-        "the tokio runtime has no timer; build it with `enable_all()` (or `enable_time()`)"
-    } else if std::panic::catch_unwind(|| {
-        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::child()).map(drop)
-    })
-    .is_err()
-    {
-        "the tokio runtime has no IO driver; build it with `enable_all()` (or `enable_io()`)"
-    } else {
-        return Ok(());
-    };
-    Err(Failure::Runtime(problem.to_owned()))
 }
 
 /// Sleeps until `deadline`, or forever when there is none (a timeout too large to add).

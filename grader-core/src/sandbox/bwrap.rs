@@ -159,6 +159,27 @@ impl Sandbox {
         &self.binds
     }
 
+    /// What `_parameters.sandbox` records: whether the network is allowed, the paths bound
+    /// read-only and writable, and the host user when one was chosen.
+    pub(crate) fn recorded(&self) -> serde_json::Map<String, serde_json::Value> {
+        let paths = |writable: bool| {
+            let paths = self.binds.iter().filter(|(_, w)| *w == writable);
+            serde_json::Value::Array(
+                paths
+                    .map(|(path, _)| path.to_string_lossy().into_owned().into())
+                    .collect(),
+            )
+        };
+        let mut described = serde_json::Map::new();
+        described.insert("network".into(), self.network.into());
+        described.insert("read_only".into(), paths(false));
+        described.insert("writable".into(), paths(true));
+        if let Some(user) = self.host_user {
+            described.insert("host_uid".into(), user.uid().into());
+        }
+        described
+    }
+
     /// Whether bwrap can sandbox here: the path of `bwrap`, or why not (checked once per
     /// process, by sandboxing `true`).
     ///

@@ -1,17 +1,18 @@
 //! The one place the library uses `unsafe`: the hook that runs in the command's process
-//! between `fork` and `exec`, putting it in its cgroups, setting its rlimits, closing every
-//! descriptor it would otherwise inherit and dropping root to the sandbox's host user, so that
-//! nothing the command starts ever runs outside its limits (a join or a `prlimit` after the
-//! start would race with the command's first fork) and nothing of the host crosses into it.
+//! between `fork` and `exec`, putting it in its cgroups, closing every descriptor it would
+//! otherwise inherit, setting its rlimits and dropping root to the sandbox's host user, so
+//! that nothing the command starts ever runs outside its limits (a join or a `prlimit` after
+//! the start would race with the command's first fork) and nothing of the host crosses into
+//! it.
 //!
 //! Between `fork` and `exec` of a multi-threaded process only async-signal-safe calls are
 //! allowed: the hook makes raw system calls (`write` on descriptors opened before the fork,
-//! `setrlimit`, `close_range`, `fcntl`, `setgroups`, `setresgid`, `setresuid`), allocates
-//! nothing, takes no lock and does not panic. The identity calls are the raw per-thread ones,
-//! which is right in the child: it has one thread.
+//! `close_range`, `fcntl`, `getrlimit`, `setrlimit`, `setgroups`, `setresgid`, `setresuid`),
+//! allocates nothing, takes no lock and does not panic. The identity calls are the raw
+//! per-thread ones, which is right in the child: it has one thread.
 #![allow(unsafe_code)]
 
-use std::os::fd::OwnedFd;
+use std::os::fd::{BorrowedFd, OwnedFd};
 
 use rustix::io::FdFlags;
 use rustix::process::{Gid, Resource, Rlimit, Uid};
@@ -22,6 +23,9 @@ use super::user::HostUser;
 /// close it (Linux 5.11).
 #[cfg(target_os = "linux")]
 const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+
+/// The most descriptors marked one by one where `close_range` cannot mark them.
+const ONE_BY_ONE_MAX: u64 = 1 << 20;
 
 /// What the hook applies: the cgroups' `cgroup.procs` files, opened for writing (close on
 /// exec), the rlimits to set, soft and hard, which inherited descriptors cross `exec`, and the
@@ -35,12 +39,14 @@ pub(crate) struct Hook {
 
 /// Every descriptor but 0, 1 and 2 is closed at `exec`, except `keep` (open across it at the
 /// same numbers, for the program to use: bwrap's `--bind-fd`).
+///
+/// The kernel marks them all at once (`close_range` with `CLOSE_RANGE_CLOEXEC`, Linux 5.11);
+/// where it cannot, each descriptor below the open-file limit the process has when the hook
+/// runs (at most a million) is marked one by one.
 pub(crate) struct Descriptors {
     pub(crate) keep: Vec<OwnedFd>,
-    /// Where `close_range` cannot mark a range (before Linux 5.11), the descriptors below this
-    /// bound are marked one by one: the highest open in this process when the hook was made,
-    /// or the soft open-file limit, whichever is larger.
-    one_by_one: Option<i32>,
+    /// Marks one by one even where the kernel could do it at once (to test that way).
+    one_by_one: bool,
 }
 
 impl Descriptors {
@@ -48,34 +54,9 @@ impl Descriptors {
     pub(crate) fn keeping(keep: Vec<OwnedFd>) -> Descriptors {
         Descriptors {
             keep,
-            one_by_one: (!kernel_marks_ranges()).then(fallback_bound),
+            one_by_one: false,
         }
     }
-}
-
-/// Whether `close_range` takes `CLOSE_RANGE_CLOEXEC` here (Linux 5.11), asked once with a
-/// range no descriptor is in.
-fn kernel_marks_ranges() -> bool {
-    static ANSWER: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ANSWER.get_or_init(|| mark_range_from(u32::MAX - 1))
-}
-
-/// The bound of the one-by-one fallback: see [`Descriptors::one_by_one`].
-fn fallback_bound() -> i32 {
-    let highest = std::fs::read_dir("/proc/self/fd")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
-        .max()
-        .unwrap_or(0);
-    let soft = rustix::process::getrlimit(Resource::Nofile)
-        .current
-        .unwrap_or(1 << 16)
-        .min(1 << 20);
-    highest
-        .saturating_add(1)
-        .max(i32::try_from(soft).unwrap_or(i32::MAX))
 }
 
 impl Hook {
@@ -98,118 +79,83 @@ impl Hook {
             && self.user.is_none()
     }
 
-    /// Installs the hook on `command`: in the child, before `exec`, it writes `0` (the writing
-    /// process) to each `cgroup.procs`, sets each rlimit, marks every inherited descriptor
-    /// close-on-exec but those kept, and becomes the host user (supplementary groups cleared,
-    /// then the gid, then the uid: real, effective and saved). A failure of any step fails the
-    /// start with that error, so a command never runs with less than it was given.
+    /// Installs the hook on `command`, as [`install_std`](Self::install_std).
     pub(crate) fn install(self, command: &mut tokio::process::Command) {
-        if self.is_empty() {
-            return;
-        }
-        let hook = self.into_fn();
-        // SAFETY: the hook only makes async-signal-safe system calls on values prepared before
-        // the fork (see `into_fn`).
-        unsafe {
-            command.pre_exec(hook);
-        }
+        self.install_std(command.as_std_mut());
     }
 
-    /// As [`install`](Self::install), on a standard library command.
+    /// Installs the hook on `command`: in the child, before `exec`, it writes `0` (the writing
+    /// process) to each `cgroup.procs`, marks every inherited descriptor close-on-exec but
+    /// those kept, sets each rlimit, and becomes the host user (supplementary groups cleared,
+    /// then the gid, then the uid: real, effective and saved). A failure of any step fails the
+    /// start with that error, so a command never runs with less than it was given.
     pub(crate) fn install_std(self, command: &mut std::process::Command) {
         if self.is_empty() {
             return;
         }
-        let hook = self.into_fn();
-        // SAFETY: as in `install`.
-        unsafe {
-            std::os::unix::process::CommandExt::pre_exec(command, hook);
-        }
-    }
-
-    /// The closure run between `fork` and `exec`. It allocates nothing, takes no lock and
-    /// cannot panic: the loops index nothing, the `?` conversions of an errno allocate nothing,
-    /// and every call is a raw system call.
-    fn into_fn(self) -> impl FnMut() -> std::io::Result<()> + Send + Sync + 'static {
         let Hook {
             procs,
             rlimits,
             descriptors,
             user,
         } = self;
-        move || -> std::io::Result<()> {
-            for fd in &procs {
-                rustix::io::write(fd, b"0")?;
-            }
-            for &(resource, soft, hard) in &rlimits {
-                rustix::process::setrlimit(
-                    resource,
-                    Rlimit {
-                        current: Some(soft),
-                        maximum: Some(hard),
-                    },
-                )?;
-            }
-            if let Some(descriptors) = &descriptors {
-                close_inherited(descriptors)?;
-            }
-            if let Some(user) = user {
-                rustix::thread::set_thread_groups(&[])?;
-                let gid = Gid::from_raw(user.gid());
-                rustix::thread::set_thread_res_gid(gid, gid, gid)?;
-                let uid = Uid::from_raw(user.uid());
-                rustix::thread::set_thread_res_uid(uid, uid, uid)?;
-            }
-            Ok(())
+        // SAFETY: the closure runs in the child between `fork` and `exec`, where only
+        // async-signal-safe calls are allowed, and it makes nothing but raw system calls on
+        // values prepared before the fork: it allocates nothing, takes no lock and cannot
+        // panic (the loops index nothing; the `?` conversions of an errno allocate nothing).
+        // `close_range` takes integers and touches no memory of the process; a descriptor
+        // number borrowed for `fcntl` is only read by the kernel, which fails harmlessly
+        // (`EBADF`) on one that is not open.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(command, move || {
+                for fd in &procs {
+                    rustix::io::write(fd, b"0")?;
+                }
+                if let Some(descriptors) = &descriptors {
+                    #[cfg(target_os = "linux")]
+                    let marked = !descriptors.one_by_one
+                        && libc::syscall(
+                            libc::SYS_close_range,
+                            3 as libc::c_uint,
+                            libc::c_uint::MAX,
+                            CLOSE_RANGE_CLOEXEC,
+                        ) == 0;
+                    #[cfg(not(target_os = "linux"))]
+                    let marked = false;
+                    if !marked {
+                        let limit = rustix::process::getrlimit(Resource::Nofile)
+                            .current
+                            .map_or(ONE_BY_ONE_MAX, |limit| limit.min(ONE_BY_ONE_MAX));
+                        let limit = i32::try_from(limit).unwrap_or(i32::MAX);
+                        for fd in 3..limit {
+                            let fd = BorrowedFd::borrow_raw(fd);
+                            let _ = rustix::io::fcntl_setfd(fd, FdFlags::CLOEXEC);
+                        }
+                    }
+                    for fd in &descriptors.keep {
+                        rustix::io::fcntl_setfd(fd, FdFlags::empty())?;
+                    }
+                }
+                for &(resource, soft, hard) in &rlimits {
+                    rustix::process::setrlimit(
+                        resource,
+                        Rlimit {
+                            current: Some(soft),
+                            maximum: Some(hard),
+                        },
+                    )?;
+                }
+                if let Some(user) = user {
+                    rustix::thread::set_thread_groups(&[])?;
+                    let gid = Gid::from_raw(user.gid());
+                    rustix::thread::set_thread_res_gid(gid, gid, gid)?;
+                    let uid = Uid::from_raw(user.uid());
+                    rustix::thread::set_thread_res_uid(uid, uid, uid)?;
+                }
+                Ok(())
+            });
         }
     }
-}
-
-/// Marks every descriptor from 3 up close-on-exec, then clears the mark on those kept.
-fn close_inherited(descriptors: &Descriptors) -> std::io::Result<()> {
-    let bound = match descriptors.one_by_one {
-        None if mark_range_from(3) => None,
-        None => Some(fallback_bound_in_child()),
-        Some(bound) => Some(bound),
-    };
-    if let Some(bound) = bound {
-        for fd in 3..bound {
-            // SAFETY: a descriptor number is only read by `fcntl`, which fails harmlessly
-            // (`EBADF`) on one that is not open.
-            let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
-            let _ = rustix::io::fcntl_setfd(fd, FdFlags::CLOEXEC);
-        }
-    }
-    for fd in &descriptors.keep {
-        rustix::io::fcntl_setfd(fd, FdFlags::empty())?;
-    }
-    Ok(())
-}
-
-/// A bound for the one-by-one marking when `close_range` failed where it had worked before
-/// (it does not): every descriptor a process can have, at most a million.
-fn fallback_bound_in_child() -> i32 {
-    1 << 20
-}
-
-/// `close_range(first, ~0, CLOSE_RANGE_CLOEXEC)`: whether the kernel did it (Linux 5.11).
-#[cfg(target_os = "linux")]
-fn mark_range_from(first: u32) -> bool {
-    // SAFETY: a raw system call with integer arguments; it touches no memory of this process.
-    let done = unsafe {
-        libc::syscall(
-            libc::SYS_close_range,
-            libc::c_uint::from(first),
-            libc::c_uint::MAX,
-            CLOSE_RANGE_CLOEXEC,
-        )
-    };
-    done == 0
-}
-
-#[cfg(not(target_os = "linux"))]
-fn mark_range_from(_first: u32) -> bool {
-    false
 }
 
 #[cfg(test)]
@@ -236,7 +182,7 @@ mod tests {
         Hook {
             descriptors: Some(Descriptors {
                 keep: vec![kept],
-                one_by_one: Some(fallback_bound()),
+                one_by_one: true,
             }),
             ..Hook::empty()
         }

@@ -337,11 +337,6 @@ impl FileScan {
             .checked_sub(Duration::from_secs(2))
             .unwrap_or(UNIX_EPOCH);
         let since = since.duration_since(UNIX_EPOCH).unwrap_or_default();
-        let fresh = |stat: &rustix::fs::Stat| {
-            let secs = u64::try_from(stat.st_mtime).unwrap_or(0);
-            let nanos = u32::try_from(stat.st_mtime_nsec).unwrap_or(0);
-            Duration::new(secs, nanos) >= since
-        };
         for dir in &self.dirs {
             let Ok(root) = tree::open_trusted(dir, |link| {
                 link.st_uid == 0 || link.st_uid == rustix::process::geteuid().as_raw()
@@ -350,10 +345,10 @@ impl FileScan {
             };
             let mut found = false;
             let _ = tree::walk(root.as_fd(), |entry| {
-                let stat = entry.stat;
-                if entry.file_type() == FileType::RegularFile
-                    && u64::try_from(stat.st_size).ok() == Some(self.cap)
-                    && fresh(stat)
+                let meta = entry.meta;
+                if meta.kind == FileType::RegularFile
+                    && meta.size == self.cap
+                    && meta.modified >= since
                 {
                     found = true;
                     return Ok(ControlFlow::Break(()));

@@ -15,6 +15,7 @@ use std::ops::ControlFlow;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Component, Path, PathBuf};
+use std::time::Duration;
 
 use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags, ResolveFlags, Stat, StatxFlags};
 
@@ -36,13 +37,25 @@ pub(crate) struct Walked {
 }
 
 /// One entry of the tree, as the walk hands it to its visitor: the directory it is in (open),
-/// its name there, its `lstat`, and whether it is the root of another mount (a mount point,
-/// whose `lstat` is that of what is mounted there).
+/// its name there, and what one `statx` of it (not following a link) says.
 pub(crate) struct Entry<'a> {
     pub(crate) dir: BorrowedFd<'a>,
     pub(crate) name: &'a CStr,
-    pub(crate) stat: &'a Stat,
-    pub(crate) other_mount: bool,
+    pub(crate) meta: &'a Meta,
+}
+
+/// What the walk learns of an entry, without following a link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Meta {
+    pub(crate) kind: FileType,
+    pub(crate) uid: u32,
+    pub(crate) gid: u32,
+    pub(crate) links: u64,
+    pub(crate) size: u64,
+    /// The last modification, since the Unix epoch (zero for a time before it).
+    pub(crate) modified: Duration,
+    /// The mount it is on (for a mount point, that of what is mounted there).
+    pub(crate) mount: Mount,
 }
 
 /// The mount an entry is on: its id (`statx`, Linux 5.8), else its device.
@@ -52,28 +65,55 @@ pub(crate) enum Mount {
     Device(u64),
 }
 
-/// The mount of `name` in `dir` (of `dir` itself when `name` is empty), without following a
-/// link.
-pub(crate) fn mount_of(dir: BorrowedFd<'_>, name: &CStr) -> io::Result<Mount> {
+/// What `name` in `dir` is (`dir` itself when `name` is empty), without following a link: one
+/// `statx` (an `lstat` on kernels before 4.11).
+pub(crate) fn meta(dir: BorrowedFd<'_>, name: &CStr) -> io::Result<Meta> {
     let mut flags = AtFlags::SYMLINK_NOFOLLOW;
     if name.is_empty() {
         flags |= AtFlags::EMPTY_PATH;
     }
-    match rustix::fs::statx(dir, name, flags, StatxFlags::MNT_ID | StatxFlags::TYPE) {
-        Ok(statx) if statx.stx_mask & StatxFlags::MNT_ID.bits() != 0 => {
-            return Ok(Mount::Id(statx.stx_mnt_id));
+    match rustix::fs::statx(
+        dir,
+        name,
+        flags,
+        StatxFlags::BASIC_STATS | StatxFlags::MNT_ID,
+    ) {
+        Ok(x) => {
+            let mount = if x.stx_mask & StatxFlags::MNT_ID.bits() != 0 {
+                Mount::Id(x.stx_mnt_id)
+            } else {
+                Mount::Device(u64::from(x.stx_dev_major) << 32 | u64::from(x.stx_dev_minor))
+            };
+            return Ok(Meta {
+                kind: FileType::from_raw_mode(x.stx_mode.into()),
+                uid: x.stx_uid,
+                gid: x.stx_gid,
+                links: x.stx_nlink.into(),
+                size: x.stx_size,
+                modified: since_epoch(x.stx_mtime.tv_sec, x.stx_mtime.tv_nsec),
+                mount,
+            });
         }
-        Ok(_) | Err(rustix::io::Errno::NOSYS) => {}
+        Err(rustix::io::Errno::NOSYS) => {}
         Err(error) => return Err(error.into()),
     }
-    Ok(Mount::Device(rustix::fs::statat(dir, name, flags)?.st_dev))
+    let stat = rustix::fs::statat(dir, name, flags)?;
+    Ok(Meta {
+        kind: FileType::from_raw_mode(stat.st_mode),
+        uid: stat.st_uid,
+        gid: stat.st_gid,
+        links: stat.st_nlink,
+        size: u64::try_from(stat.st_size).unwrap_or(0),
+        modified: since_epoch(
+            stat.st_mtime,
+            u32::try_from(stat.st_mtime_nsec).unwrap_or(0),
+        ),
+        mount: Mount::Device(stat.st_dev),
+    })
 }
 
-impl Entry<'_> {
-    /// The entry's type, from its `lstat`.
-    pub(crate) fn file_type(&self) -> FileType {
-        FileType::from_raw_mode(self.stat.st_mode)
-    }
+fn since_epoch(seconds: i64, nanos: u32) -> Duration {
+    u64::try_from(seconds).map_or(Duration::ZERO, |seconds| Duration::new(seconds, nanos))
 }
 
 #[cfg(test)]
@@ -101,7 +141,7 @@ pub(crate) fn walk(
     root: BorrowedFd<'_>,
     mut visit: impl FnMut(&Entry<'_>) -> io::Result<ControlFlow<()>>,
 ) -> io::Result<Walked> {
-    let mount = mount_of(root, c"")?;
+    let mount = meta(root, c"")?.mount;
     let mut walked = Walked::default();
     // Paths beneath the root of the directories still to read; the empty path is the root.
     let mut pending: Vec<PathBuf> = vec![PathBuf::new()];
@@ -139,25 +179,20 @@ pub(crate) fn walk(
                 return Ok(walked);
             }
             walked.entries += 1;
-            let Ok(stat) = rustix::fs::statat(&handle, name, AtFlags::SYMLINK_NOFOLLOW) else {
+            let Ok(meta) = meta(handle.as_fd(), name) else {
                 continue;
-            };
-            let other_mount = match mount {
-                Mount::Id(_) => mount_of(handle.as_fd(), name).map_or(true, |m| m != mount),
-                Mount::Device(device) => stat.st_dev != device,
             };
             let entry = Entry {
                 dir: handle.as_fd(),
                 name,
-                stat: &stat,
-                other_mount,
+                meta: &meta,
             };
             if visit(&entry)?.is_break() {
                 return Ok(walked);
             }
-            if entry.file_type() == FileType::Directory {
+            if meta.kind == FileType::Directory {
                 let path = relative.join(OsStr::from_bytes(name.to_bytes()));
-                if other_mount || path.as_os_str().len() > MAX_PATH {
+                if meta.mount != mount || path.as_os_str().len() > MAX_PATH {
                     walked.left_out += 1;
                 } else {
                     pending.push(path);

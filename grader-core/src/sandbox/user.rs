@@ -191,28 +191,20 @@ impl HostUser {
         let root = tree::open_trusted(dir, |link| link.st_uid == 0).map_err(failed)?;
         self.check_not_protected(dir, root.as_fd())?;
         let mut done = HandedOver::default();
-        let root_stat = rustix::fs::fstat(&root).map_err(|e| failed(e.into()))?;
-        let root_mount = tree::mount_of(root.as_fd(), c"").map_err(failed)?;
-        self.give(root.as_fd(), &root_stat, &mut done)
-            .map_err(failed)?;
+        let top = tree::meta(root.as_fd(), c"").map_err(failed)?;
+        self.give(root.as_fd(), &top, &mut done).map_err(failed)?;
         let walked = tree::walk(root.as_fd(), |entry| {
-            // A mount point shows the root of what is mounted there: not the directory's.
-            if entry.other_mount {
-                done.kept += 1;
-                return Ok(ControlFlow::Continue(()));
-            }
-            let kind = entry.file_type();
-            let owned = entry.stat.st_uid == self.uid && entry.stat.st_gid == self.gid;
-            if owned && kind != FileType::Symlink {
+            let meta = entry.meta;
+            if meta.uid == self.uid && meta.gid == self.gid && meta.kind != FileType::Symlink {
                 done.already += 1;
                 return Ok(ControlFlow::Continue(()));
             }
-            match kind {
-                FileType::Directory | FileType::RegularFile => {}
-                _ => {
-                    done.kept += 1;
-                    return Ok(ControlFlow::Continue(()));
-                }
+            // A mount point shows the root of what is mounted there: not the directory's.
+            if meta.mount != top.mount
+                || !matches!(meta.kind, FileType::Directory | FileType::RegularFile)
+            {
+                done.kept += 1;
+                return Ok(ControlFlow::Continue(()));
             }
             // Through a descriptor of the entry itself, never its name again: what is changed
             // is what was inspected.
@@ -224,13 +216,13 @@ impl HostUser {
             ) else {
                 return Ok(ControlFlow::Continue(()));
             };
-            // What was opened is on the directory's own mount (a mount made meanwhile is not).
-            if tree::mount_of(fd.as_fd(), c"")? != root_mount {
+            let opened = tree::meta(fd.as_fd(), c"")?;
+            // On the directory's own mount (a mount made meanwhile is not).
+            if opened.mount != top.mount {
                 done.kept += 1;
                 return Ok(ControlFlow::Continue(()));
             }
-            let stat = rustix::fs::fstat(&fd)?;
-            self.give(fd.as_fd(), &stat, &mut done)?;
+            self.give(fd.as_fd(), &opened, &mut done)?;
             Ok(ControlFlow::Continue(()))
         })
         .map_err(failed)?;
@@ -238,21 +230,15 @@ impl HostUser {
         Ok((root, done))
     }
 
-    /// Changes the owner of the entry open as `fd` (with its `stat`) to this user, unless it is
-    /// a file with other links or neither a file nor a directory.
-    fn give(
-        &self,
-        fd: BorrowedFd<'_>,
-        stat: &rustix::fs::Stat,
-        done: &mut HandedOver,
-    ) -> io::Result<()> {
-        let kind = FileType::from_raw_mode(stat.st_mode);
-        let shared = kind == FileType::RegularFile && stat.st_nlink > 1;
-        if shared || !matches!(kind, FileType::Directory | FileType::RegularFile) {
+    /// Changes the owner of the entry open as `fd` (with its `meta`) to this user, unless it
+    /// is a file with other links or neither a file nor a directory.
+    fn give(&self, fd: BorrowedFd<'_>, meta: &tree::Meta, done: &mut HandedOver) -> io::Result<()> {
+        let shared = meta.kind == FileType::RegularFile && meta.links > 1;
+        if shared || !matches!(meta.kind, FileType::Directory | FileType::RegularFile) {
             done.kept += 1;
             return Ok(());
         }
-        if stat.st_uid == self.uid && stat.st_gid == self.gid {
+        if meta.uid == self.uid && meta.gid == self.gid {
             done.already += 1;
             return Ok(());
         }
