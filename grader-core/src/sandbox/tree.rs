@@ -12,7 +12,7 @@
 use std::ffi::{CStr, OsStr, OsString};
 use std::io;
 use std::ops::ControlFlow;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{BorrowedFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
@@ -162,14 +162,14 @@ pub(crate) fn walk(
             walked.left_out += 1;
             continue;
         };
-        // A second descriptor for the visitor (the iterator owns the first).
-        let handle = rustix::io::dup(&dir)?;
-        let Ok(entries) = Dir::new(dir) else {
+        let Ok(mut entries) = Dir::new(dir) else {
             walked.left_out += 1;
             continue;
         };
-        for entry in entries {
+        while let Some(entry) = entries.read() {
             let Ok(entry) = entry else { break };
+            // The stream's own descriptor, for calls that do not move its position.
+            let handle = entries.fd()?;
             let name = entry.file_name();
             if name == c"." || name == c".." {
                 continue;
@@ -179,11 +179,11 @@ pub(crate) fn walk(
                 return Ok(walked);
             }
             walked.entries += 1;
-            let Ok(meta) = meta(handle.as_fd(), name) else {
+            let Ok(meta) = meta(handle, name) else {
                 continue;
             };
             let entry = Entry {
-                dir: handle.as_fd(),
+                dir: handle,
                 name,
                 meta: &meta,
             };
@@ -322,6 +322,7 @@ fn components(path: &Path) -> Vec<OsString> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::fd::AsFd;
 
     fn scratch(what: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!(

@@ -108,6 +108,18 @@ const PROTECTED: [&str; 24] = [
     "/var/tmp", "/dev/shm",
 ];
 
+/// The device and inode of each of [`PROTECTED`] that exists, found once.
+fn protected() -> &'static [(u64, u64)] {
+    static FOUND: std::sync::OnceLock<Vec<(u64, u64)>> = std::sync::OnceLock::new();
+    FOUND.get_or_init(|| {
+        PROTECTED
+            .iter()
+            .filter_map(|path| rustix::fs::stat(*path).ok())
+            .map(|stat| (stat.st_dev, stat.st_ino))
+            .collect()
+    })
+}
+
 /// What [`HostUser::hand_over`] did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -273,7 +285,7 @@ impl HostUser {
                 why,
             })
         };
-        if PROTECTED.iter().any(|path| same(Path::new(path))) {
+        if protected().contains(&(reached.st_dev, reached.st_ino)) {
             return refuse("it is the root or a system directory of the host");
         }
         if let Some(home) = std::env::var_os("HOME") {
