@@ -403,8 +403,10 @@ impl BashGrader {
     /// as `nsenter` joining a workspace's namespaces (what
     /// `grader_env::workspace::Workspace::bash` gives). The launcher inherits the command's
     /// environment, limits and tag, so everything it starts is bounded and stopped as the
-    /// command's own processes are. Recorded in `_parameters.launcher` as the program's file
-    /// name only (its arguments may name a process).
+    /// command's own processes are, and (with limits or a sandbox) none of this process's
+    /// descriptors; with a [`sandbox`](Self::sandbox), where this process is root, it runs as
+    /// the sandbox's host user already. Recorded in `_parameters.launcher` as the program's
+    /// file name only (its arguments may name a process).
     pub fn launcher<I, S>(mut self, program_and_arguments: I) -> Self
     where
         I: IntoIterator<Item = S>,
