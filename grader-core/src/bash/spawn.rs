@@ -234,6 +234,7 @@ fn bwrap_command_line(
     }
     let user = sandbox.effective_host_user();
     let failed = |error: crate::sandbox::SandboxError| Failure::Sandbox(error.to_string());
+    user.check_mapped().map_err(failed)?;
     let open = |path: &Path| {
         rustix::fs::open(
             path,

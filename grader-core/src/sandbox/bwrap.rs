@@ -181,13 +181,12 @@ impl Sandbox {
     }
 
     /// Whether bwrap can sandbox here: the path of `bwrap`, or why not (checked once per
-    /// process, by sandboxing `true`).
+    /// process, by sandboxing `true`). Where the grading process runs as root, the check runs
+    /// bwrap as [`HostUser::default`] (or `nobody`, in a container that does not map it), as a
+    /// sandbox will: it fails where the kernel refuses unprivileged user namespaces.
     ///
     /// # Errors
     /// The reason, when bwrap is missing or cannot make the namespaces.
-    /// Where the grading process runs as root, the check runs bwrap as
-    /// [`HostUser::default`], as a sandbox will: it fails where the kernel refuses an
-    /// unprivileged user namespaces.
     pub fn check() -> Result<&'static Path, &'static str> {
         Sandbox::checked().map(|bwrap| bwrap.path.as_path())
     }
@@ -200,6 +199,14 @@ impl Sandbox {
                 let path = find_bwrap()
                     .ok_or_else(|| "bwrap (the bubblewrap package) is not on PATH".to_owned())?;
                 let drop = HostUser::applies();
+                // Who tries it: the default host user, or, in a container that does not map it,
+                // `nobody` (a sandbox then needs a host user the container maps, which each
+                // grade checks).
+                let nobody = HostUser::new(65_534, 65_534).map_err(|error| error.to_string())?;
+                let prober = [HostUser::default(), nobody]
+                    .into_iter()
+                    .find(|user| user.check_mapped().is_ok())
+                    .unwrap_or_default();
                 let root = Bind {
                     source: Source::Path(Path::new("/")),
                     at: Path::new("/"),
@@ -215,13 +222,13 @@ impl Sandbox {
                     .stdin(Stdio::null())
                     .stdout(Stdio::null())
                     .stderr(Stdio::piped());
-                Entry::new().user(HostUser::default()).apply(&mut command);
+                Entry::new().user(prober).apply(&mut command);
                 let output = command
                     .output()
                     .map_err(|e| format!("cannot run {}: {e}", path.display()))?;
                 if !output.status.success() {
                     let as_whom = if drop {
-                        format!(" as uid {}", HostUser::default().uid())
+                        format!(" as uid {}", prober.uid())
                     } else {
                         String::new()
                     };

@@ -89,6 +89,24 @@ pub enum SandboxError {
         /// Why it is protected.
         why: &'static str,
     },
+    /// The host user's uid or gid has no place in the user namespace this process runs in
+    /// (a container whose root is an unprivileged user of its host maps a range of ids only):
+    /// this process cannot become it.
+    #[error(
+        "uid {uid} and gid {gid} cannot be a sandbox's host user here: this process's user \
+         namespace maps only {uids} (/proc/self/uid_map) and {gids} (/proc/self/gid_map); \
+         choose one it maps with `Sandbox::host_user`"
+    )]
+    NotMapped {
+        /// The uid given.
+        uid: u32,
+        /// The gid given.
+        gid: u32,
+        /// The uids this process's user namespace maps, as ranges.
+        uids: String,
+        /// The gids it maps.
+        gids: String,
+    },
     /// A directory could not be handed over.
     #[error("cannot hand {} to the sandbox's user (uid {uid}): {source}", path.display())]
     HandOver {
@@ -107,6 +125,41 @@ const PROTECTED: [&str; 24] = [
     "/mnt", "/opt", "/proc", "/root", "/run", "/sbin", "/srv", "/sys", "/tmp", "/usr", "/var",
     "/var/tmp", "/dev/shm",
 ];
+
+/// Whether a `uid_map` or `gid_map` text maps `id` (an unreadable map, outside Linux, is
+/// taken to map everything).
+fn maps(map: &str, id: u32) -> bool {
+    if map.trim().is_empty() {
+        return true;
+    }
+    map.lines().any(|line| {
+        let fields: Vec<u64> = line
+            .split_whitespace()
+            .filter_map(|n| n.parse().ok())
+            .collect();
+        matches!(fields.as_slice(), [inside, _, count] if (*inside..inside + count).contains(&u64::from(id)))
+    })
+}
+
+/// The ranges a `uid_map` or `gid_map` text maps, as `first-last` separated by commas.
+fn ranges(map: &str) -> String {
+    let shown: Vec<String> = map
+        .lines()
+        .filter_map(|line| {
+            let fields: Vec<u64> = line
+                .split_whitespace()
+                .filter_map(|n| n.parse().ok())
+                .collect();
+            match fields.as_slice() {
+                [inside, _, count] if *count > 0 => {
+                    Some(format!("{inside}-{}", inside + count - 1))
+                }
+                _ => None,
+            }
+        })
+        .collect();
+    shown.join(",")
+}
 
 /// The device and inode of each of [`PROTECTED`] that exists, found once.
 fn protected() -> &'static [(u64, u64)] {
@@ -160,6 +213,25 @@ impl HostUser {
     #[must_use]
     pub fn gid(&self) -> u32 {
         self.gid
+    }
+
+    /// Fails unless this process's user namespace maps the uid and the gid, so that it can
+    /// become them (always, outside a container whose root is mapped to a range of ids).
+    ///
+    /// # Errors
+    /// [`SandboxError::NotMapped`] with the ranges that are mapped.
+    pub fn check_mapped(&self) -> Result<(), SandboxError> {
+        let read = |file| std::fs::read_to_string(file).unwrap_or_default();
+        let (uids, gids) = (read("/proc/self/uid_map"), read("/proc/self/gid_map"));
+        if maps(&uids, self.uid) && maps(&gids, self.gid) {
+            return Ok(());
+        }
+        Err(SandboxError::NotMapped {
+            uid: self.uid,
+            gid: self.gid,
+            uids: ranges(&uids),
+            gids: ranges(&gids),
+        })
     }
 
     /// Whether this process drops to a host user before starting a sandbox: whether it runs
@@ -325,6 +397,23 @@ mod tests {
         let fd = tree::open_trusted(&scratch, |_| true).expect("open");
         assert!(user.check_not_protected(&scratch, fd.as_fd()).is_ok());
         std::fs::remove_dir_all(&scratch).expect("clean");
+    }
+
+    #[test]
+    fn ids_are_mapped_or_the_ranges_are_named() {
+        let container = "         0     100000      65536\n";
+        assert!(maps(container, 1000));
+        assert!(!maps(container, DEFAULT_HOST_UID));
+        assert!(maps("         0          0 4294967295\n", DEFAULT_HOST_UID));
+        assert_eq!(ranges(container), "0-65535");
+        let message = SandboxError::NotMapped {
+            uid: DEFAULT_HOST_UID,
+            gid: DEFAULT_HOST_UID,
+            uids: ranges(container),
+            gids: ranges(container),
+        }
+        .to_string();
+        assert!(message.contains("maps only 0-65535"), "{message}");
     }
 
     #[test]
