@@ -2,12 +2,15 @@
 //! hud runs: a process that serves the template over hud's control channel, with a workspace
 //! where the agent works.
 //!
-//! The environment gets a workspace (`Environment::workspace_shared`: hud's
-//! `env.workspace(root)`, with a handle the template grades through), served to the agent as
-//! hud's `ssh/2` capability `shell`: an SSH server whose sessions run in one bubblewrap sandbox
+//! The environment gets a workspace (`Environment::workspace_with`: hud's
+//! `env.workspace(root)`; the template reaches it through its session, `session.workspace()`),
+//! served to the agent as hud's `ssh/2` capability `shell`: an SSH server whose sessions run in one bubblewrap sandbox
 //! per task (the checkout at `/workspace`, no network but a proxy to PyPI, no `HUD_*`
 //! variables, its own PID namespace), reached through the control channel's `tunnel.open`, so the agent needs no
 //! path on this machine's disk and no route but the control port.
+//!
+//! The environment's state is where the checkout goes (`with_state`): the template takes it as
+//! `State<Checkout>`, checked at compile time.
 //!
 //! Each task gets a fresh checkout of a tiny project whose test fails, in the workspace. When
 //! the agent answers, the checkout is graded: `BashGrader` runs the tests (weight 1) inside the
@@ -32,8 +35,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use grader_core::{EvaluationResult, Grade, Info, SubScore};
-use grader_env::workspace::{Changes, Tracker, Workspace, WorkspaceHandle};
-use grader_env::{Environment, NoArgs, ServeConfig, Session, Template};
+use grader_env::workspace::{Changes, Tracker, Workspace};
+use grader_env::{Environment, ServeConfig, Session, State, template};
 use serde_json::json;
 
 type Failure = Box<dyn Error + Send + Sync>;
@@ -96,16 +99,25 @@ fn fresh_checkout(root: &Path) -> std::io::Result<()> {
     std::fs::write(root.join(TEST_FILE), TESTS)
 }
 
+/// The environment's state: where each task's checkout is written (the workspace's root).
+#[derive(Clone)]
+struct Checkout {
+    root: PathBuf,
+}
+
 /// The `fix-tests` template: a checkout in the workspace, the prompt, then the grade of what
 /// the agent did there.
+#[template(
+    id = "fix-tests",
+    description = "Make the failing checkout tests pass without editing them."
+)]
 async fn fix_tests(
-    root: PathBuf,
-    workspace: WorkspaceHandle,
+    State(checkout): State<Checkout>,
     session: Session,
 ) -> Result<EvaluationResult, Failure> {
-    fresh_checkout(&root)?;
+    fresh_checkout(&checkout.root)?;
     // What the agent changes is what differs from here on.
-    let tracker = Tracker::start(&root)?;
+    let tracker = Tracker::start(&checkout.root)?;
 
     // A prompt with a `prompt` key is the whole prompt frame: the agent also gets the name of
     // the capability where the checkout is.
@@ -115,7 +127,8 @@ async fn fix_tests(
 
     // The tests run inside the task's sandbox, as the agent ran them: the same files at the
     // same path, no network, nothing of the host but the system.
-    let tests = workspace
+    let tests = session
+        .workspace()?
         .bash(TEST_COMMAND)
         .await?
         .env("PYTHONDONTWRITEBYTECODE", "1")
@@ -128,23 +141,20 @@ async fn fix_tests(
 }
 
 /// The environment, its workspace on `root`.
-fn environment(root: &Path) -> Result<Environment, grader_env::EnvironmentError> {
-    let handle = WorkspaceHandle::new();
-    let (checkout, template_handle) = (root.to_path_buf(), handle.clone());
-    let template = Template::new("fix-tests", move |_: NoArgs, session: Session| {
-        fix_tests(checkout.clone(), template_handle.clone(), session)
-    })
-    .description("Make the failing checkout tests pass without editing them.");
+fn environment(root: &Path) -> Result<Environment<Checkout>, grader_env::EnvironmentError> {
+    let checkout = Checkout {
+        root: root.to_path_buf(),
+    };
     Environment::new("coding-env")
         .version("0.1.0")
-        .workspace_shared(
+        .workspace_with(
             // The agent may install packages from PyPI, and reach nothing else: the sandbox's
             // one way out is a proxy that lets through these hosts (and their subdomains).
             Workspace::builder(root).allowed_hosts(["pypi.org", "files.pythonhosted.org"]),
             "shell",
-            &handle,
         )
-        .template(template)
+        .with_state(checkout)
+        .template(FixTests::template())
 }
 
 #[tokio::main]

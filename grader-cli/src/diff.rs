@@ -265,7 +265,7 @@ fn read_side(
     let mut side = Side::default();
     let mut builder = SummaryBuilder::new(flags.options());
     let files = [path.to_owned()];
-    let reading = records::for_each_record(&files, flags.max_line, |record, path, number| {
+    let reading = records::for_each_record(&files, flags.limits, |record, path, number| {
         let id = record.sample_or(|| format!("line {number}"));
         let epoch = record.epoch.unwrap_or(1);
         let epochs = side.samples.entry(id.clone()).or_default();
@@ -510,7 +510,7 @@ fn subscore_gates(args: &DiffArgs, c: &Comparison) -> Result<Vec<String>, CliErr
 pub fn run(args: &DiffArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<u8, CliError> {
     let comparison = compare(args, err)?;
     if args.json {
-        serde_json::to_writer_pretty(&mut *out, &comparison).map_err(std::io::Error::from)?;
+        crate::text::write_json(&mut *out, &comparison).map_err(std::io::Error::from)?;
         writeln!(out)?;
     } else {
         out.write_all(terminal_safe(&table(&comparison, args.limit)).as_bytes())?;

@@ -19,7 +19,7 @@ use grader_eval::summary::Keep;
 
 use crate::CliError;
 use crate::records::{self, Record};
-use crate::text::terminal_safe;
+use crate::text::one_line;
 
 /// What to do when lines of one (sample, epoch) differ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -67,8 +67,8 @@ impl OnConflict {
         writeln!(
             err,
             "grader: warning: {}: {} (--on-conflict first, last or fail)",
-            terminal_safe(what),
-            terminal_safe(text)
+            one_line(what),
+            one_line(text)
         )?;
         Ok(())
     }
@@ -125,13 +125,13 @@ impl Chosen {
     /// conflicting duplicates.
     pub fn read(
         files: &[PathBuf],
-        max_line: usize,
+        limits: crate::input::LineLimits,
         rule: OnConflict,
         err: &mut dyn Write,
     ) -> Result<Self, CliError> {
         let mut chosen = Chosen::default();
         let mut number = 0_u64;
-        let reading = records::for_each_record(files, max_line, |record, path, line| {
+        let reading = records::for_each_record(files, limits, |record, path, line| {
             let fingerprint = outcome_fingerprint(
                 record
                     .error

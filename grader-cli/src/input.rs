@@ -10,6 +10,35 @@ use crate::CliError;
 /// The longest line read by default, in bytes (64 MiB): a longer one is reported, not loaded.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 64 << 20;
 
+/// The most a line may cost once parsed by default, in bytes (256 MiB, as grader-core's
+/// [`parsed_cost`](grader_core::cost::parsed_cost) counts it: its bytes and 160 bytes a JSON
+/// value): a line beyond it is reported, not parsed. A 60 MB line of 30 million tiny numbers
+/// took `validate` and `summary` 2.2 GB, and `show` 6.4 GB, to read; it is refused now.
+pub const DEFAULT_MAX_PARSED_BYTES: usize = 256 << 20;
+
+/// How much of a line the commands read: its bytes (`--max-line`) and what it costs once
+/// parsed (`--max-parsed`). A line past either is reported with its file and number, and
+/// skipped: never loaded, or never parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::Args)]
+pub struct LineLimits {
+    /// The longest line read; a longer one is reported and skipped without being loaded.
+    #[arg(long, default_value = "64M", value_parser = parse_size)]
+    pub max_line: usize,
+    /// The most one line may cost once parsed (its bytes and 160 bytes for each JSON value in
+    /// it); a line beyond it is reported and skipped without being parsed.
+    #[arg(long, default_value = "256M", value_parser = parse_size)]
+    pub max_parsed: usize,
+}
+
+impl Default for LineLimits {
+    fn default() -> Self {
+        LineLimits {
+            max_line: DEFAULT_MAX_LINE_BYTES,
+            max_parsed: DEFAULT_MAX_PARSED_BYTES,
+        }
+    }
+}
+
 /// How a file is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -191,17 +220,25 @@ pub fn lines(path: &Path, max_bytes: usize) -> Result<Lines<Box<dyn Read>>, CliE
 }
 
 /// Refuses an `output` that is one of the `inputs`: the same path, or (when both exist) the
-/// same file by another path (`./x.jsonl`, a symbolic or hard link). Writing it would replace
-/// the results being read with a page, a log or a merge of them. Standard input (`-`) is no
-/// file.
+/// same file by another path (`./x.jsonl`, a symbolic or hard link), or, for standard input
+/// (`-`), the file standard input is read from (`grader report - -o in.jsonl < in.jsonl`: the
+/// device and inode of standard input are the output's). Writing it would replace the results
+/// being read with a page, a log or a merge of them.
 ///
 /// # Errors
 /// [`CliError::Invalid`] naming the output, and the input where it is spelt otherwise.
 pub fn refuse_output_among_inputs(output: &Path, inputs: &[PathBuf]) -> Result<(), CliError> {
-    for input in inputs.iter().filter(|input| input.as_os_str() != "-") {
-        if input == output || same_file::is_same_file(input, output).unwrap_or(false) {
+    for input in inputs {
+        let same = if input.as_os_str() == "-" {
+            stdin_is(output)
+        } else {
+            input == output || same_file::is_same_file(input, output).unwrap_or(false)
+        };
+        if same {
             let also = if input == output {
                 String::new()
+            } else if input.as_os_str() == "-" {
+                " (standard input is read from it)".to_owned()
             } else {
                 format!(" ({})", input.display())
             };
@@ -212,6 +249,18 @@ pub fn refuse_output_among_inputs(output: &Path, inputs: &[PathBuf]) -> Result<(
         }
     }
     Ok(())
+}
+
+/// Whether standard input is read from the file `path` (the same device and inode), when
+/// `path` exists.
+fn stdin_is(path: &Path) -> bool {
+    match (
+        same_file::Handle::stdin(),
+        same_file::Handle::from_path(path),
+    ) {
+        (Ok(stdin), Ok(output)) => stdin == output,
+        _ => false,
+    }
 }
 
 /// A read error on `path` as a [`CliError`].

@@ -52,6 +52,7 @@ pub mod records;
 pub mod report;
 pub mod schema;
 pub mod show;
+pub mod spans;
 pub mod summary;
 pub mod text;
 pub mod validate;

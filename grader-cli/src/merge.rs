@@ -13,7 +13,7 @@ use grader_eval::EvalError;
 use grader_eval::line::LinesError;
 
 use crate::duplicates::OnConflict;
-use crate::text::terminal_safe;
+use crate::text::one_line;
 use crate::{CliError, EXIT_OK};
 
 /// Arguments of `grader merge`.
@@ -89,7 +89,7 @@ pub fn run(args: &MergeArgs, err: &mut dyn Write) -> Result<u8, CliError> {
             .map(|conflict| {
                 format!(
                     "{} epoch {} ({} lines)",
-                    terminal_safe(&conflict.id),
+                    one_line(&conflict.id),
                     conflict.epoch,
                     conflict.lines
                 )

@@ -6,7 +6,11 @@
 //!
 //! - an evaluation line (grader-core's [`Line`]: `{"v":1,"id":…,"epoch":…,"result":…}`), or
 //! - a bare `EvaluationResult`, as the HUD Python SDK writes with `model_dump_json()`; its
-//!   sample id is its `sample_id` field when it has one, and its epoch 1.
+//!   sample id is its `sample_id` field when it has one, and its epoch 1; `{}`, what hud 0.6.21
+//!   keeps as `run.evaluation` of a rollout that failed before launch (`Grade.ungraded()`), is
+//!   a record with no reward (not graded), never a refused line and never a 0; or
+//! - one of hud's spans (`hud/telemetry`, a span file as hud writes it): the spans of one
+//!   rollout's trace make one record ([`crate::spans`]), read by [`read`] and [`Traces`].
 //!
 //! A result says its reward as `reward` (grader's and the HUD SDK's `EvaluationResult`) or as
 //! `score` with no `reward` (hud's grade frame, the reply to `tasks.grade`, and
@@ -22,7 +26,8 @@ use grader_eval::{ErrorKind, Line};
 use serde_json::Value;
 
 use crate::CliError;
-use crate::input::{self, Format};
+use crate::input::{self, Format, LineLimits};
+use crate::spans::{Span, Trace, Traces};
 use crate::text::one_line;
 
 /// What one line says about one sample.
@@ -74,6 +79,9 @@ pub enum RecordError {
     /// A result whose reward cannot be read.
     #[error(transparent)]
     Form(#[from] FormError),
+    /// A line that would cost more than the budget once parsed (`--max-parsed`): not parsed.
+    #[error("{0} (--max-parsed); not read")]
+    TooCostly(#[from] grader_core::cost::CostError),
 }
 
 impl RecordError {
@@ -142,6 +150,56 @@ pub fn is_evaluation_line(bytes: &[u8]) -> bool {
     rest.starts_with(b"\"v\"")
 }
 
+/// What `hud` keeps as `run.evaluation` of a rollout that never ran (`Grade.ungraded()` in
+/// `hud/eval/run.py`): an empty object.
+pub const UNGRADED: &str = "not graded: hud wrote `{}` (a rollout that failed before launch)";
+
+/// How the error of a record hud did not grade begins.
+const NOT_GRADED: &str = "not graded: ";
+
+/// Whether `bytes` is an empty JSON object, `{}`.
+fn is_empty_object(bytes: &[u8]) -> bool {
+    bytes
+        .trim_ascii()
+        .strip_prefix(b"{")
+        .and_then(|rest| rest.strip_suffix(b"}"))
+        .is_some_and(|inside| inside.trim_ascii().is_empty())
+}
+
+/// One line read: a record, or one of hud's spans, which make a record with the other spans
+/// of their trace ([`Traces`]).
+#[derive(Debug)]
+pub enum Read {
+    /// A result, an evaluation line or `{}`.
+    Record(Record),
+    /// A span of hud's.
+    Span(Span),
+}
+
+/// Reads one line as [`parse`] does, and spans too, refusing a line that would cost more than
+/// `max_parsed` bytes once parsed (before parsing it).
+///
+/// ```
+/// use grader_cli::records::{Read, read};
+///
+/// assert!(matches!(read(br#"{"reward": 1.0}"#, 1 << 20), Ok(Read::Record(_))));
+/// let zeros = format!("{{\"reward\": 0, \"info\": {{\"x\": [{}0]}}}}", "0,".repeat(10_000));
+/// let error = read(zeros.as_bytes(), 1 << 20).unwrap_err();
+/// assert!(error.to_string().contains("--max-parsed"), "{error}");
+/// ```
+///
+/// # Errors
+/// As [`parse`], and [`RecordError::TooCostly`].
+pub fn read(bytes: &[u8], max_parsed: usize) -> Result<Read, RecordError> {
+    grader_core::cost::check(bytes, max_parsed)?;
+    if crate::spans::is_span(bytes) {
+        let span: Span =
+            serde_json::from_slice(bytes).map_err(|error| RecordError::json(bytes, error))?;
+        return Ok(Read::Span(span));
+    }
+    parse(bytes).map(Read::Record)
+}
+
 /// Reads one line.
 ///
 /// ```
@@ -187,6 +245,9 @@ pub fn parse(bytes: &[u8]) -> Result<Record, RecordError> {
             },
         });
     }
+    if is_empty_object(bytes) {
+        return Ok(Record::ungraded(None, UNGRADED.to_owned()));
+    }
     let mut result: EvaluationResult =
         serde_json::from_slice(bytes).map_err(|error| RecordError::json(bytes, error))?;
     let form = settle_result(bytes, &mut result)?;
@@ -211,6 +272,63 @@ pub fn parse(bytes: &[u8]) -> Result<Record, RecordError> {
 }
 
 impl Record {
+    /// A record of a sample that was not graded: no result, and why.
+    fn ungraded(sample: Option<String>, why: String) -> Record {
+        Record {
+            sample,
+            epoch: None,
+            result: None,
+            error: Some((ErrorKind::Failed, why)),
+            duration_secs: None,
+            form: None,
+            started_at: None,
+            texts: SampleTexts::default(),
+        }
+    }
+
+    /// The record of a rollout's trace: its last grade frame, read as a result with its `score`
+    /// as the reward (its sample the run's id, its input the prompt, its answer what was
+    /// sent), or, when it has none, a record with no reward saying why.
+    ///
+    /// # Errors
+    /// When the grade frame is not a result.
+    pub fn from_trace(trace: Trace) -> Result<Record, RecordError> {
+        let Trace {
+            run_id,
+            prompt,
+            grade,
+            graded_at,
+            error,
+            ..
+        } = trace;
+        let Some((frame, answer)) = grade else {
+            let why = match error {
+                Some(error) => format!("not graded: {error}"),
+                None => "not graded: the trace has no grade".to_owned(),
+            };
+            let mut record = Record::ungraded(Some(run_id), why);
+            record.texts.input = prompt;
+            return Ok(record);
+        };
+        let bytes = serde_json::to_vec(&frame).unwrap_or_default();
+        let mut record = parse(&bytes)?;
+        record.sample = Some(run_id);
+        record.started_at = graded_at;
+        record.texts.input = prompt;
+        record.texts.answer = answer;
+        Ok(record)
+    }
+
+    /// Whether hud did not grade it (`{}`, or a trace with no grade).
+    #[must_use]
+    pub fn is_not_graded(&self) -> bool {
+        self.result.is_none()
+            && self
+                .error
+                .as_ref()
+                .is_some_and(|(_, message)| message.starts_with(NOT_GRADED))
+    }
+
     /// The reward, when the record is scored (a result without `isError`, no failure).
     #[must_use]
     pub fn reward(&self) -> Option<f64> {
@@ -288,6 +406,9 @@ pub struct Reading {
     pub torn: Vec<String>,
     /// Files that hold results of both forms (`reward` and hud's `score`), each said in a line.
     pub mixed: Vec<String>,
+    /// Records of samples hud did not grade (`{}`, or a trace with no grade), as `file:line`:
+    /// counted as errored, never as 0, and named in a note.
+    pub not_graded: Vec<String>,
 }
 
 /// How many results of a file had each form, and where the second form first appeared.
@@ -335,10 +456,23 @@ impl Reading {
     /// [`CliError::Invalid`] listing the bad lines (the first ten).
     pub fn finish(self, err: &mut dyn std::io::Write) -> Result<(), CliError> {
         for mixed in &self.mixed {
+            writeln!(err, "grader: warning: {}", crate::text::one_line(mixed))?;
+        }
+        if let Some(first) = self.not_graded.first() {
+            let more = match self.not_graded.len() {
+                1 => String::new(),
+                n => format!(" and {} more", n - 1),
+            };
             writeln!(
                 err,
-                "grader: warning: {}",
-                crate::text::terminal_safe(mixed)
+                "grader: note: {} not graded by hud (`{{}}`, what hud keeps of a rollout that \
+                 failed before launch, or a trace with no grade): counted as errored, not as 0: \
+                 {}{more}",
+                match self.not_graded.len() {
+                    1 => "1 result".to_owned(),
+                    n => format!("{n} results"),
+                },
+                crate::text::one_line(first)
             )?;
         }
         for torn in &self.torn {
@@ -367,13 +501,15 @@ impl Reading {
 
 /// Reads every record of `files` in order, handing each to `each` with its file and line
 /// number. A `.json` file is one record (line 1); other files are JSON Lines, read in bounded
-/// memory. Lines that are not records are collected in the returned [`Reading`], not fatal.
+/// memory (a line past `limits` is reported, not loaded or parsed), hud's span files
+/// included (each trace one record, at the line of its grade). Lines that are not records are
+/// collected in the returned [`Reading`], not fatal.
 ///
 /// # Errors
 /// When a file cannot be read.
 pub fn for_each_record(
     files: &[PathBuf],
-    max_line: usize,
+    limits: LineLimits,
     mut each: impl FnMut(Record, &Path, u64),
 ) -> Result<Reading, CliError> {
     let mut reading = Reading::default();
@@ -381,15 +517,28 @@ pub fn for_each_record(
         let mut forms = Forms::default();
         if Format::of(path) == Format::Json {
             let bytes = input::read_all(path)?;
-            match parse(&bytes) {
-                Ok(record) => each(record, path, 1),
+            match read(&bytes, limits.max_parsed) {
+                Ok(Read::Record(record)) => {
+                    if record.is_not_graded() {
+                        reading.not_graded.push(format!("{}:1", path.display()));
+                    }
+                    each(record, path, 1);
+                }
+                Ok(Read::Span(span)) => {
+                    let mut traces = Traces::default();
+                    let trace = traces.push(&span, 1).or_else(|| traces.finish());
+                    if let Some(trace) = trace {
+                        emit_trace(trace, path, &mut reading, &mut forms, &mut each);
+                    }
+                }
                 Err(error) => reading
                     .bad
                     .push(one_line(&format!("{}: {error}", path.display()))),
             }
             continue;
         }
-        let mut lines = input::lines(path, max_line)?;
+        let mut lines = input::lines(path, limits.max_line)?;
+        let mut traces = Traces::default();
         while let Some((number, line)) = lines.next_line().map_err(input::read_error(path))? {
             let bytes = match line {
                 input::Line::Text(bytes) if input::is_blank(bytes) => continue,
@@ -402,10 +551,20 @@ pub fn for_each_record(
                     continue;
                 }
             };
-            match parse(bytes) {
-                Ok(record) => {
+            match read(bytes, limits.max_parsed) {
+                Ok(Read::Record(record)) => {
+                    if record.is_not_graded() {
+                        reading
+                            .not_graded
+                            .push(format!("{}:{number}", path.display()));
+                    }
                     forms.add(record.form, number);
                     each(record, path, number);
+                }
+                Ok(Read::Span(span)) => {
+                    if let Some(trace) = traces.push(&span, number) {
+                        emit_trace(trace, path, &mut reading, &mut forms, &mut each);
+                    }
                 }
                 Err(error) if error.is_eof() && !lines.terminated() => {
                     reading.torn.push(format!("{}:{number}", path.display()));
@@ -415,7 +574,36 @@ pub fn for_each_record(
                     .push(one_line(&format!("{}:{number}: {error}", path.display()))),
             }
         }
+        if let Some(trace) = traces.finish() {
+            emit_trace(trace, path, &mut reading, &mut forms, &mut each);
+        }
         reading.mixed.extend(forms.mixed(path));
     }
     Ok(reading)
+}
+
+/// Hands the record of a finished trace to `each`, or counts its grade as a bad line.
+fn emit_trace(
+    trace: Trace,
+    path: &Path,
+    reading: &mut Reading,
+    forms: &mut Forms,
+    each: &mut impl FnMut(Record, &Path, u64),
+) {
+    let line = trace.line;
+    match Record::from_trace(trace) {
+        Ok(record) => {
+            if record.is_not_graded() {
+                reading
+                    .not_graded
+                    .push(format!("{}:{line}", path.display()));
+            }
+            forms.add(record.form, line);
+            each(record, path, line);
+        }
+        Err(error) => reading.bad.push(one_line(&format!(
+            "{}:{line}: the trace's grade: {error}",
+            path.display()
+        ))),
+    }
 }

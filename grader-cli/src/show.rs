@@ -15,8 +15,9 @@ use std::path::PathBuf;
 
 use grader_core::{EvaluationResult, SubScore};
 
-use crate::input::{self, Format, Line, parse_size};
-use crate::records::{self, Record};
+use crate::input::{self, Format, Line, LineLimits};
+use crate::records::{self, Read, Record};
+use crate::spans::Traces;
 use crate::text::{self, one_line, paint, terminal_safe};
 use crate::{CliError, EXIT_OK};
 
@@ -47,9 +48,10 @@ pub struct ShowArgs {
     /// JSON Lines: only the samples with this id; repeat or separate with commas.
     #[arg(long, value_delimiter = ',')]
     pub sample: Vec<String>,
-    /// The longest line read; a longer one is reported and skipped.
-    #[arg(long, default_value = "64M", value_parser = parse_size)]
-    pub max_line: usize,
+    /// How much of a line is read: its bytes and what it costs once parsed (the tree of a
+    /// line takes about three times what it costs parsed to print).
+    #[command(flatten)]
+    pub limits: LineLimits,
 }
 
 /// How to render a result.
@@ -84,12 +86,25 @@ pub fn run(args: &ShowArgs, color: bool, out: &mut dyn Write) -> Result<u8, CliE
     if Format::of(&args.file) == Format::Json {
         // One document (a result, or one evaluation line): the filters do not apply.
         let bytes = input::read_all(&args.file)?;
-        let record = records::parse(&bytes).map_err(|error| {
-            CliError::Invalid(format!(
+        let not_a_result = |error: &dyn std::fmt::Display| {
+            CliError::Invalid(one_line(&format!(
                 "{}: not a result: {error} (`grader validate` says more)",
                 args.file.display()
-            ))
-        })?;
+            )))
+        };
+        let record = match records::read(&bytes, args.limits.max_parsed) {
+            Ok(Read::Record(record)) => record,
+            Ok(Read::Span(span)) => {
+                let mut traces = Traces::default();
+                let trace = traces.push(&span, 1).or_else(|| traces.finish());
+                match trace.map(Record::from_trace) {
+                    Some(Ok(record)) => record,
+                    Some(Err(error)) => return Err(not_a_result(&error)),
+                    None => return Err(not_a_result(&"an empty trace")),
+                }
+            }
+            Err(error) => return Err(not_a_result(&error)),
+        };
         if record.sample.is_some() && record.epoch.is_some() {
             out.write_all(heading(&record, 1, color).as_bytes())?;
         }
@@ -97,18 +112,39 @@ pub fn run(args: &ShowArgs, color: bool, out: &mut dyn Write) -> Result<u8, CliE
         return Ok(EXIT_OK);
     }
 
-    let mut lines = input::lines(&args.file, args.max_line)?;
+    let mut lines = input::lines(&args.file, args.limits.max_line)?;
     let mut first = true;
     let mut bad = Vec::new();
-    while let Some((number, line)) = lines.next_line().map_err(input::read_error(&args.file))? {
+    let mut traces = Traces::default();
+    let mut show = |record: Record, number: u64, out: &mut dyn Write| -> std::io::Result<()> {
         if !args.line.is_empty() && !args.line.contains(&number) {
-            if args.line.iter().all(|&wanted| wanted < number) {
-                break;
-            }
-            continue;
+            return Ok(());
+        }
+        if !args.sample.is_empty()
+            && !record
+                .sample
+                .as_ref()
+                .is_some_and(|id| args.sample.contains(id))
+        {
+            return Ok(());
+        }
+        if !first {
+            writeln!(out)?;
+        }
+        first = false;
+        out.write_all(heading(&record, number, color).as_bytes())?;
+        out.write_all(show_record(&record).as_bytes())
+    };
+    while let Some((number, line)) = lines.next_line().map_err(input::read_error(&args.file))? {
+        let wanted = args.line.is_empty() || args.line.contains(&number);
+        if !wanted && args.line.iter().all(|&wanted| wanted < number) {
+            break;
         }
         let bytes = match line {
             Line::Text(bytes) if input::is_blank(bytes) => continue,
+            // A line not asked for is not read, unless it is a span: a trace's record needs
+            // every span of it.
+            Line::Text(bytes) if !wanted && !crate::spans::is_span(bytes) => continue,
             Line::Text(bytes) => bytes,
             Line::TooLong { bytes } => {
                 bad.push(format!(
@@ -117,43 +153,58 @@ pub fn run(args: &ShowArgs, color: bool, out: &mut dyn Write) -> Result<u8, CliE
                 continue;
             }
         };
-        let record = match records::parse(bytes) {
-            Ok(record) => record,
-            Err(error) => {
-                bad.push(one_line(&format!("line {number}: not a result: {error}")));
-                continue;
+        match records::read(bytes, args.limits.max_parsed) {
+            Ok(Read::Record(record)) => show(record, number, out)?,
+            Ok(Read::Span(span)) => {
+                if let Some(trace) = traces.push(&span, number) {
+                    show_trace(trace, &mut bad, &mut |record, number| {
+                        show(record, number, out)
+                    })?;
+                }
             }
-        };
-        if !args.sample.is_empty()
-            && !record
-                .sample
-                .as_ref()
-                .is_some_and(|id| args.sample.contains(id))
-        {
-            continue;
+            Err(error) => bad.push(one_line(&format!("line {number}: not a result: {error}"))),
         }
-        if !first {
-            writeln!(out)?;
-        }
-        first = false;
-        out.write_all(heading(&record, number, color).as_bytes())?;
-        out.write_all(show_record(&record).as_bytes())?;
+    }
+    if let Some(trace) = traces.finish() {
+        show_trace(trace, &mut bad, &mut |record, number| {
+            show(record, number, out)
+        })?;
     }
     if bad.is_empty() {
         return Ok(EXIT_OK);
     }
     Err(CliError::Invalid(format!(
         "{}: {} line(s) could not be shown:\n  {}",
-        args.file.display(),
+        one_line(&args.file.display().to_string()),
         bad.len(),
         bad.join("\n  ")
     )))
 }
 
+/// Shows the record of a finished trace, or says why its grade is not a result.
+fn show_trace(
+    trace: crate::spans::Trace,
+    bad: &mut Vec<String>,
+    show: &mut dyn FnMut(Record, u64) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let number = trace.line;
+    match Record::from_trace(trace) {
+        Ok(record) => show(record, number),
+        Err(error) => {
+            bad.push(one_line(&format!(
+                "line {number}: the trace's grade is not a result: {error}"
+            )));
+            Ok(())
+        }
+    }
+}
+
 fn heading(record: &Record, number: u64, color: bool) -> String {
     let mut title = format!("line {number}");
     if let Some(sample) = &record.sample {
-        title = format!("sample {}", terminal_safe(sample));
+        // On one line: a sample id's line break would print a line of its own that reads as
+        // the tool's (a forged `reward 1.0000`).
+        title = format!("sample {}", one_line(sample));
         if let Some(epoch) = record.epoch {
             title.push_str(&format!(", epoch {epoch}"));
         }
@@ -168,8 +219,9 @@ fn render_record(record: &Record, style: Style) -> String {
         text.push_str(&render(result, style));
     }
     if let Some(error) = record.error_text() {
+        // On one line, as every error the command prints.
         let line = paint(
-            &format!("error: {}", terminal_safe(&error)),
+            &format!("error: {}", one_line(&error)),
             text::ERROR,
             style.color,
         );
@@ -261,8 +313,8 @@ pub fn full_texts(result: &EvaluationResult, only: &[String], color: bool) -> St
                 if body.is_empty() || !(FULL_KEYS.contains(&key.as_str()) || long) {
                     continue;
                 }
-                let names: Vec<String> = path.iter().map(|name| terminal_safe(name)).collect();
-                let title = format!("── {} › {}", names.join(" › "), terminal_safe(key));
+                let names: Vec<String> = path.iter().map(|name| one_line(name)).collect();
+                let title = format!("── {} › {}", names.join(" › "), one_line(key));
                 text.push_str(&paint(&title, text::DIM, color));
                 text.push('\n');
                 text.push_str(&block_safe(body));
@@ -283,7 +335,7 @@ pub fn full_texts(result: &EvaluationResult, only: &[String], color: bool) -> St
         walk(sub, &mut path, only, color, &mut text, &mut found);
     }
     for name in only.iter().filter(|name| !found.contains(name.as_str())) {
-        let note = format!("── no subscore named {}", terminal_safe(name));
+        let note = format!("── no subscore named {}", one_line(name));
         text.push_str(&paint(&note, text::DIM, color));
         text.push('\n');
     }
@@ -315,7 +367,7 @@ fn rebuild(sub: &mut SubScore, strip: bool) {
     } else {
         sub.clone()
     };
-    rebuilt = rebuilt.with_name(terminal_safe(sub.name()));
+    rebuilt = rebuilt.with_name(one_line(sub.name()));
     if let Some(children) = children {
         rebuilt = rebuilt.with_children(children);
     }

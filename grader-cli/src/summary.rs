@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use grader_eval::{Reducer, Summary, SummaryBuilder, SummaryOptions};
 
 use crate::duplicates::{OnConflict, files_named};
-use crate::input::parse_size;
+use crate::input::LineLimits;
 use crate::records;
 use crate::text::terminal_safe;
 use crate::{CliError, EXIT_OK};
@@ -32,9 +32,9 @@ pub struct SummaryFlags {
     /// about [default: the largest number seen for one sample].
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub epochs: Option<u32>,
-    /// The longest line read.
-    #[arg(long, default_value = "64M", value_parser = parse_size)]
-    pub max_line: usize,
+    /// How much of a line is read: its bytes and what it costs once parsed.
+    #[command(flatten)]
+    pub limits: LineLimits,
     /// When lines of one (sample, epoch) differ: keep the first line read, the last, or stop
     /// with an error. Either way they are counted and the first few named; identical
     /// duplicates are only counted.
@@ -122,7 +122,7 @@ pub fn summarize(
     err: &mut dyn Write,
 ) -> Result<Summary, CliError> {
     let mut builder = SummaryBuilder::new(flags.options());
-    let reading = records::for_each_record(files, flags.max_line, |record, path, number| {
+    let reading = records::for_each_record(files, flags.limits, |record, path, number| {
         let id = record.sample_or(|| format!("{}:{number}", path.display()));
         builder.push(record.into_line(id));
     })?;
@@ -141,7 +141,7 @@ pub fn summarize(
 pub fn run(args: &SummaryArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<u8, CliError> {
     let summary = summarize(&args.files, &args.flags, err)?;
     if args.json {
-        serde_json::to_writer_pretty(&mut *out, &summary).map_err(std::io::Error::from)?;
+        crate::text::write_json(&mut *out, &summary).map_err(std::io::Error::from)?;
         writeln!(out)?;
     } else {
         out.write_all(terminal_safe(&summary.to_string()).as_bytes())?;

@@ -352,7 +352,13 @@ fn check_log(log: &Value, expected: &BTreeMap<(String, u32), Option<f64>>, resul
     assert_eq!(q0["judge"]["explanation"], "The fix is minimal.");
     assert_eq!(q0["tests_edited"]["metadata"]["weight"], -0.5);
     assert_eq!(q0["tests_edited"]["explanation"], "penalty −0.5: not fired");
-    assert_eq!(find("q3", 2)["scores"]["tests_edited"]["value"], 1.0);
+    // A penalty's score is its signed effect on the reward (weight × value): a fired one is
+    // −0.5, not a 1 that reads as a pass, one that did not fire 0; its value is in the
+    // metadata.
+    let fired = &find("q3", 2)["scores"]["tests_edited"];
+    assert_eq!(fired["value"], -0.5, "{fired}");
+    assert_eq!(fired["metadata"]["value"], 1.0, "{fired}");
+    assert_eq!(q0["tests_edited"]["value"], 0.0);
     // A fired penalty says so, where a plain score of 1 read as a success.
     assert!(
         find("q3", 2)["scores"]["tests_edited"]["explanation"]
@@ -692,6 +698,31 @@ fn inspect_view_serves_the_logs_and_shows_their_samples() {
     assert!(text.contains("I fixed parse() in repository 0."), "{text}");
     assert!(text.contains("19 min 29 sec"), "{text}");
     assert!(!text.contains("NaN"), "{text}");
+
+    // A sample's scores, as the viewer shows them: a fired penalty is its effect on the
+    // reward, −0.5, never a 1 that reads as a pass.
+    let shots = Path::new(env!("CARGO_TARGET_TMPDIR")).join("export");
+    let shot = shots.join("inspect-view-penalty.png");
+    let scoring = browser::look(
+        &chromium,
+        &python,
+        &browser::Look {
+            url: &format!(
+                "http://127.0.0.1:{port}/#/tasks/{}/samples/sample/q3/2/scoring",
+                eval_name.replace('+', "%2B")
+            ),
+            wait: "document.body.innerText.includes('tests_edited')",
+            timeout_secs: 60,
+            evaluate: &["document.body.innerText"],
+            screenshot: Some(&shot),
+            size: (1400, 900),
+        },
+    );
+    let text = scoring[0].as_str().unwrap();
+    // Each score's value, then its name (the tests passed, the penalty fired).
+    assert!(text.contains("1\ntests\n"), "{text}");
+    assert!(text.contains("-0.5\ntests_edited"), "{text}");
+    assert!(!text.contains("1\ntests_edited"), "{text}");
 
     // Without texts, the columns are hidden rather than empty, and without recorded times
     // the duration is still a number.

@@ -535,3 +535,76 @@ fn a_limited_table_keeps_errors_then_penalties_then_the_lowest_rewards() {
     );
     assert!(html.contains(r#"data-left-out="2""#));
 }
+
+/// A sample's input, target and answer, where its line holds them, are in its row: folded
+/// with the rest (a `<details>` closed until opened), each a text block cut as the others,
+/// escaped; a failed grading's row has them too, and a row whose line holds none has no block.
+#[test]
+fn a_sample_s_input_target_and_answer_are_in_its_row_folded_and_escaped() {
+    use grader_eval::{ErrorKind, Line};
+    let dir = temp_dir();
+    let mut graded = Line::graded(
+        "q1",
+        1,
+        grader_core::EvaluationResult::from_reward(0.5).unwrap(),
+        0.1,
+    );
+    graded.input = Some("Solve <b>x</b> + 1 = 3.\nShow your work.".to_owned());
+    graded.target = Some("x = 2".to_owned());
+    graded.answer = Some(format!(
+        "<script>document.title='owned'</script>\n{}",
+        "step\n".repeat(100)
+    ));
+    let mut failed = Line::failed("q2", 1, ErrorKind::Failed, "judge timed out", 1.0);
+    failed.input = Some("What is 6 × 7?".to_owned());
+    let plain = Line::graded(
+        "q3",
+        1,
+        grader_core::EvaluationResult::from_reward(1.0).unwrap(),
+        0.1,
+    );
+    let text: String = [graded, failed, plain]
+        .iter()
+        .map(|line| String::from_utf8(line.to_json_line().unwrap()).unwrap())
+        .collect();
+    std::fs::write(dir.path().join("texts.jsonl"), text).unwrap();
+    grader()
+        .current_dir(dir.path())
+        .args(["report", "texts.jsonl", "-o", "page.html"])
+        .assert()
+        .code(0);
+    let page = std::fs::read_to_string(dir.path().join("page.html")).unwrap();
+    let row = |id: &str| {
+        let start = page.find(&format!("<tr data-sample=\"{id}\"")).unwrap();
+        let end = start + page[start..].find("</tr>").unwrap();
+        page[start..end].to_owned()
+    };
+    let q1 = row("q1");
+    assert!(
+        q1.contains(r#"<details class="sample-texts"><summary>input, target, answer"#),
+        "{q1}"
+    );
+    assert!(
+        q1.contains(r#"data-key="input""#)
+            && q1.contains("Solve &lt;b&gt;x&lt;/b&gt; + 1 = 3.\nShow your work."),
+        "{q1}"
+    );
+    assert!(
+        q1.contains(r#"data-key="target""#) && q1.contains("x = 2"),
+        "{q1}"
+    );
+    // The long answer is cut as every long text is, and its markup is text.
+    assert!(
+        q1.contains("&lt;script&gt;document.title='owned'&lt;/script&gt;"),
+        "{q1}"
+    );
+    assert!(q1.contains(r#"data-lines-left-out="#), "{q1}");
+    assert_eq!(page.matches("<script").count(), 1);
+    let q2 = row("q2");
+    assert!(
+        q2.contains("judge timed out") && q2.contains("What is 6 × 7?"),
+        "{q2}"
+    );
+    assert!(q2.contains(r#"<summary>input"#), "{q2}");
+    assert!(!row("q3").contains("sample-texts"));
+}

@@ -60,6 +60,7 @@
 #[cfg(all(unix, feature = "bash"))]
 pub mod bash;
 pub mod combinators;
+pub mod cost;
 mod derive;
 pub mod error;
 pub mod format;

@@ -26,6 +26,18 @@ const MODE_ENV: &str = "GRADER_BASH_DEATH_MODE";
 /// How many `sleep`s the grading process starts (see [`grading_until_ended`]).
 const SLEEPS: usize = 3;
 
+/// How many in `envless` mode: one that cleared its environment, one that did not.
+const ENVLESS_SLEEPS: usize = 2;
+
+/// How many `sleep`s the grading process starts in `mode`.
+fn sleeps(mode: &str) -> usize {
+    if mode == "envless" {
+        ENVLESS_SLEEPS
+    } else {
+        SLEEPS
+    }
+}
+
 /// Starts the grading process, waits for its sleeps, ends it with `end` (given its pid, which
 /// is also its process group), and returns what is still alive 2 s after it is gone.
 fn end_the_grading_process(mode: &str, end: impl FnOnce(u32)) -> Vec<(u32, String, String)> {
@@ -48,7 +60,7 @@ fn end_the_grading_process(mode: &str, end: impl FnOnce(u32)) -> Vec<(u32, Strin
             .iter()
             .filter(|(_, _, args)| args.starts_with("sleep"))
             .count();
-        if sleeps == SLEEPS {
+        if sleeps == self::sleeps(mode) {
             break;
         }
         if let Ok(Some(status)) = child.try_wait() {
@@ -102,6 +114,33 @@ fn commands_stop_on_a_ctrl_c_of_the_grading_process() {
     assert_eq!(left, vec![]);
 }
 
+/// `(setsid env -i sleep …&)`: out of the process group and without the tag, found by nothing
+/// but its cgroup, which the watcher empties. Where no cgroup is offered it cannot be found;
+/// CI offers one.
+#[test]
+fn what_cleared_its_environment_stops_when_the_grading_process_is_killed() {
+    if !cgroup_here() {
+        return;
+    }
+    let left = end_the_grading_process("envless", |pid| kill(&["-KILL", &pid.to_string()]));
+    assert_eq!(left, vec![]);
+}
+
+/// Whether a command gets a cgroup here (under CI it must).
+fn cgroup_here() -> bool {
+    let sub = bash("true").grade_blocking(1.0).unwrap();
+    let by = sub.info().unwrap()["limits"]["processes"].clone();
+    if by.as_str().is_some_and(|by| by.starts_with("cgroup")) {
+        return true;
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "CI must offer a cgroup: {by}"
+    );
+    eprintln!("skipping: no cgroup here ({by})");
+    false
+}
+
 #[test]
 fn commands_stop_when_the_grading_process_exits() {
     let left = end_the_grading_process("exit", |_| {});
@@ -117,7 +156,8 @@ fn grading_until_ended() {
         return;
     };
     let mark = mark.into_string().unwrap();
-    let exit = std::env::var_os(MODE_ENV).is_some_and(|mode| mode == "exit");
+    let mode = std::env::var(MODE_ENV).unwrap_or_default();
+    let exit = mode == "exit";
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -136,6 +176,19 @@ fn grading_until_ended() {
             }
             std::process::exit(0);
         });
+    }
+    if mode == "envless" {
+        let result = runtime.block_on(
+            Gather::new()
+                .add(
+                    bash(&format!(
+                        "(setsid env -i sleep 1000.{mark} &); sleep 1000.{mark}"
+                    ))
+                    .grade(1.0),
+                )
+                .run(),
+        );
+        panic!("the grading process should have been ended, got {result:?}");
     }
     let result = runtime.block_on(
         Gather::new()

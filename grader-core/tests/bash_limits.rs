@@ -94,10 +94,149 @@ async fn a_cpu_spin_is_stopped_by_the_cpu_time_limit() {
         .await
         .unwrap();
     assert_eq!(sub.value(), 0.0);
-    assert_eq!(enforced_by(&sub, "cpu_time"), "rlimit");
-    assert_eq!(info(&sub)["exit_code"], -24, "SIGXCPU: {:?}", sub.info());
     assert_eq!(info(&sub)["limit_exceeded"], "CPU time limit 1s exceeded");
     assert!(info(&sub).get("timed_out").is_none());
+    if by_cgroup(&sub, "cpu_time") {
+        // Killed by the grader once the group's total passed the limit, or by the per-process
+        // rlimit kept as a second line, whichever came first.
+        let exit = info(&sub)["exit_code"].as_i64().unwrap();
+        assert!(exit == -9 || exit == -24, "{:?}", sub.info());
+    } else {
+        assert_eq!(enforced_by(&sub, "cpu_time"), "rlimit");
+        assert_eq!(info(&sub)["exit_code"], -24, "SIGXCPU: {:?}", sub.info());
+    }
+}
+
+/// Whether this machine gives a command a cgroup that counts its CPU time: it must where the
+/// command got a cgroup and a `cpuacct` (v1) or a v2 hierarchy is mounted, and under CI.
+fn cpu_counted(sub: &SubScore) -> bool {
+    if by_cgroup(sub, "cpu_time") {
+        return true;
+    }
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    let countable = match enforced_by(sub, "memory") {
+        "cgroup v2" => true,
+        "cgroup v1" => mountinfo
+            .lines()
+            .any(|line| line.contains(" - cgroup ") && line.contains("cpuacct")),
+        _ => false,
+    };
+    assert!(
+        std::env::var_os("CI").is_none() && !countable,
+        "a cgroup must count CPU time here: {:?}",
+        sub.info()
+    );
+    eprintln!("skipping: no cgroup counts CPU time here");
+    false
+}
+
+/// The command's shell goes on after a child spun past the limit, and says `exit 0`: the
+/// limit is the group's, so it still scores 0 with the limit named, and the child was stopped
+/// at the limit, not at the timeout.
+#[tokio::test]
+async fn a_child_spinning_past_the_cpu_limit_scores_zero() {
+    let start = std::time::Instant::now();
+    // Outer guard: the timeout.
+    let sub = bash("bash -c 'while :; do :; done'; echo after; exit 0")
+        .login_shell(false)
+        .timeout(Duration::from_secs(60))
+        .limits(Limits::default().cpu_time(Duration::from_secs(1)))
+        .grade(1.0)
+        .await
+        .unwrap();
+    if !cpu_counted(&sub) {
+        return;
+    }
+    assert_eq!(sub.value(), 0.0, "{:?}", sub.info());
+    assert_eq!(info(&sub)["limit_exceeded"], "CPU time limit 1s exceeded");
+    assert!(info(&sub).get("timed_out").is_none());
+    assert!(
+        start.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+/// Two processes one after the other, each under the limit alone (no per-process rlimit
+/// fires), together past it: the group's total counts.
+#[tokio::test]
+async fn processes_that_spin_one_after_the_other_share_the_cpu_limit() {
+    let spin = "python3 -c 'import time\nwhile time.process_time() < 0.7: pass'";
+    let sub = bash(&format!("{spin} || true; {spin} || true; exit 0"))
+        .login_shell(false)
+        .timeout(Duration::from_secs(60))
+        .limits(Limits::default().cpu_time(Duration::from_secs(1)))
+        .grade(1.0)
+        .await
+        .unwrap();
+    if !cpu_counted(&sub) {
+        return;
+    }
+    assert_eq!(sub.value(), 0.0, "{:?}", sub.info());
+    assert_eq!(info(&sub)["limit_exceeded"], "CPU time limit 1s exceeded");
+}
+
+#[tokio::test]
+async fn a_command_within_its_cpu_limit_passes() {
+    let sub = bash("python3 -c 'import time\nwhile time.process_time() < 0.2: pass'")
+        .login_shell(false)
+        .timeout(Duration::from_secs(60))
+        .limits(Limits::default().cpu_time(Duration::from_secs(5)))
+        .grade(1.0)
+        .await
+        .unwrap();
+    assert_eq!(sub.value(), 1.0, "{:?}", sub.info());
+    assert!(info(&sub).get("limit_exceeded").is_none());
+}
+
+/// A child's write is cut at the file-size limit and the shell hides it (`|| true`), in the
+/// working directory and below it: the cut file is found, and the grade scores 0 with the
+/// limit named. Outer guard: 10 MB at most is written even if the limit failed to apply.
+#[tokio::test]
+async fn a_child_cut_at_the_file_size_limit_scores_zero() {
+    let dir = scratch_dir("fsize-child");
+    std::fs::create_dir_all(dir.join("deep/er")).unwrap();
+    for command in [
+        "head -c 10000000 /dev/zero > f || true",
+        "bash -c 'head -c 10000000 /dev/zero > deep/er/f'; echo after; exit 0",
+    ] {
+        let sub = bash(command)
+            .login_shell(false)
+            .cwd(&dir)
+            .timeout(Duration::from_secs(60))
+            .limits(Limits::default().file_size(MIB))
+            .grade(1.0)
+            .await
+            .unwrap();
+        assert_eq!(sub.value(), 0.0, "{command}: {:?}", sub.info());
+        assert_eq!(
+            info(&sub)["limit_exceeded"],
+            "file size limit 1 MiB exceeded",
+            "{command}"
+        );
+    }
+    assert_eq!(std::fs::metadata(dir.join("f")).unwrap().len(), MIB);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Files under the limit, and a file larger than the limit that the command only touches (it
+/// was there before, and the command wrote nothing past the limit): no limit was hit.
+#[tokio::test]
+async fn files_under_the_limit_and_old_large_files_do_not_count() {
+    let dir = scratch_dir("fsize-fine");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("old-large"), vec![0u8; 2 * MIB as usize]).unwrap();
+    let sub = bash("head -c 1048575 /dev/zero > almost && touch old-large")
+        .login_shell(false)
+        .cwd(&dir)
+        .timeout(Duration::from_secs(60))
+        .limits(Limits::default().file_size(MIB))
+        .grade(1.0)
+        .await
+        .unwrap();
+    assert_eq!(sub.value(), 1.0, "{:?}", sub.info());
+    assert!(info(&sub).get("limit_exceeded").is_none());
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[tokio::test]

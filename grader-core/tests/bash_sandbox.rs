@@ -168,6 +168,30 @@ async fn limits_hold_inside_the_sandbox_and_nothing_detached_survives() {
     assert_eq!(survivors_after(&tag, Duration::from_secs(5)), vec![]);
 }
 
+/// A child spinning inside the sandbox is counted in the command's CPU time as it would be
+/// outside: the sandbox's processes are in the command's cgroup.
+#[tokio::test]
+async fn a_child_spinning_in_the_sandbox_is_stopped_at_the_cpu_limit() {
+    if !sandboxing() {
+        return;
+    }
+    let start = std::time::Instant::now();
+    let sub = sandboxed(
+        bash("bash -c 'while :; do :; done'; echo after; exit 0")
+            .limits(Limits::default().cpu_time(Duration::from_secs(1))),
+        Sandbox::new(),
+    )
+    .await;
+    let info = sub.info().unwrap();
+    if info["limits"]["cpu_time"] == "rlimit" {
+        eprintln!("skipping: no cgroup counts CPU time here");
+        return;
+    }
+    assert_eq!(sub.value(), 0.0, "{info:?}");
+    assert_eq!(info["limit_exceeded"], "CPU time limit 1s exceeded");
+    assert!(start.elapsed() < Duration::from_secs(30));
+}
+
 /// Set in the re-run test binary.
 const CHILD_ENV: &str = "GRADER_BASH_SANDBOX_CHILD";
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::capability::{Capabilities, Capability};
 use crate::pyfmt::py_str_repr;
-use crate::template::Template;
+use crate::template::{IntoTemplate, Template};
 
 type HookFuture = Pin<Box<dyn Future<Output = Result<(), String>> + Send>>;
 type InitHook = Arc<dyn Fn(Capabilities) -> HookFuture + Send + Sync>;
@@ -32,7 +32,9 @@ pub enum EnvironmentError {
     NoUrl(String),
 }
 
-/// Capabilities and task templates, served to the HUD runtime by [`serve`](Environment::serve).
+/// Capabilities and task templates, served to the HUD runtime by [`serve`](Environment::serve);
+/// and its state `S` (none by default), which templates that take a
+/// [`State`](crate::State) receive (see [`with_state`](Environment::with_state)).
 ///
 /// ```
 /// use grader_env::{Environment, NoArgs, Session, Template};
@@ -48,7 +50,7 @@ pub enum EnvironmentError {
 /// # Ok::<(), grader_env::EnvironmentError>(())
 /// ```
 #[derive(Clone)]
-pub struct Environment {
+pub struct Environment<S = ()> {
     pub(crate) name: String,
     pub(crate) version: String,
     pub(crate) templates: Vec<Template>,
@@ -56,9 +58,13 @@ pub struct Environment {
     pub(crate) on_start: Vec<InitHook>,
     pub(crate) on_stop: Vec<Hook>,
     pub(crate) on_teardown: Vec<Hook>,
+    /// The workspaces attached, by capability name, for the templates' sessions.
+    #[cfg(feature = "workspace")]
+    pub(crate) workspaces: crate::workspace::Attached,
+    state: S,
 }
 
-impl std::fmt::Debug for Environment {
+impl<S> std::fmt::Debug for Environment<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Environment")
             .field("name", &self.name)
@@ -69,8 +75,8 @@ impl std::fmt::Debug for Environment {
 }
 
 impl Environment {
-    /// An environment with this name, version `0.0.1` (the reference's default) and nothing
-    /// else.
+    /// An environment with this name, version `0.0.1` (the reference's default), no state and
+    /// nothing else.
     #[must_use]
     pub fn new(name: impl Into<String>) -> Self {
         Environment {
@@ -81,7 +87,56 @@ impl Environment {
             on_start: Vec::new(),
             on_stop: Vec::new(),
             on_teardown: Vec::new(),
+            #[cfg(feature = "workspace")]
+            workspaces: crate::workspace::Attached::default(),
+            state: (),
         }
+    }
+}
+
+impl<S> Environment<S> {
+    /// Gives the environment its state: what every task's template that takes a
+    /// [`State<T>`](crate::State) receives (the state itself, or the part of it `T` names; see
+    /// [`FromRef`](crate::FromRef)), cloned for each task. Call it before registering those
+    /// templates: registering one binds it to the state, and one whose state the environment
+    /// does not give does not compile. Templates registered before keep the state they were
+    /// bound to.
+    ///
+    /// ```
+    /// use grader_env::{Environment, Session, State, template};
+    ///
+    /// #[template]
+    /// async fn greet(State(greeting): State<String>, session: Session) -> Result<f64, grader_env::PromptError> {
+    ///     let answer = session.prompt(greeting).await?;
+    ///     Ok(if answer == "hello" { 1.0 } else { 0.0 })
+    /// }
+    ///
+    /// let env = Environment::new("greetings")
+    ///     .with_state("Say hello.".to_owned())
+    ///     .template(Greet::template())?;
+    /// assert_eq!(env.state(), "Say hello.");
+    /// # Ok::<(), grader_env::EnvironmentError>(())
+    /// ```
+    #[must_use]
+    pub fn with_state<T>(self, state: T) -> Environment<T> {
+        Environment {
+            name: self.name,
+            version: self.version,
+            templates: self.templates,
+            capabilities: self.capabilities,
+            on_start: self.on_start,
+            on_stop: self.on_stop,
+            on_teardown: self.on_teardown,
+            #[cfg(feature = "workspace")]
+            workspaces: self.workspaces,
+            state,
+        }
+    }
+
+    /// The environment's state.
+    #[must_use]
+    pub fn state(&self) -> &S {
+        &self.state
     }
 
     /// Sets the version `hello` reports.
@@ -97,11 +152,15 @@ impl Environment {
         &self.name
     }
 
-    /// Registers a template.
+    /// Registers a template: a [`Template`], or a
+    /// [`StatefulTemplate`](crate::StatefulTemplate) (a template that takes a
+    /// [`State<T>`](crate::State)), bound here to the environment's state. A template whose
+    /// state the environment does not give is a compile error.
     ///
     /// # Errors
     /// [`EnvironmentError::DuplicateTemplate`] when its id is taken.
-    pub fn template(mut self, template: Template) -> Result<Self, EnvironmentError> {
+    pub fn template(mut self, template: impl IntoTemplate<S>) -> Result<Self, EnvironmentError> {
+        let template = template.into_template(&self.state);
         if self.templates.iter().any(|t| t.id() == template.id()) {
             return Err(EnvironmentError::DuplicateTemplate {
                 env: self.name,

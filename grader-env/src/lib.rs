@@ -1,10 +1,12 @@
 //! Environments for the HUD runtime: a Rust program that serves task templates over the
 //! reference's control channel (hud 0.6.21), graded by `grader-core`.
 //!
-//! An [`Environment`] has a name, a version, [`Template`]s and [`Capability`] manifests.
-//! A template is an async function of typed args and a [`Session`]: it publishes a prompt with
-//! [`Session::prompt`], receives the agent's answer, and returns what becomes the grade
-//! ([`IntoGrade`]: an `EvaluationResult`, a `SubScore`, an `f64`, …).
+//! An [`Environment`] has a name, a version, [`Template`]s and [`Capability`] manifests, and
+//! may hold state ([`Environment::with_state`]).
+//! A template is an async function of typed args (and, when it takes it, the environment's
+//! [`State`]) and a [`Session`]: it publishes a prompt with [`Session::prompt`], receives the
+//! agent's answer, and returns what becomes the grade ([`IntoGrade`]: an `EvaluationResult`, a
+//! `SubScore`, an `f64`, …).
 //! [`Environment::serve`] binds `127.0.0.1` on a free port, prints `HUD_SERVE_PORT=<port>` and
 //! speaks the protocol frame for frame as the reference's `hud/environment/server.py`:
 //! newline-delimited JSON-RPC 2.0 (`hello`, `tasks.list`, `tasks.start`, `tasks.grade`,
@@ -51,15 +53,19 @@ pub mod grade;
 mod pyfmt;
 pub mod server;
 pub mod session;
+pub mod state;
 pub mod template;
 pub mod workspace;
 
 pub use capability::{Capabilities, Capability};
 pub use environment::{Environment, EnvironmentError};
 pub use grade::{GradeError, IntoGrade};
-pub use server::{PORT_ANNOUNCEMENT, ServeConfig, ServeError, Server, ServerStats, Stopped};
+pub use server::{
+    Limits, PORT_ANNOUNCEMENT, ServeConfig, ServeError, Server, ServerStats, Stopped,
+};
 pub use session::{Answer, PromptError, Session};
-pub use template::{NoArgs, Template};
+pub use state::{FromRef, State};
+pub use template::{IntoTemplate, NoArgs, StatefulTemplate, Template};
 
 /// Turns an async function into a [`Template`] with typed args. See the `grader-macros` crate.
 #[cfg(feature = "macros")]

@@ -21,6 +21,8 @@ pub struct Session {
     task_id: String,
     prompt: Mutex<Option<oneshot::Sender<Value>>>,
     answer: Mutex<Option<oneshot::Receiver<Map<String, Value>>>>,
+    #[cfg(feature = "workspace")]
+    workspaces: crate::workspace::Attached,
 }
 
 /// Why [`Session::prompt`] did not give an answer.
@@ -63,13 +65,52 @@ impl Session {
             task_id,
             prompt: Mutex::new(Some(prompt)),
             answer: Mutex::new(Some(answer)),
+            #[cfg(feature = "workspace")]
+            workspaces: crate::workspace::Attached::default(),
         }
+    }
+
+    /// The session with the workspaces its environment attached.
+    #[cfg(feature = "workspace")]
+    pub(crate) fn with_workspaces(mut self, workspaces: crate::workspace::Attached) -> Self {
+        self.workspaces = workspaces;
+        self
     }
 
     /// The id of the task this session runs.
     #[must_use]
     pub fn task_id(&self) -> &str {
         &self.task_id
+    }
+
+    /// The workspace the environment attached
+    /// ([`Environment::workspace`](crate::Environment::workspace)), where this task's agent
+    /// works: [`bash`](crate::workspace::WorkspaceHandle::bash) grades a command inside its
+    /// sandbox. A template reaches its task's workspace this one way.
+    ///
+    /// # Errors
+    /// [`WorkspaceError::NotAttached`](crate::workspace::WorkspaceError::NotAttached) when the
+    /// environment attached none, or several (then name one with
+    /// [`workspace_named`](Self::workspace_named)).
+    #[cfg(feature = "workspace")]
+    pub fn workspace(
+        &self,
+    ) -> Result<crate::workspace::WorkspaceHandle, crate::workspace::WorkspaceError> {
+        self.workspaces.get(&self.task_id, None)
+    }
+
+    /// The workspace the environment attached under the capability name `name`
+    /// ([`Environment::workspace_with`](crate::Environment::workspace_with)).
+    ///
+    /// # Errors
+    /// [`WorkspaceError::NotAttached`](crate::workspace::WorkspaceError::NotAttached) when
+    /// there is none by that name.
+    #[cfg(feature = "workspace")]
+    pub fn workspace_named(
+        &self,
+        name: &str,
+    ) -> Result<crate::workspace::WorkspaceHandle, crate::workspace::WorkspaceError> {
+        self.workspaces.get(&self.task_id, Some(name))
     }
 
     async fn exchange(&self, prompt: impl Serialize) -> Result<Map<String, Value>, PromptError> {

@@ -22,6 +22,7 @@ use serde_json::{Map, Value};
 use crate::grade::{GradeError, IntoGrade};
 use crate::pyfmt::py_str_repr;
 use crate::session::Session;
+use crate::state::{FromRef, State};
 
 /// The future of one running task: it resolves with the grade frame.
 pub(crate) type TaskFuture =
@@ -66,91 +67,67 @@ pub struct NoArgs {}
 /// ```
 #[derive(Clone)]
 pub struct Template {
+    parts: Parts,
+    start: Arc<StartFn>,
+}
+
+/// A template that takes the environment's state (a [`State<T>`] parameter): register it with
+/// [`Environment::template`](crate::Environment::template) on an environment whose state
+/// gives a `T` ([`FromRef`]), which makes it a [`Template`]. Made by
+/// [`Template::with_state`], or by `#[template]` on a function with a `State<T>` parameter.
+///
+/// ```
+/// use grader_env::{Environment, NoArgs, Session, State, Template};
+///
+/// let ask = Template::with_state("ask", |_: NoArgs, State(question): State<String>, session: Session| async move {
+///     let answer = session.prompt(question).await?;
+///     Ok::<_, grader_env::PromptError>(answer == "42")
+/// });
+/// assert_eq!(ask.manifest()["id"], "ask");
+/// let env = Environment::new("quiz").with_state("What is 6 × 7?".to_owned()).template(ask)?;
+/// # Ok::<(), grader_env::EnvironmentError>(())
+/// ```
+pub struct StatefulTemplate<T> {
+    parts: Parts,
+    start: Arc<StatefulStartFn<T>>,
+}
+
+type StatefulStartFn<T> =
+    dyn Fn(Map<String, Value>, Session, State<T>) -> Result<TaskFuture, String> + Send + Sync;
+
+impl<T> Clone for StatefulTemplate<T> {
+    fn clone(&self) -> Self {
+        StatefulTemplate {
+            parts: self.parts.clone(),
+            start: Arc::clone(&self.start),
+        }
+    }
+}
+
+/// What every template has: its manifest entry.
+#[derive(Clone)]
+struct Parts {
     id: String,
     description: String,
     args: Value,
     input: Option<Value>,
     returns: Option<Value>,
-    start: Arc<StartFn>,
 }
 
-impl std::fmt::Debug for Template {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Template")
-            .field("id", &self.id)
-            .field("description", &self.description)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Template {
-    /// A template with this id running `function` on args of type `A` (parsed with serde,
-    /// described by schemars) and the task's [`Session`].
-    pub fn new<A, F, Fut, R>(id: impl Into<String>, function: F) -> Self
-    where
-        A: DeserializeOwned + JsonSchema + Send + 'static,
-        F: Fn(A, Session) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = R> + Send + 'static,
-        R: IntoGrade + 'static,
-    {
-        let args =
-            hud_args_schema(serde_json::to_value(schemars::schema_for!(A)).unwrap_or_default());
-        let start =
-            move |raw: Map<String, Value>, session: Session| -> Result<TaskFuture, String> {
-                let parsed: A = serde_path_to_error::deserialize(Value::Object(raw))
-                    .map_err(|error| argument_error(&error))?;
-                let future = function(parsed, session);
-                Ok(Box::pin(async move { future.await.into_grade() }) as TaskFuture)
-            };
-        Template {
-            id: id.into(),
+impl Parts {
+    fn new<A: JsonSchema>(id: String) -> Self {
+        Parts {
+            id,
             description: String::new(),
-            args,
+            args: hud_args_schema(
+                serde_json::to_value(schemars::schema_for!(A)).unwrap_or_default(),
+            ),
             input: None,
             returns: None,
-            start: Arc::new(start),
         }
     }
 
-    /// Sets the description shown in the manifest.
-    #[must_use]
-    pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.description = description.into();
-        self
-    }
-
-    /// Declares the type the agent is given as input: its schema goes in the manifest's
-    /// `input`.
-    #[must_use]
-    pub fn input<T: JsonSchema>(mut self) -> Self {
-        self.input = Some(plain_schema::<T>());
-        self
-    }
-
-    /// Declares the type the agent must answer with: its schema goes in the manifest's
-    /// `returns`. Read the answer with [`Session::prompt_as`].
-    #[must_use]
-    pub fn returns<T: JsonSchema>(mut self) -> Self {
-        self.returns = Some(plain_schema::<T>());
-        self
-    }
-
-    /// The template's id.
-    #[must_use]
-    pub fn id(&self) -> &str {
-        &self.id
-    }
-
-    /// The schema of the template's args, as the manifest carries it.
-    #[must_use]
-    pub fn args_schema(&self) -> &Value {
-        &self.args
-    }
-
-    /// The manifest entry `tasks.list` sends: `id`, `description`, `args`, and `input` and
-    /// `returns` when declared.
-    #[must_use]
-    pub fn manifest(&self) -> Value {
+    fn manifest(&self) -> Value {
         let mut entry = Map::new();
         entry.insert("id".to_owned(), Value::from(self.id.clone()));
         entry.insert(
@@ -166,6 +143,136 @@ impl Template {
         }
         Value::Object(entry)
     }
+}
+
+impl std::fmt::Debug for Template {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Template")
+            .field("id", &self.parts.id)
+            .field("description", &self.parts.description)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T> std::fmt::Debug for StatefulTemplate<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StatefulTemplate")
+            .field("id", &self.parts.id)
+            .field("description", &self.parts.description)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The builder methods and accessors both kinds of template have.
+macro_rules! manifest_methods {
+    () => {
+        /// Sets the description shown in the manifest.
+        #[must_use]
+        pub fn description(mut self, description: impl Into<String>) -> Self {
+            self.parts.description = description.into();
+            self
+        }
+
+        /// Declares the type the agent is given as input: its schema goes in the manifest's
+        /// `input`.
+        #[must_use]
+        pub fn input<I: JsonSchema>(mut self) -> Self {
+            self.parts.input = Some(plain_schema::<I>());
+            self
+        }
+
+        /// Declares the type the agent must answer with: its schema goes in the manifest's
+        /// `returns`. Read the answer with [`Session::prompt_as`].
+        #[must_use]
+        pub fn returns<R: JsonSchema>(mut self) -> Self {
+            self.parts.returns = Some(plain_schema::<R>());
+            self
+        }
+
+        /// The template's id.
+        #[must_use]
+        pub fn id(&self) -> &str {
+            &self.parts.id
+        }
+
+        /// The schema of the template's args, as the manifest carries it.
+        #[must_use]
+        pub fn args_schema(&self) -> &Value {
+            &self.parts.args
+        }
+
+        /// The manifest entry `tasks.list` sends: `id`, `description`, `args`, and `input`
+        /// and `returns` when declared.
+        #[must_use]
+        pub fn manifest(&self) -> Value {
+            self.parts.manifest()
+        }
+    };
+}
+
+/// The future of one task, from the function's parsed args.
+fn start_with<A: DeserializeOwned>(
+    raw: Map<String, Value>,
+    run: impl FnOnce(A) -> TaskFuture,
+) -> Result<TaskFuture, String> {
+    let parsed: A = serde_path_to_error::deserialize(Value::Object(raw))
+        .map_err(|error| argument_error(&error))?;
+    Ok(run(parsed))
+}
+
+impl Template {
+    /// A template with this id running `function` on args of type `A` (parsed with serde,
+    /// described by schemars) and the task's [`Session`].
+    pub fn new<A, F, Fut, R>(id: impl Into<String>, function: F) -> Self
+    where
+        A: DeserializeOwned + JsonSchema + Send + 'static,
+        F: Fn(A, Session) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoGrade + 'static,
+    {
+        let start =
+            move |raw: Map<String, Value>, session: Session| -> Result<TaskFuture, String> {
+                start_with(raw, |parsed: A| {
+                    let future = function(parsed, session);
+                    Box::pin(async move { future.await.into_grade() }) as TaskFuture
+                })
+            };
+        Template {
+            parts: Parts::new::<A>(id.into()),
+            start: Arc::new(start),
+        }
+    }
+
+    /// A template with this id running `function` on args of type `A`, the environment's
+    /// state (or the part of it `T` names, see [`FromRef`]) and the task's [`Session`]:
+    /// register it on an environment given its state with
+    /// [`Environment::with_state`](crate::Environment::with_state). A closure can capture
+    /// what it needs instead; this is for functions, and is what `#[template]` makes of one
+    /// with a `State<T>` parameter.
+    pub fn with_state<T, A, F, Fut, R>(id: impl Into<String>, function: F) -> StatefulTemplate<T>
+    where
+        T: Send + 'static,
+        A: DeserializeOwned + JsonSchema + Send + 'static,
+        F: Fn(A, State<T>, Session) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoGrade + 'static,
+    {
+        let start = move |raw: Map<String, Value>,
+                          session: Session,
+                          state: State<T>|
+              -> Result<TaskFuture, String> {
+            start_with(raw, |parsed: A| {
+                let future = function(parsed, state, session);
+                Box::pin(async move { future.await.into_grade() }) as TaskFuture
+            })
+        };
+        StatefulTemplate {
+            parts: Parts::new::<A>(id.into()),
+            start: Arc::new(start),
+        }
+    }
+
+    manifest_methods!();
 
     /// Checks `args` as the reference binds them (a missing required argument, then an
     /// unexpected one, with Python's messages), parses them, and builds the task's future.
@@ -181,13 +288,13 @@ impl Template {
             let keys: Vec<String> = keys.iter().map(|k| py_str_repr(k)).collect();
             format!(
                 "task {}: bad args [{}]: {reason}",
-                py_str_repr(&self.id),
+                py_str_repr(&self.parts.id),
                 keys.join(", ")
             )
         };
-        let properties = self.args.get("properties").and_then(Value::as_object);
-        let required: Vec<&str> = self
-            .args
+        let args_schema = &self.parts.args;
+        let properties = args_schema.get("properties").and_then(Value::as_object);
+        let required: Vec<&str> = args_schema
             .get("required")
             .and_then(Value::as_array)
             .map(|r| r.iter().filter_map(Value::as_str).collect())
@@ -200,7 +307,7 @@ impl Template {
                 )));
             }
         }
-        if self.args.get("additionalProperties") == Some(&Value::Bool(false))
+        if args_schema.get("additionalProperties") == Some(&Value::Bool(false))
             && let Some(extra) = args
                 .keys()
                 .find(|k| !properties.is_some_and(|p| p.contains_key(k.as_str())))
@@ -212,6 +319,51 @@ impl Template {
         }
         let session_args = args.clone();
         (self.start)(session_args, session).map_err(bad)
+    }
+}
+
+impl<T> StatefulTemplate<T> {
+    manifest_methods!();
+
+    /// The template bound to `state`: each task gets a clone of it.
+    #[must_use]
+    pub fn bind(self, state: T) -> Template
+    where
+        T: Clone + Send + Sync + 'static,
+    {
+        let StatefulTemplate { parts, start } = self;
+        Template {
+            parts,
+            start: Arc::new(move |raw, session| start(raw, session, State(state.clone()))),
+        }
+    }
+}
+
+/// What [`Environment::template`](crate::Environment::template) registers on an environment
+/// whose state is `S`: a [`Template`], or a [`StatefulTemplate<T>`] whose `T` the state gives
+/// ([`FromRef<S>`]).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be registered on an environment whose state is `{S}`",
+    note = "a template that takes `State<T>` needs an environment whose state gives a `T`: \
+            `Environment::new(…).with_state(value)` before registering it"
+)]
+pub trait IntoTemplate<S> {
+    /// The template, bound to `state` when it takes it.
+    fn into_template(self, state: &S) -> Template;
+}
+
+impl<S> IntoTemplate<S> for Template {
+    fn into_template(self, _: &S) -> Template {
+        self
+    }
+}
+
+impl<S, T> IntoTemplate<S> for StatefulTemplate<T>
+where
+    T: FromRef<S> + Clone + Send + Sync + 'static,
+{
+    fn into_template(self, state: &S) -> Template {
+        self.bind(T::from_ref(state))
     }
 }
 

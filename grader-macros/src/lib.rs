@@ -400,6 +400,34 @@ pub fn derive_grader(input: TokenStream) -> TokenStream {
 ///
 /// An `Option<T>` parameter is optional: a task that leaves it out gets `None`.
 ///
+/// # State
+///
+/// A parameter of type `State<T>` (grader-env's, in any position before the session, with any
+/// pattern, `State(problems)` included) is the environment's state, or the part of it `T`
+/// names, not an argument of the task: `template()` then returns a `StatefulTemplate<T>`,
+/// which registers only on an environment given a state that holds a `T`
+/// (`Environment::with_state`), checked at compile time.
+///
+/// ```
+/// use grader_env::{Environment, Session, State, template};
+///
+/// #[template]
+/// async fn ask(
+///     n: usize,
+///     State(questions): State<Vec<String>>,
+///     session: Session,
+/// ) -> Result<f64, grader_env::PromptError> {
+///     let answer = session.prompt(questions[n % questions.len()].clone()).await?;
+///     Ok(if answer == "42" { 1.0 } else { 0.0 })
+/// }
+///
+/// let env = Environment::new("quiz")
+///     .with_state(vec!["What is 6 × 7?".to_owned()])
+///     .template(Ask::template())?;
+/// assert_eq!(env.templates()[0].args_schema()["required"], serde_json::json!(["n"]));
+/// # Ok::<(), grader_env::EnvironmentError>(())
+/// ```
+///
 /// # Describing and defaulting arguments
 ///
 /// A parameter's doc comment, or `#[arg(description = "…")]`, is its `description` in the
@@ -436,7 +464,9 @@ pub fn derive_grader(input: TokenStream) -> TokenStream {
 /// or a borrowed type (`&str`, `impl Trait`, a lifetime), an unknown or duplicate option, an
 /// empty `id`; an `#[arg]` that is not a list, is empty, has an unknown or duplicate option, a
 /// `description` that is not a string or a `default` without a value, an argument described
-/// twice (doc comment and `description`), and an `#[arg]` or doc comment on the session. A
+/// twice (doc comment and `description`), an `#[arg]` or doc comment on the session or on the
+/// state, and a second `State` parameter. Registering a template whose state the environment
+/// does not give is the compiler's error, in grader-env's words. A
 /// `default` of the wrong type is the compiler's type error, on the value. The compiler reports a return type that cannot become a grade (see
 /// `IntoGrade`) and a parameter type serde cannot parse. On errors the function and a stub
 /// args type are still emitted, so code that uses the template reports nothing more.

@@ -117,8 +117,9 @@ fn long_files_say_why() {
 
 /// The files allowed `unsafe` (the workspace denies it everywhere else), each for one call
 /// of `pre_exec`: the hook that runs between `fork` and `exec` to put a command in its
-/// cgroups and set its rlimits, and the child that creates a workspace sandbox's listeners
-/// inside its network namespace.
+/// cgroups, close what it would inherit, set its rlimits and drop root to the sandbox's host
+/// user, and the child that creates a workspace sandbox's listeners inside its network
+/// namespace.
 const UNSAFE_ALLOWED: [&str; 2] = [
     "grader-core/src/sandbox/hook.rs",
     "grader-env/src/workspace/egress/netns.rs",

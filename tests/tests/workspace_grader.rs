@@ -8,7 +8,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use grader_core::sandbox::Limits;
-use grader_env::workspace::{Workspace, WorkspaceHandle};
+use grader_env::workspace::Workspace;
+use grader_env::{Environment, NoArgs, ServeConfig, Session, Template};
 use grader_tests::sandboxing::{can_sandbox, sleeping};
 
 /// Waits up to `bound` for no `sleep <seconds>` to run; returns how many still do.
@@ -51,7 +52,12 @@ async fn a_grader_in_the_workspace_sees_what_the_agent_left() {
         .await
         .unwrap();
     assert!(out.status.success(), "{out:?}");
-    assert_eq!(sleeping_after(&agents, Duration::ZERO), 1);
+    // `setsid -f` returns before its child has become `sleep`: wait (at most 5 s) for it.
+    let started = std::time::Instant::now();
+    while sleeping(&agents) == 0 && started.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(sleeping(&agents), 1);
 
     // The grader sees both where the agent sees them.
     let check = format!(
@@ -118,12 +124,60 @@ async fn a_grader_in_the_workspace_sees_what_the_agent_left() {
     std::fs::remove_dir_all(&root).unwrap();
 }
 
+/// What a template's session says when it asks for a workspace its environment did not attach
+/// (as the task's error, with the task's id).
+async fn asks_for(env: Environment, name: Option<&'static str>) -> String {
+    let env = env
+        .template(Template::new(
+            "ask",
+            move |_: NoArgs, session: Session| async move {
+                let found = match name {
+                    Some(name) => session.workspace_named(name),
+                    None => session.workspace(),
+                };
+                found?;
+                Ok::<_, Box<dyn std::error::Error + Send + Sync>>(1.0)
+            },
+        ))
+        .unwrap();
+    let server = env.bind(&ServeConfig::default()).await.unwrap();
+    let stream = tokio::net::TcpStream::connect(server.local_addr())
+        .await
+        .unwrap();
+    let (read, mut write) = stream.into_split();
+    tokio::io::AsyncWriteExt::write_all(
+        &mut write,
+        b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tasks.start\",\"params\":{\"id\":\"ask\"}}\n",
+    )
+    .await
+    .unwrap();
+    let mut reply = String::new();
+    tokio::io::AsyncBufReadExt::read_line(&mut tokio::io::BufReader::new(read), &mut reply)
+        .await
+        .unwrap();
+    server.shutdown().await;
+    let reply: serde_json::Value = serde_json::from_str(&reply).unwrap();
+    reply["error"]["message"].as_str().unwrap().to_owned()
+}
+
 #[tokio::test]
-async fn a_handle_before_the_environment_serves_says_so() {
-    let handle = WorkspaceHandle::new();
-    let error = handle.bash("true").await.unwrap_err();
-    assert!(
-        error.to_string().contains("workspace is not running"),
-        "{error}"
+async fn a_session_asking_for_a_workspace_not_attached_is_told_what_there_is() {
+    let none = asks_for(Environment::new("bare"), None).await;
+    assert_eq!(
+        none,
+        "task \"ask\": the environment attached no workspace (`Environment::workspace`)"
     );
+    let root = std::env::temp_dir().join(format!("workspace-named-{}", std::process::id()));
+    let attached = Environment::new("one").workspace_with(
+        Workspace::builder(&root)
+            .sandboxed(false)
+            .track_files(false),
+        "shell",
+    );
+    let other = asks_for(attached, Some("other")).await;
+    assert_eq!(
+        other,
+        "task \"ask\": the environment attached no workspace named \"other\" (it has [\"shell\"])"
+    );
+    let _ = std::fs::remove_dir_all(&root);
 }

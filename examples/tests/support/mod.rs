@@ -1,6 +1,8 @@
 //! What the coding example's tests share: the examples built once, and the `coding_agent`
 //! example run against a served environment.
 
+#![allow(dead_code)] // each test file uses a part
+
 use grader_tests::child::Bounded as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -61,11 +61,11 @@ use serde_json::{Map, Value, json};
 use sha2::Digest as _;
 
 use crate::duplicates::{Chosen, OnConflict, key_of};
-use crate::input::parse_size;
+use crate::input::LineLimits;
 use crate::records::{self, Record};
 use crate::{CliError, EXIT_OK};
 
-pub use sample::{REWARD, explanation, score_name};
+pub use sample::{REWARD, explanation, log_id, score_name, shown_value};
 
 /// The most scores a log has, the reward included: Inspect AI's viewer shows each as a column
 /// and its header lists each with its metrics, so a result of thousands of subscores would
@@ -114,9 +114,9 @@ pub struct ExportArgs {
     /// The model's name in the log.
     #[arg(long, default_value = "none/none")]
     pub model: String,
-    /// The longest line read.
-    #[arg(long, default_value = "64M", value_parser = parse_size)]
-    pub max_line: usize,
+    /// How much of a line is read: its bytes and what it costs once parsed.
+    #[command(flatten)]
+    pub limits: LineLimits,
     /// When lines of one (sample, epoch) differ: keep the first line read, the last, or stop
     /// with an error (nothing written). Either way they are counted and the first few named.
     #[arg(long, value_enum, default_value_t = OnConflict::First)]
@@ -252,7 +252,7 @@ impl Tally {
         for sub in subscores {
             // A name given twice in one result counts once, as it is written once.
             if named.insert(sub.name()) {
-                self.add(&score_name(sub.name()), sample, sub.value());
+                self.add(&score_name(sub.name()), sample, sample::shown_value(sub));
             }
         }
     }
@@ -303,13 +303,13 @@ pub fn run(args: &ExportArgs, out: &mut dyn Write, err: &mut dyn Write) -> Resul
     }
     let format = log_format(&args.output, in_folder, args.format)?;
     // A first reading: which line of each (sample, epoch) counts.
-    let mut chosen = Chosen::read(&args.files, args.max_line, args.on_conflict, err)?;
+    let mut chosen = Chosen::read(&args.files, args.limits, args.on_conflict, err)?;
     // Then the numbers the header holds.
     let mut tally = Tally::default();
-    let reading = records::for_each_record(&args.files, args.max_line, |record, path, n| {
+    let reading = records::for_each_record(&args.files, args.limits, |record, path, n| {
         let key = key_of(&record, path, n);
         if chosen.chosen(&key) {
-            tally.push(&key.0, key.1, &record);
+            tally.push(&log_id(&key.0), key.1, &record);
         }
     })?;
     reading.finish(err)?;
@@ -358,7 +358,7 @@ pub fn run(args: &ExportArgs, out: &mut dyn Write, err: &mut dyn Write) -> Resul
     chosen.rewind();
     let mut failure = None;
     let is_score = |name: &str| tally.score_index.contains_key(name);
-    let reading = records::for_each_record(&args.files, args.max_line, |record, path, n| {
+    let reading = records::for_each_record(&args.files, args.limits, |record, path, n| {
         if failure.is_some() {
             return;
         }
@@ -366,10 +366,11 @@ pub fn run(args: &ExportArgs, out: &mut dyn Write, err: &mut dyn Write) -> Resul
         if !chosen.chosen(&(id.clone(), epoch)) {
             return;
         }
-        let sample = sample::sample(&id, epoch, &record, &args.model, &is_score);
+        let safe = log_id(&id);
+        let sample = sample::sample(&safe, &id, epoch, &record, &args.model, &is_score);
         let written = match &mut log {
             Log::Json(log) => log.sample(&sample),
-            Log::Eval(log) => log.sample(&id, epoch, &sample),
+            Log::Eval(log) => log.sample(&safe, epoch, &sample),
         };
         if let Err(error) = written {
             failure = Some(error);

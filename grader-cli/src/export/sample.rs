@@ -30,6 +30,52 @@ pub fn score_name(subscore: &str) -> String {
     }
 }
 
+/// The id a sample has in the log: its own, or, when that cannot be part of a file name (a
+/// path separator, `..`, a control or bidirectional formatting character, or nothing at
+/// all), a safe one made from it: each such character an underscore, the dots of an id with
+/// `..` too, then `~` and 8 hex digits of the original's SHA-256, so that two ids never become
+/// one. A `.eval` log names each sample's entry after it (`samples/{id}_epoch_{epoch}.json`, as
+/// Inspect AI's reader finds it by id); the original is kept in the sample's metadata
+/// (`sample_id`).
+///
+/// ```
+/// use grader_cli::export::log_id;
+///
+/// assert_eq!(log_id("q17"), "q17");
+/// assert_eq!(log_id("café 3.1"), "café 3.1");
+/// let safe = log_id("../../../tmp/x");
+/// assert!(safe.starts_with("_________tmp_x~") && safe.len() == "_________tmp_x~".len() + 8, "{safe}");
+/// assert!(log_id("a\u{1b}]0;t\u{7}").starts_with("a_]0;t_~"));
+/// assert_ne!(log_id("a/b"), log_id("a\\b"));
+/// ```
+#[must_use]
+pub fn log_id(id: &str) -> std::borrow::Cow<'_, str> {
+    use sha2::Digest as _;
+    let unsafe_char = |c: char| {
+        matches!(c, '/' | '\\') || c.is_control() || grader_core::report::is_bidi_control(c)
+    };
+    let dots = id.contains("..");
+    if !id.is_empty() && !dots && !id.chars().any(unsafe_char) {
+        return std::borrow::Cow::Borrowed(id);
+    }
+    let mut safe: String = id
+        .chars()
+        .map(|c| {
+            if unsafe_char(c) || (dots && c == '.') {
+                '_'
+            } else {
+                c
+            }
+        })
+        .collect();
+    let digest = sha2::Sha256::digest(id.as_bytes());
+    safe.push('~');
+    for byte in &digest[..4] {
+        safe.push_str(&format!("{byte:02x}"));
+    }
+    std::borrow::Cow::Owned(safe)
+}
+
 /// When a line's grading started and ended, when it says (a `started_at` in RFC 3339 UTC and a
 /// finite duration).
 #[must_use]
@@ -52,11 +98,12 @@ pub(super) fn inspect_time(time: SystemTime) -> String {
     }
 }
 
-/// One sample of the log. `is_score` says which scores the log has (the reward and the first
-/// subscore names, up to the limit): the subscores that are not go whole into the reward's
-/// metadata, under `other_subscores`.
+/// One sample of the log, `id` its [`log_id`] (`original` the line's). `is_score` says which
+/// scores the log has (the reward and the first subscore names, up to the limit): the
+/// subscores that are not go whole into the reward's metadata, under `other_subscores`.
 pub(super) fn sample(
     id: &str,
+    original: &str,
     epoch: u32,
     record: &Record,
     model: &str,
@@ -87,7 +134,13 @@ pub(super) fn sample(
             }),
         );
     }
-    sample.insert("metadata".into(), json!({}));
+    // The id as the results have it, where the log's had to be another.
+    let metadata = if id == original {
+        json!({})
+    } else {
+        json!({"sample_id": original})
+    };
+    sample.insert("metadata".into(), metadata);
     if let Some((started, ended)) = times(record) {
         sample.insert("started_at".into(), json!(inspect_time(started)));
         sample.insert("completed_at".into(), json!(inspect_time(ended)));
@@ -211,16 +264,47 @@ fn cut(text: &str, max: usize) -> String {
     }
 }
 
+/// The value a subscore's score shows: its value, or, for a penalty (a negative weight), its
+/// signed effect on the reward, `weight × value` (`−0.5` when a penalty of weight `−0.5`
+/// fired, `0` when it did not). Inspect AI's viewer colours and averages a score by its value:
+/// a fired penalty's value of 1 read as a pass, and its mean as a pass rate. The effect reads
+/// as what it is, and its mean is how much the penalty took off the reward on average (the
+/// reward's own score is unchanged). The subscore's value stays in the score's metadata.
+///
+/// ```
+/// use grader_core::SubScore;
+/// use grader_cli::export::shown_value;
+///
+/// let fired = SubScore::new("tests_edited", 1.0)?.with_weight(-0.5)?;
+/// assert_eq!(shown_value(&fired), -0.5);
+/// let quiet = SubScore::new("tests_edited", 0.0)?.with_weight(-0.5)?;
+/// assert_eq!(shown_value(&quiet).to_bits(), 0.0_f64.to_bits()); // 0, never −0
+/// assert_eq!(shown_value(&SubScore::new("tests", 0.25)?), 0.25);
+/// # Ok::<(), grader_core::ScoreError>(())
+/// ```
+#[must_use]
+pub fn shown_value(sub: &SubScore) -> f64 {
+    if sub.weight() < 0.0 {
+        // `+ 0.0` makes a −0 (a penalty that did not fire) a plain 0.
+        sub.weight() * sub.value() + 0.0
+    } else {
+        sub.value()
+    }
+}
+
 fn subscore(sub: &SubScore) -> Value {
     let empty = Map::new();
     let info = sub.info().unwrap_or(&empty);
     let mut metadata = json!({"weight": sub.weight(), "info": info});
+    if sub.weight() < 0.0 {
+        metadata["value"] = json!(sub.value());
+    }
     if let Some(children) = sub.children() {
         metadata["children"] = json!(children);
     }
     let explanation = subscore_explanation(sub, info);
     json!({
-        "value": sub.value(),
+        "value": shown_value(sub),
         "explanation": explanation,
         "metadata": metadata,
     })

@@ -12,7 +12,7 @@ use grader_eval::{Summary, SummaryBuilder};
 use super::args::ReportArgs;
 use crate::CliError;
 use crate::duplicates::{Chosen, OnConflict, files_named, key_of};
-use crate::records::{self, Record};
+use crate::records::{self, Record, SampleTexts};
 
 /// How many sample ids an error group lists.
 const GROUP_SAMPLES: usize = 8;
@@ -140,6 +140,8 @@ pub struct Row {
     pub result: Option<EvaluationResult>,
     /// Why it has no reward, if it has none.
     pub error: Option<String>,
+    /// The sample's input, target and the agent's answer, when its line holds them.
+    pub texts: SampleTexts,
 }
 
 // Rows are ordered by how well they went, then by their place (a later one gives way first
@@ -181,7 +183,7 @@ pub(super) fn collect(
                     .to_owned(),
             ));
         }
-        Some(Chosen::read(&args.files, args.flags.max_line, rule, err)?)
+        Some(Chosen::read(&args.files, args.flags.limits, rule, err)?)
     } else {
         None
     };
@@ -189,7 +191,7 @@ pub(super) fn collect(
     let mut collected = Collected::default();
     let mut seen = HashSet::new();
     let threshold = args.flags.threshold;
-    let reading = records::for_each_record(&args.files, args.flags.max_line, |record, path, n| {
+    let reading = records::for_each_record(&args.files, args.flags.limits, |record, path, n| {
         let key = key_of(&record, path, n);
         // As in the summary, the line of a (sample, epoch) that counts: the first, or the
         // last.
@@ -327,6 +329,7 @@ fn gather(
         epoch,
         result: record.result.clone(),
         error,
+        texts: record.texts.clone(),
     });
 }
 

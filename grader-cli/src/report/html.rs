@@ -381,9 +381,34 @@ fn reward_cell(reward: Option<f64>, penalised: bool) -> Markup {
 }
 
 fn grade_cell(row: &Row, subscores: &[SubScore], threshold: f64) -> Markup {
+    let texts = [
+        ("input", row.texts.input.as_deref()),
+        ("target", row.texts.target.as_deref()),
+        ("answer", row.texts.answer.as_deref()),
+    ];
+    let held: Vec<(&str, &str)> = texts
+        .iter()
+        .filter_map(|(label, text)| Some((*label, (*text)?)))
+        .collect();
     html! {
         @if let Some(error) = &row.error {
             (text_block("error", error, None, true))
+        }
+        @if !held.is_empty() {
+            details.sample-texts {
+                summary {
+                    @for (at, (label, _)) in held.iter().enumerate() {
+                        @if at > 0 { ", " }
+                        (label)
+                    }
+                    @if let Some((_, first)) = held.first() {
+                        span.muted { " — " (one_line(first, 120)) }
+                    }
+                }
+                @for (label, text) in &held {
+                    (text_block(label, text, None, false))
+                }
+            }
         }
         @if let Some(result) = &row.result {
             @let wrong = why::wrong(subscores, threshold);

@@ -119,10 +119,15 @@ pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(1);
 ///   with [`env`](Self::env) is always set; [`pass_env`](Self::pass_env) lets one through,
 ///   [`env_clear`](Self::env_clear) inherits nothing, and
 ///   [`inherit_secrets(true)`](Self::inherit_secrets) everything, as the reference does.
+///   **Unsandboxed, that keeps them out of the command's environment only**: the command runs
+///   as this process's user and can read this process's environment through
+///   `/proc/<pid>/environ` (as root, any process's). In the [`sandbox`](Self::sandbox) it
+///   cannot: that is the way to keep them.
 /// - **Bounded, and sandboxed on request.** The command may use 4 GiB of memory, 4 096
 ///   processes, 8 GiB files and 4 096 open files unless told otherwise
-///   ([`limits`](Self::limits)); a limit hit scores 0.0 with `info.limit_exceeded` naming it.
-///   [`sandbox`](Self::sandbox) runs it under bubblewrap. The reference bounds only time.
+///   ([`limits`](Self::limits)); a limit hit anywhere in its process tree scores 0.0 with
+///   `info.limit_exceeded` naming it. [`sandbox`](Self::sandbox) runs it under bubblewrap, as
+///   an unprivileged user where this process is root. The reference bounds only time.
 /// - **A bad `cwd` is an error** ([`Failure::WorkingDirectory`] naming the path: missing, not
 ///   a directory, or not enterable), not a 0.0: the grader could not run, the agent did not
 ///   fail. So is an environment variable that cannot be set as given (an empty name, `=` or
@@ -217,7 +222,8 @@ pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(1);
 /// - **The cgroup, where there is one.** With [limits](Self::limits) enforced by a cgroup (the
 ///   default, where the machine offers one), every process of the command is in the command's
 ///   own group, which no process can leave: once the sweeper is done, whatever is still in it
-///   is killed before the grade returns.
+///   is killed before the grade returns, and if this process dies, the watcher kills whatever
+///   is left in its groups, whatever its environment.
 ///
 /// **What still escapes** (without a cgroup): a process that clears or rewrites its environment (`env -i`,
 /// `exec -c`) once it has also left the process group; one whose environment this user cannot
@@ -398,8 +404,10 @@ impl BashGrader {
     /// as `nsenter` joining a workspace's namespaces (what
     /// `grader_env::workspace::Workspace::bash` gives). The launcher inherits the command's
     /// environment, limits and tag, so everything it starts is bounded and stopped as the
-    /// command's own processes are. Recorded in `_parameters.launcher` as the program's file
-    /// name only (its arguments may name a process).
+    /// command's own processes are, and (with limits or a sandbox) none of this process's
+    /// descriptors; with a [`sandbox`](Self::sandbox), where this process is root, it runs as
+    /// the sandbox's host user already. Recorded in `_parameters.launcher` as the program's
+    /// file name only (its arguments may name a process).
     pub fn launcher<I, S>(mut self, program_and_arguments: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -487,7 +495,7 @@ impl BashGrader {
 
     /// Runs the command with `shell` (`/bin/bash` but in tests) and scores it.
     async fn run(self, shell: &Path) -> Result<Score, Failure> {
-        check_runtime()?;
+        start::check_runtime()?;
         spawn::check_env(&self.env)?;
         let set: Vec<OsString> = self.env.iter().map(|(name, _)| name.clone()).collect();
         let withheld = secrets::withheld(self.inherit, &self.passed, &set);
@@ -497,6 +505,8 @@ impl BashGrader {
             at: started,
             limits,
             sandbox,
+            host_uid,
+            writes,
         }) = started
         else {
             return Ok(shell_not_found(shell));
@@ -511,6 +521,9 @@ impl BashGrader {
                 tokio::join!(out.fill(stdout), err.fill(stderr));
             });
             let mut drained = false;
+            // Resolves when the command's processes have used their CPU time together.
+            let mut cpu_spent = pin!(limits.cpu_spent());
+            let mut cpu_killed = false;
 
             // Until bash exits or the time is up, reading both pipes all along.
             let deadline = started.checked_add(this.timeout);
@@ -522,6 +535,12 @@ impl BashGrader {
                         biased;
                         status = guard.child.wait() => break Some(status.map_err(wait_failure)?),
                         () = sleep_until(deadline) => break None,
+                        () = &mut cpu_spent, if !cpu_killed => {
+                            // Past the limit: every process of the command, now. Bash, killed
+                            // too, ends the wait above.
+                            cpu_killed = true;
+                            limits.kill_now();
+                        }
                         () = &mut pumps, if !drained => drained = true,
                     }
                 }
@@ -564,7 +583,12 @@ impl BashGrader {
         let (stdout, stdout_dropped) = out.finish();
         let (stderr, stderr_dropped) = err.finish();
         let code = exit.map(exit_code);
-        let limits = limits.finish(code);
+        // A file the command cut at the file-size limit, looked for off the executor.
+        let cut = match limits.file_scan(writes) {
+            Some(scan) => matches!(start::run(move || scan.run()).await, Ok(Ok(true))),
+            None => false,
+        };
+        let limits = limits.finish(code, cut);
         let mut info = Info::new();
         info.insert("exit_code".into(), code.map_or(Value::Null, Value::from));
         info.insert("stdout".into(), stdout.into());
@@ -602,6 +626,9 @@ impl BashGrader {
         }
         if let Some(sandbox) = sandbox {
             info.insert("sandbox".into(), sandbox.into());
+        }
+        if let Some(uid) = host_uid {
+            info.insert("sandbox_host_uid".into(), uid.into());
         }
         Ok(Score::new(value).with_info(info))
     }
@@ -658,19 +685,7 @@ impl Grader for BashGrader {
             params.insert("launcher".into(), name.into());
         }
         if let Some(sandbox) = &self.sandbox {
-            let paths = |writable: bool| {
-                let paths = sandbox.binds().iter().filter(|(_, w)| *w == writable);
-                Value::Array(
-                    paths
-                        .map(|(path, _)| path.to_string_lossy().into_owned().into())
-                        .collect(),
-                )
-            };
-            let mut described = serde_json::Map::new();
-            described.insert("network".into(), sandbox.allows_network().into());
-            described.insert("read_only".into(), paths(false));
-            described.insert("writable".into(), paths(true));
-            params.insert("sandbox".into(), Value::Object(described));
+            params.insert("sandbox".into(), Value::Object(sandbox.recorded()));
         }
         params
     }
@@ -703,29 +718,6 @@ fn wait_failure(source: io::Error) -> Failure {
         context: "waiting for the command to exit".to_owned(),
         source,
     }
-}
-
-/// Fails unless this code runs inside a tokio runtime with its IO driver and its timer, before
-/// anything is started: without them tokio panics once the command is running.
-///
-/// tokio offers no way to ask, so each driver is probed with a call that panics without it;
-/// the panic is caught, and the panic hook still prints tokio's message. Under
-/// `panic = "abort"` the probe aborts instead.
-fn check_runtime() -> Result<(), Failure> {
-    let problem = if tokio::runtime::Handle::try_current().is_err() {
-        "no tokio runtime is running; await the grade inside one, or call `grade_blocking`"
-    } else if std::panic::catch_unwind(|| drop(tokio::time::sleep(Duration::ZERO))).is_err() {
-        "the tokio runtime has no timer; build it with `enable_all()` (or `enable_time()`)"
-    } else if std::panic::catch_unwind(|| {
-        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::child()).map(drop)
-    })
-    .is_err()
-    {
-        "the tokio runtime has no IO driver; build it with `enable_all()` (or `enable_io()`)"
-    } else {
-        return Ok(());
-    };
-    Err(Failure::Runtime(problem.to_owned()))
 }
 
 /// Sleeps until `deadline`, or forever when there is none (a timeout too large to add).

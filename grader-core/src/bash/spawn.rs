@@ -4,6 +4,7 @@
 
 use std::ffi::OsString;
 use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -13,20 +14,26 @@ use tokio::time::Instant;
 use std::time::Duration;
 
 use crate::error::Failure;
-use crate::sandbox::{Applied, Limits, Sandbox};
+use crate::sandbox::{
+    Applied, Bind, Descriptors, HostUser, Limits, Sandbox, Source, group_parents,
+};
 
 use super::group::{self, BASH, CommandGuard, ENV};
 use super::secrets::Inherit;
 use super::sweep::{self, Tag};
 use super::watch;
 
-/// A command that started: its guard, when it started, its limits, and how it was sandboxed
-/// (for `info.sandbox`). `None` in its place means there was no shell to run it with.
+/// A command that started: its guard, when it started, its limits, how it was sandboxed
+/// (for `info.sandbox`), the host uid its sandbox runs as where root was dropped, and the
+/// directories it can write that outlive it. `None` in its place means there was no shell to
+/// run it with.
 pub(super) struct Started {
     pub(super) guard: CommandGuard,
     pub(super) at: Instant,
     pub(super) limits: Applied,
     pub(super) sandbox: Option<String>,
+    pub(super) host_uid: Option<u32>,
+    pub(super) writes: Vec<PathBuf>,
 }
 
 /// What a command is started with: the grader's settings, borrowed.
@@ -61,7 +68,7 @@ impl Launch<'_> {
             context: "starting the thread that stops commands' processes".to_owned(),
             source,
         })?;
-        watch::ensure(BASH).map_err(|source| Failure::Io {
+        watch::ensure(BASH, &group_parents(self.limits)).map_err(|source| Failure::Io {
             context: "starting the watcher that stops commands if this process ends".to_owned(),
             source,
         })?;
@@ -71,21 +78,39 @@ impl Launch<'_> {
             program.extend([ENV.into(), "--default-signal".into()]);
         }
         program.extend(self.launcher.iter().cloned());
+        let cwd = match self.cwd {
+            Some(dir) => dir.to_owned(),
+            None => std::env::current_dir().map_err(|source| Failure::Io {
+                context: "finding the working directory".to_owned(),
+                source,
+            })?,
+        };
+        // Where a file the command cuts at the file-size limit is looked for afterwards: the
+        // working directory the grader chose (not one inherited from this process, which may
+        // be anything up to `/`), and the sandbox's writable binds.
+        let mut writes: Vec<PathBuf> = self.cwd.iter().map(|dir| dir.to_path_buf()).collect();
+        // Descriptors bwrap binds from; every other one is closed in the command.
+        let mut keep: Vec<OwnedFd> = Vec::new();
+        let mut host_user = None;
         let sandbox_label = match sandbox {
             Some(Sandboxing::Bwrap(bwrap, sandbox)) => {
-                let cwd = match self.cwd {
-                    Some(dir) => dir.to_owned(),
-                    None => std::env::current_dir().map_err(|source| Failure::Io {
-                        context: "finding the working directory to sandbox".to_owned(),
-                        source,
-                    })?,
-                };
-                program.extend(sandbox.arguments(bwrap, &cwd));
+                let (arguments, user) =
+                    bwrap_command_line(bwrap, sandbox, &cwd, self.cwd.is_some(), &mut keep)?;
+                program.extend(arguments);
+                host_user = user;
+                writes.extend(
+                    sandbox
+                        .binds()
+                        .iter()
+                        .filter(|(_, writable)| *writable)
+                        .map(|(path, _)| path.clone()),
+                );
                 Some("bwrap".to_owned())
             }
             Some(Sandboxing::Without(why)) => Some(format!("none: {why}")),
             None => None,
         };
+        let sandboxed = sandbox_label.as_deref() == Some("bwrap");
         program.push(shell.into());
         let mut command = tokio::process::Command::new(&program[0]);
         command.args(&program[1..]);
@@ -119,7 +144,15 @@ impl Launch<'_> {
             context: "opening the command's cgroup".to_owned(),
             source,
         })?;
-        limits.take_hook().install(&mut command);
+        let mut hook = limits.take_hook();
+        // What the command inherits of this process's descriptors: nothing, in the sandbox and
+        // wherever the hook runs anyway; with no limit and no sandbox the command starts as it
+        // did before limits existed.
+        if sandboxed || !hook.is_empty() {
+            hook.descriptors = Some(Descriptors::keeping(keep));
+        }
+        hook.user = host_user;
+        hook.install(&mut command);
         tracing::debug!(command = %self.command, cwd = ?self.cwd, timeout = ?self.timeout, "running grader command");
 
         let before = sweep::Counters::read();
@@ -130,6 +163,8 @@ impl Launch<'_> {
                 at,
                 limits,
                 sandbox: sandbox_label,
+                host_uid: host_user.map(|user| user.uid()),
+                writes,
             })),
             Err(error) => {
                 // tokio starts the process before it registers its pipes and its pidfd with
@@ -174,13 +209,94 @@ pub(super) fn check_env(env: &[(OsString, OsString)]) -> Result<(), Failure> {
 
 /// How a command with a sandbox runs: in bwrap, or (the user chose it) without, and why.
 enum Sandboxing<'a> {
-    Bwrap(&'static Path, &'a Sandbox),
+    Bwrap(&'static crate::sandbox::Bwrap, &'a Sandbox),
     Without(&'static str),
+}
+
+/// bwrap's command line for `sandbox` with the working directory `cwd`, and the host user it
+/// runs as where this process is root. Then the working directory, when the grader `chose`
+/// it, and the writable binds are handed to that user first, and bound from the descriptors
+/// of what was handed over where bwrap takes them (added to `keep`), so that bwrap binds
+/// exactly those. A working directory inherited from this process is never handed over (it
+/// is bound as it is: the command writes there only what the files' permissions let the host
+/// user write). What is not handed over is opened by this process too, so a path the host
+/// user could not reach is still bound (what it may read of it is up to the files'
+/// permissions).
+fn bwrap_command_line(
+    bwrap: &crate::sandbox::Bwrap,
+    sandbox: &Sandbox,
+    cwd: &Path,
+    chosen: bool,
+    keep: &mut Vec<OwnedFd>,
+) -> Result<(Vec<OsString>, Option<HostUser>), Failure> {
+    if !HostUser::applies() {
+        return Ok((sandbox.arguments(&bwrap.path, cwd), None));
+    }
+    let user = sandbox.effective_host_user();
+    let failed = |error: crate::sandbox::SandboxError| Failure::Sandbox(error.to_string());
+    user.check_mapped().map_err(failed)?;
+    let open = |path: &Path| {
+        rustix::fs::open(
+            path,
+            rustix::fs::OFlags::PATH | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        )
+        .map_err(|e| Failure::Sandbox(format!("cannot open {} to bind it: {e}", path.display())))
+    };
+    let handed = if chosen {
+        user.hand_over(cwd).map_err(failed)?.0
+    } else {
+        open(cwd)?
+    };
+    let cwd_bind = Bind {
+        source: source(bwrap, keep, handed, cwd),
+        at: cwd,
+        writable: true,
+        must_exist: true,
+    };
+    let mut binds = Vec::new();
+    for (path, writable) in sandbox.binds() {
+        // As bwrap's `--bind-try`: a path that does not exist is skipped.
+        if std::fs::symlink_metadata(path).is_err() {
+            continue;
+        }
+        let fd = if *writable {
+            user.hand_over(path).map_err(failed)?.0
+        } else {
+            open(path)?
+        };
+        binds.push(Bind {
+            source: source(bwrap, keep, fd, path),
+            at: path,
+            writable: *writable,
+            must_exist: false,
+        });
+    }
+    Ok((
+        sandbox.command_line(&bwrap.path, &cwd_bind, &binds, true),
+        Some(user),
+    ))
+}
+
+/// Where bwrap binds from: `fd` (kept open into it) where it takes descriptors, else `path`.
+fn source<'p>(
+    bwrap: &crate::sandbox::Bwrap,
+    keep: &mut Vec<OwnedFd>,
+    fd: OwnedFd,
+    path: &'p Path,
+) -> Source<'p> {
+    if bwrap.bind_fd {
+        let number = fd.as_raw_fd();
+        keep.push(fd);
+        Source::Fd(number)
+    } else {
+        Source::Path(path)
+    }
 }
 
 /// bwrap for `sandbox`, the fallback the user chose, or the failure.
 fn sandboxing(sandbox: &Sandbox) -> Result<Sandboxing<'_>, Failure> {
-    match Sandbox::check() {
+    match Sandbox::checked() {
         Ok(bwrap) => Ok(Sandboxing::Bwrap(bwrap, sandbox)),
         Err(why) if sandbox.falls_back() => {
             tracing::warn!(%why, "running a command unsandboxed, as its grader allows");

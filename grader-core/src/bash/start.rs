@@ -8,7 +8,10 @@
 //! from its last free thread (`Handle::block_on` inside `spawn_blocking`) would wait for
 //! itself, and a semaphore bounding it would be held by gradings polled once and then left.
 //! Here a grading hands its start to the queue and awaits the answer; the starters take the
-//! runtime's context from the grading, so tokio registers the command's pipes with it.
+//! runtime's context from the grading, so tokio registers the command's pipes with it. The
+//! look for a file the command cut at its file-size limit, which walks a directory tree, runs
+//! here too. [`check_runtime`] tells, before anything starts, whether the runtime a grade runs
+//! on has what it needs.
 
 use std::any::Any;
 use std::io;
@@ -16,9 +19,12 @@ use std::panic::AssertUnwindSafe;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 
+use std::time::Duration;
+
 use tokio::sync::oneshot;
 
 use super::per_process::PerProcess;
+use crate::error::Failure;
 
 /// How many threads start commands.
 const STARTERS: usize = 4;
@@ -92,4 +98,27 @@ fn serve(rx: &Mutex<mpsc::Receiver<Job>>) {
             Err(mpsc::RecvError) => return,
         }
     }
+}
+
+/// Fails unless this code runs inside a tokio runtime with its IO driver and its timer, before
+/// anything is started: without them tokio panics once the command is running.
+///
+/// tokio offers no way to ask, so each driver is probed with a call that panics without it;
+/// the panic is caught, and the panic hook still prints tokio's message. Under
+/// `panic = "abort"` the probe aborts instead.
+pub(super) fn check_runtime() -> Result<(), Failure> {
+    let problem = if tokio::runtime::Handle::try_current().is_err() {
+        "no tokio runtime is running; await the grade inside one, or call `grade_blocking`"
+    } else if std::panic::catch_unwind(|| drop(tokio::time::sleep(Duration::ZERO))).is_err() {
+        "the tokio runtime has no timer; build it with `enable_all()` (or `enable_time()`)"
+    } else if std::panic::catch_unwind(|| {
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::child()).map(drop)
+    })
+    .is_err()
+    {
+        "the tokio runtime has no IO driver; build it with `enable_all()` (or `enable_io()`)"
+    } else {
+        return Ok(());
+    };
+    Err(Failure::Runtime(problem.to_owned()))
 }

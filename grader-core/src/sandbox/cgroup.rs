@@ -1,6 +1,8 @@
-//! A cgroup per command, for the memory and process limits: cgroup v1 (a group in each of the
-//! `memory` and `pids` hierarchies) or v2 (one group with both controllers), made under the
-//! grading process's own group, read once the command is over and removed.
+//! A cgroup per command, for the memory, process and CPU-time limits: cgroup v1 (a group in
+//! each of the `memory` and `pids` hierarchies, and in `cpuacct` when a CPU-time limit is set)
+//! or v2 (one group with the `memory` and `pids` controllers, whose `cpu.stat` counts its CPU
+//! time), made under the grading process's own group, read once the command is over and
+//! removed.
 //!
 //! The hierarchies are found once per process from `/proc/self/mountinfo` and
 //! `/proc/self/cgroup`. On a machine where neither version offers the controllers to this
@@ -17,11 +19,12 @@ use std::sync::{Mutex, OnceLock};
 /// Where this process's groups are, for the controllers the limits use.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Hierarchy {
-    /// cgroup v1: this process's group in the `memory` and in the `pids` hierarchy (either
-    /// may be missing).
+    /// cgroup v1: this process's group in the `memory`, the `pids` and the `cpuacct`
+    /// hierarchy (any may be missing).
     V1 {
         memory: Option<PathBuf>,
         pids: Option<PathBuf>,
+        cpu: Option<PathBuf>,
     },
     /// cgroup v2: this process's group, whose children get the `memory` and `pids`
     /// controllers.
@@ -66,6 +69,7 @@ impl Hierarchy {
     pub(crate) fn parse(mountinfo: &str, cgroup: &str) -> Result<Hierarchy, String> {
         let mut v1_memory = None;
         let mut v1_pids = None;
+        let mut v1_cpu = None;
         let mut v2 = None;
         for line in mountinfo.lines() {
             let Some((before, after)) = line.split_once(" - ") else {
@@ -87,6 +91,7 @@ impl Hierarchy {
                         match option {
                             "memory" => v1_memory = Some(mount.clone()),
                             "pids" => v1_pids = Some(mount.clone()),
+                            "cpuacct" => v1_cpu = Some(mount.clone()),
                             _ => {}
                         }
                     }
@@ -114,7 +119,8 @@ impl Hierarchy {
         let memory = place(v1_memory, Some("memory"));
         let pids = place(v1_pids, Some("pids"));
         if memory.is_some() || pids.is_some() {
-            return Ok(Hierarchy::V1 { memory, pids });
+            let cpu = place(v1_cpu, Some("cpuacct"));
+            return Ok(Hierarchy::V1 { memory, pids, cpu });
         }
         match place(v2, None) {
             Some(group) => Ok(Hierarchy::V2 { group }),
@@ -129,13 +135,7 @@ impl Hierarchy {
     /// another process, and one made in the last minute (perhaps by a process of another PID
     /// namespace, setting it up).
     fn sweep_stale(&self) {
-        let parents: Vec<&Path> = match self {
-            Hierarchy::V1 { memory, pids } => {
-                memory.iter().chain(pids).map(PathBuf::as_path).collect()
-            }
-            Hierarchy::V2 { group } => vec![group.as_path()],
-        };
-        for parent in parents {
+        for parent in self.parents() {
             let Ok(entries) = fs::read_dir(parent) else {
                 continue;
             };
@@ -187,10 +187,30 @@ impl Hierarchy {
     /// Whether groups here bound memory and processes.
     pub(crate) fn has(&self) -> (bool, bool) {
         match self {
-            Hierarchy::V1 { memory, pids } => (memory.is_some(), pids.is_some()),
+            Hierarchy::V1 { memory, pids, .. } => (memory.is_some(), pids.is_some()),
             Hierarchy::V2 { .. } => (true, true),
         }
     }
+
+    /// The directories this process's groups are made in (one per v1 hierarchy, or the v2
+    /// group): where the watcher looks for them if this process dies.
+    pub(crate) fn parents(&self) -> Vec<&Path> {
+        match self {
+            Hierarchy::V1 { memory, pids, cpu } => memory
+                .iter()
+                .chain(pids)
+                .chain(cpu)
+                .map(PathBuf::as_path)
+                .collect(),
+            Hierarchy::V2 { group } => vec![group.as_path()],
+        }
+    }
+}
+
+/// The start of the name of every group this process makes: `grader-<pid>-`, followed by a
+/// number.
+pub(crate) fn group_prefix() -> String {
+    format!("grader-{}-", std::process::id())
 }
 
 /// `mountinfo` escapes space, tab, newline and backslash as octal.
@@ -227,11 +247,13 @@ fn delegate(group: &Path) -> Result<(), String> {
     })
 }
 
-/// The limits a group enforces.
+/// The limits a group enforces, and whether it counts CPU time (v1 makes a `cpuacct` group
+/// for that; a v2 group always counts it).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Settings {
     pub(crate) memory: Option<u64>,
     pub(crate) processes: Option<u64>,
+    pub(crate) cpu: bool,
 }
 
 /// One command's group: its directories (one per v1 hierarchy, or the one v2 group).
@@ -239,6 +261,7 @@ pub(crate) struct Settings {
 pub(crate) struct Group {
     memory: Option<PathBuf>,
     pids: Option<PathBuf>,
+    cpu: Option<PathBuf>,
     v2: bool,
 }
 
@@ -251,6 +274,8 @@ pub(crate) struct Seen {
     pub(crate) out_of_memory: bool,
     /// A fork of the command was refused at the process limit.
     pub(crate) process_limit_hit: bool,
+    /// The CPU time all the command's processes used together, where the group counts it.
+    pub(crate) cpu_time: Option<std::time::Duration>,
 }
 
 impl Group {
@@ -261,14 +286,11 @@ impl Group {
     pub(crate) fn make(hierarchy: &Hierarchy, settings: &Settings) -> Result<Group, String> {
         retry_left();
         static NEXT: AtomicU64 = AtomicU64::new(0);
-        let name = format!(
-            "grader-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        );
+        let name = format!("{}{}", group_prefix(), NEXT.fetch_add(1, Ordering::Relaxed));
         let mut group = Group {
             memory: None,
             pids: None,
+            cpu: None,
             v2: false,
         };
         let made = |dir: PathBuf| -> Result<PathBuf, String> {
@@ -277,7 +299,7 @@ impl Group {
                 .map_err(|e| format!("cannot make the cgroup {}: {e}", dir.display()))
         };
         match hierarchy {
-            Hierarchy::V1 { memory, pids } => {
+            Hierarchy::V1 { memory, pids, cpu } => {
                 if let Some(parent) = memory {
                     group.memory = Some(made(parent.join(&name))?);
                 }
@@ -290,11 +312,21 @@ impl Group {
                         }
                     }
                 }
+                if let (true, Some(parent)) = (settings.cpu, cpu) {
+                    // Without it the CPU-time limit falls back to the rlimit: not a reason to
+                    // give up the memory and process limits.
+                    match made(parent.join(&name)) {
+                        Ok(dir) => group.cpu = Some(dir),
+                        Err(why) => tracing::debug!(%why, "no cpuacct group for the command"),
+                    }
+                }
             }
             Hierarchy::V2 { group: parent } => {
                 let dir = made(parent.join(&name))?;
                 group.memory = Some(dir.clone());
-                group.pids = Some(dir);
+                group.pids = Some(dir.clone());
+                // `cpu.stat` is in every v2 group, with or without the cpu controller.
+                group.cpu = Some(dir);
                 group.v2 = true;
             }
         }
@@ -328,7 +360,7 @@ impl Group {
     /// # Errors
     /// When one cannot be opened.
     pub(crate) fn procs(&self) -> io::Result<Vec<OwnedFd>> {
-        let mut dirs: Vec<&PathBuf> = self.memory.iter().chain(self.pids.iter()).collect();
+        let mut dirs = self.dirs();
         dirs.dedup();
         dirs.into_iter()
             .map(|dir| {
@@ -361,16 +393,78 @@ impl Group {
             let events = fs::read_to_string(dir.join("pids.events")).unwrap_or_default();
             seen.process_limit_hit = count(&events, "max") > 0;
         }
+        seen.cpu_time = self.cpu_time();
         seen
+    }
+
+    /// Whether the group counts the CPU time of its processes.
+    pub(crate) fn counts_cpu(&self) -> bool {
+        self.cpu.is_some()
+    }
+
+    /// The CPU time the group's processes used so far, those gone included (v1:
+    /// `cpuacct.usage`, in nanoseconds; v2: `usage_usec` of `cpu.stat`).
+    pub(crate) fn cpu_time(&self) -> Option<std::time::Duration> {
+        let dir = self.cpu.as_ref()?;
+        if self.v2 {
+            let stat = fs::read_to_string(dir.join("cpu.stat")).ok()?;
+            let micros = stat
+                .lines()
+                .filter_map(|line| line.split_once(' '))
+                .find(|(name, _)| *name == "usage_usec")
+                .and_then(|(_, n)| n.trim().parse().ok())?;
+            Some(std::time::Duration::from_micros(micros))
+        } else {
+            let nanos = fs::read_to_string(dir.join("cpuacct.usage")).ok()?;
+            nanos
+                .trim()
+                .parse()
+                .ok()
+                .map(std::time::Duration::from_nanos)
+        }
+    }
+
+    /// The group's directories, the first of them the one whose `cgroup.procs` lists every
+    /// process of the command.
+    fn dirs(&self) -> Vec<&PathBuf> {
+        self.memory
+            .iter()
+            .chain(self.pids.iter())
+            .chain(self.cpu.iter())
+            .collect()
+    }
+
+    /// Sends SIGKILL once to every process in the group (v2: through `cgroup.kill` where the
+    /// kernel has it, which also reaches what forks meanwhile). Does not wait.
+    pub(crate) fn kill_once(&self) {
+        let Some(dir) = self.dirs().first().copied() else {
+            return;
+        };
+        if self.v2 && fs::write(dir.join("cgroup.kill"), "1").is_ok() {
+            return;
+        }
+        let Ok(text) = fs::read_to_string(dir.join("cgroup.procs")) else {
+            return;
+        };
+        for pid in text
+            .lines()
+            .filter_map(|line| line.trim().parse().ok())
+            .filter_map(rustix::process::Pid::from_raw)
+        {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+        }
     }
 
     /// Sends SIGKILL to every process in the group until none is left (or a second has
     /// passed): a process cannot leave its cgroup, so this reaches what left the process group
     /// and cleared its environment too.
     pub(crate) fn kill_all(&self) {
-        let Some(dir) = self.memory.as_ref().or(self.pids.as_ref()) else {
+        let Some(dir) = self.dirs().first().copied() else {
             return;
         };
+        if self.v2 {
+            let _ = fs::write(dir.join("cgroup.kill"), "1");
+        }
         let procs = dir.join("cgroup.procs");
         for _ in 0..1000 {
             let Ok(text) = fs::read_to_string(&procs) else {
@@ -397,7 +491,12 @@ impl Group {
     /// again for up to [`REMOVE_WAIT`]; a group still busy then is left for the next group made
     /// or removed to try again (those left from before are tried here too).
     pub(crate) fn remove(self) {
-        let mut dirs: Vec<PathBuf> = self.memory.into_iter().chain(self.pids).collect();
+        let mut dirs: Vec<PathBuf> = self
+            .memory
+            .into_iter()
+            .chain(self.pids)
+            .chain(self.cpu)
+            .collect();
         dirs.dedup();
         let started = std::time::Instant::now();
         loop {
@@ -468,6 +567,23 @@ mod tests {
             Ok(Hierarchy::V1 {
                 memory: Some(PathBuf::from("/sys/fs/cgroup/memory/job/7")),
                 pids: Some(PathBuf::from("/sys/fs/cgroup/pids")),
+                cpu: None,
+            })
+        );
+    }
+
+    #[test]
+    fn v1_counts_cpu_time_where_cpuacct_is_mounted() {
+        let mountinfo = format!(
+            "{HYBRID}36 30 0:32 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n"
+        );
+        let cgroup = "8:pids:/\n5:cpu,cpuacct:/grading\n4:memory:/\n0::/\n";
+        assert_eq!(
+            Hierarchy::parse(&mountinfo, cgroup),
+            Ok(Hierarchy::V1 {
+                memory: Some(PathBuf::from("/sys/fs/cgroup/memory")),
+                pids: Some(PathBuf::from("/sys/fs/cgroup/pids")),
+                cpu: Some(PathBuf::from("/sys/fs/cgroup/cpu,cpuacct/grading")),
             })
         );
     }
@@ -520,6 +636,7 @@ mod tests {
         let settings = Settings {
             memory: Some(1 << 20),
             processes: Some(8),
+            cpu: true,
         };
         let group = Group::make(&hierarchy, &settings).expect("made");
         let dir = group.memory.clone().expect("dir");
@@ -538,9 +655,16 @@ mod tests {
         fs::write(dir.join("memory.peak"), "524288\n").expect("peak");
         fs::write(dir.join("memory.events"), "low 0\noom 1\noom_kill 1\n").expect("events");
         fs::write(dir.join("pids.events"), "max 3\n").expect("pids");
+        fs::write(
+            dir.join("cpu.stat"),
+            "usage_usec 1500000\nuser_usec 1000000\nsystem_usec 500000\n",
+        )
+        .expect("cpu");
         let seen = group.seen();
         assert_eq!(seen.peak_memory, Some(524_288));
         assert!(seen.out_of_memory && seen.process_limit_hit);
+        assert!(group.counts_cpu());
+        assert_eq!(seen.cpu_time, Some(std::time::Duration::from_millis(1500)));
         // Not empty (as cgroupfs's files are not ordinary files): left, then removed later.
         group.remove();
         assert!(dir.exists());

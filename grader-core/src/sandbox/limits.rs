@@ -2,13 +2,22 @@
 //! files), enforced by a cgroup per command where the machine offers one and by rlimits
 //! otherwise.
 
-use std::time::Duration;
+use std::ops::ControlFlow;
+use std::os::fd::AsFd;
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use rustix::fs::FileType;
 use rustix::process::Resource;
 use serde_json::{Map, Value};
 
 use super::cgroup::{Group, Hierarchy, Settings};
 use super::hook::Hook;
+use super::tree;
+
+/// The shortest and the longest wait between two readings of a command's CPU time: the next
+/// reading comes when the time left could be used up on every core at once, within these.
+const CPU_POLL: (Duration, Duration) = (Duration::from_millis(10), Duration::from_millis(500));
 
 const MIB: u64 = 1024 * 1024;
 const GIB: u64 = 1024 * MIB;
@@ -30,14 +39,32 @@ pub const DEFAULT_OPEN_FILES: u64 = 4096;
 /// |---|---|---|---|
 /// | [`memory`](Self::memory) | [4 GiB](DEFAULT_MEMORY) | the command's cgroup (memory and swap, all its processes together); else `RLIMIT_DATA`, each process alone | the kernel kills a process of the command |
 /// | [`processes`](Self::processes) | [4 096](DEFAULT_PROCESSES) | the command's cgroup (`pids`: processes and threads, together); no fallback | a `fork` fails |
-/// | [`cpu_time`](Self::cpu_time) | none | `RLIMIT_CPU`, each process alone | `SIGXCPU`, then `SIGKILL` a second later |
-/// | [`file_size`](Self::file_size) | [8 GiB](DEFAULT_FILE_SIZE) | `RLIMIT_FSIZE`, each file | `SIGXFSZ` (or `EFBIG` where it is ignored) |
+/// | [`cpu_time`](Self::cpu_time) | none | the command's cgroup (`cpuacct` on v1, `cpu.stat` on v2: all its processes together, those gone included), read while it runs; else `RLIMIT_CPU`, each process alone | every process of the command is killed (`SIGKILL`); without the cgroup, `SIGXCPU` to the process, `SIGKILL` a second later |
+/// | [`file_size`](Self::file_size) | [8 GiB](DEFAULT_FILE_SIZE) | `RLIMIT_FSIZE`, each file of each process | the write stops at the limit: `SIGXFSZ` (or `EFBIG` where it is ignored) |
 /// | [`open_files`](Self::open_files) | [4 096](DEFAULT_OPEN_FILES) | `RLIMIT_NOFILE`, each process | `open` fails with `EMFILE` |
 ///
 /// An rlimit is only ever lowered: where the grading process has a lower one already, the
 /// command keeps that. A command that runs as root can raise its rlimits and leave its cgroup
 /// (it can do anything else too): run it in the [`Sandbox`](super::Sandbox), which drops its
 /// capabilities and does not mount `/sys`.
+///
+/// **A limit hit anywhere in the command's process tree** fails the command, whatever its
+/// exit code, with the limit named:
+///
+/// - memory, processes: the cgroup's own counts (`oom_kill`, `pids.events`);
+/// - CPU time: the cgroup's total, read while the command runs, at the latest when the time
+///   left could be used up on every core at once (from every 500 ms down to every 10 ms), and
+///   once more when it is over. Without a cgroup that counts CPU time, only a command whose
+///   shell itself was ended by `SIGXCPU` is told apart;
+/// - file size: the kernel keeps no count of the writes it stopped, so the command's shell
+///   ended by `SIGXFSZ`, or, once the command is over, a file the command modified that has
+///   exactly the limit's size, in its working directory or a writable bind of its sandbox
+///   (looked for without following links or entering other filesystems, in at most a
+///   million entries). A file cut in the sandbox's private `/tmp`, outside those directories,
+///   or removed before the command ended, was still cut at the limit, but is not told apart;
+///   and a file that the command wrote to exactly the limit's size counts as cut.
+/// - open files: an `open` that fails with `EMFILE` cannot be told from any other failure; it
+///   shows only as the command's own.
 ///
 /// ```
 /// use std::time::Duration;
@@ -99,8 +126,8 @@ impl Limits {
         self
     }
 
-    /// The most CPU time each process of the command may use, rounded up to whole seconds
-    /// (`None`: no limit).
+    /// The most CPU time the command's processes may use together (`None`: no limit), where a
+    /// cgroup counts it; without one, each process alone, rounded up to whole seconds.
     #[must_use]
     pub fn cpu_time(mut self, time: impl Into<Option<Duration>>) -> Self {
         self.cpu_time = time.into();
@@ -196,19 +223,19 @@ impl Limits {
             limits: *self,
             group: None,
             by: Map::new(),
-            hook: Hook {
-                procs: Vec::new(),
-                rlimits: Vec::new(),
-            },
+            hook: Hook::empty(),
+            file_cap: None,
+            since: SystemTime::now(),
         };
         if self.is_none() {
             return Ok(applied);
         }
         let mut memory_by_rlimit = self.memory.is_some();
-        if self.memory.is_some() || self.processes.is_some() {
+        if self.memory.is_some() || self.processes.is_some() || self.cpu_time.is_some() {
             let settings = Settings {
                 memory: self.memory,
                 processes: self.processes,
+                cpu: self.cpu_time.is_some(),
             };
             let made = Hierarchy::find()
                 .map_err(str::to_owned)
@@ -224,7 +251,10 @@ impl Limits {
                         memory_by_rlimit = false;
                     }
                     if pids && self.processes.is_some() {
-                        applied.by.insert("processes".into(), label);
+                        applied.by.insert("processes".into(), label.clone());
+                    }
+                    if group.counts_cpu() && self.cpu_time.is_some() {
+                        applied.by.insert("cpu_time".into(), label);
                     }
                     applied.hook.procs = group.procs()?;
                     applied.group = Some(group);
@@ -240,8 +270,9 @@ impl Limits {
                 );
             }
         }
+        let cpu_by_group = applied.by.contains_key("cpu_time");
         let mut rlimit = |name: &str, resource: Resource, value: Option<u64>, hard_extra: u64| {
-            let Some(value) = value else { return };
+            let value = value?;
             let current = rustix::process::getrlimit(resource);
             let cap = |limit: Option<u64>| limit.map_or(value, |have| have.min(value));
             let soft = cap(current.current);
@@ -250,26 +281,86 @@ impl Limits {
                 .saturating_add(hard_extra)
                 .min(current.maximum.unwrap_or(u64::MAX));
             applied.hook.rlimits.push((resource, soft, hard));
-            applied.by.insert(name.into(), Value::from("rlimit"));
+            // A limit the cgroup enforces keeps its rlimit as a second line, unnamed.
+            applied
+                .by
+                .entry(name)
+                .or_insert_with(|| Value::from("rlimit"));
+            Some(soft)
         };
         if memory_by_rlimit {
             rlimit("memory", Resource::Data, self.memory, 0);
         }
         // A second between SIGXCPU and SIGKILL, as the kernel's own soft/hard pair allows.
-        rlimit("cpu_time", Resource::Cpu, self.cpu_seconds(), 1);
-        rlimit("file_size", Resource::Fsize, self.file_size, 0);
+        // Where the cgroup counts CPU time the rlimit is only a second line, a second past the
+        // limit: the kernel's per-process count is made of ticks and can reach the limit a
+        // little before the group's exact total does, which would end a process at the limit
+        // without the group having passed it.
+        let cpu_seconds = self
+            .cpu_seconds()
+            .map(|seconds| seconds.saturating_add(u64::from(cpu_by_group)));
+        rlimit("cpu_time", Resource::Cpu, cpu_seconds, 1);
+        let file_cap = rlimit("file_size", Resource::Fsize, self.file_size, 0);
         rlimit("open_files", Resource::Nofile, self.open_files, 0);
+        applied.file_cap = file_cap;
         Ok(applied)
     }
 }
 
-/// The limits of one running command: its cgroup, the hook to install, and how each limit is
-/// enforced.
+/// The limits of one running command: its cgroup, the hook to install, how each limit is
+/// enforced, the size a file is cut at, and when the command started (for the files it cut).
 pub(crate) struct Applied {
     limits: Limits,
     group: Option<Group>,
     by: Map<String, Value>,
     pub(crate) hook: Hook,
+    file_cap: Option<u64>,
+    since: SystemTime,
+}
+
+/// A look, once the command is over, for a file it cut at the file-size limit: one of exactly
+/// `cap` bytes modified since `since`, beneath `dirs`. Made by [`Applied::file_scan`], run on a
+/// thread that may block.
+pub(crate) struct FileScan {
+    cap: u64,
+    since: SystemTime,
+    dirs: Vec<PathBuf>,
+}
+
+impl FileScan {
+    /// Whether such a file is there.
+    pub(crate) fn run(self) -> bool {
+        // Timestamps of some filesystems are coarse: a file cut in the command's first moments
+        // may carry a time a little before it started.
+        let since = self
+            .since
+            .checked_sub(Duration::from_secs(2))
+            .unwrap_or(UNIX_EPOCH);
+        let since = since.duration_since(UNIX_EPOCH).unwrap_or_default();
+        for dir in &self.dirs {
+            let Ok(root) = tree::open_trusted(dir, |link| {
+                link.st_uid == 0 || link.st_uid == rustix::process::geteuid().as_raw()
+            }) else {
+                continue;
+            };
+            let mut found = false;
+            let _ = tree::walk(root.as_fd(), |entry| {
+                let meta = entry.meta;
+                if meta.kind == FileType::RegularFile
+                    && meta.size == self.cap
+                    && meta.modified >= since
+                {
+                    found = true;
+                    return Ok(ControlFlow::Break(()));
+                }
+                Ok(ControlFlow::Continue(()))
+            });
+            if found {
+                return true;
+            }
+        }
+        false
+    }
 }
 
 /// What the limits made of a finished command: `info.limits`, the peak memory, and the limit
@@ -283,18 +374,49 @@ pub(crate) struct Outcome {
 impl Applied {
     /// Takes the hook out, to install on the command.
     pub(crate) fn take_hook(&mut self) -> Hook {
-        std::mem::replace(
-            &mut self.hook,
-            Hook {
-                procs: Vec::new(),
-                rlimits: Vec::new(),
-            },
-        )
+        std::mem::replace(&mut self.hook, Hook::empty())
+    }
+
+    /// Resolves once the command's processes have used their CPU time together; never where
+    /// there is no such limit or no cgroup counting it.
+    pub(crate) async fn cpu_spent(&self) {
+        let counted = self.group.as_ref().filter(|group| group.counts_cpu());
+        let (Some(limit), Some(group)) = (self.limits.cpu_time, counted) else {
+            return std::future::pending().await;
+        };
+        let cpus = u32::try_from(cores()).unwrap_or(u32::MAX).max(1);
+        loop {
+            let Some(used) = group.cpu_time() else {
+                return std::future::pending().await;
+            };
+            let Some(left) = limit.checked_sub(used).filter(|left| !left.is_zero()) else {
+                return;
+            };
+            tokio::time::sleep((left / cpus).clamp(CPU_POLL.0, CPU_POLL.1)).await;
+        }
+    }
+
+    /// Kills every process of the command now (its CPU time is spent), without waiting.
+    pub(crate) fn kill_now(&self) {
+        if let Some(group) = &self.group {
+            group.kill_once();
+        }
+    }
+
+    /// The look for a file the command cut at the file-size limit, beneath `dirs` (where it
+    /// could write and the file would stay), if there is such a limit.
+    pub(crate) fn file_scan(&self, dirs: Vec<PathBuf>) -> Option<FileScan> {
+        Some(FileScan {
+            cap: self.file_cap?,
+            since: self.since,
+            dirs,
+        })
     }
 
     /// Reads what the cgroup saw and removes it, once every process of the command is gone;
-    /// `exit` is the command's exit code as recorded (`-N` for signal N, or bash's `128 + N`).
-    pub(crate) fn finish(mut self, exit: Option<i64>) -> Outcome {
+    /// `exit` is the command's exit code as recorded (`-N` for signal N, or bash's `128 + N`),
+    /// `cut` whether a [`FileScan`] found a file cut at the file-size limit.
+    pub(crate) fn finish(mut self, exit: Option<i64>, cut: bool) -> Outcome {
         let group = self.group.take();
         // The sweeper found nothing of the command left; its cgroup, which no process of it can
         // leave, makes sure (a process that both left the process group and cleared its
@@ -316,11 +438,12 @@ impl Applied {
             limits
                 .processes
                 .map(|count| format!("process limit {count} reached"))
-        } else if limits.cpu_time.is_some() && signal(24) {
-            limits
-                .cpu_seconds()
-                .map(|seconds| format!("CPU time limit {seconds}s exceeded"))
-        } else if limits.file_size.is_some() && signal(25) {
+        } else if let Some(limit) = limits
+            .cpu_time
+            .filter(|limit| seen.cpu_time.is_some_and(|used| used >= *limit) || signal(24))
+        {
+            Some(format!("CPU time limit {} exceeded", show_duration(limit)))
+        } else if limits.file_size.is_some() && (cut || signal(25)) {
             limits
                 .file_size
                 .map(|bytes| format!("file size limit {} exceeded", show_bytes(bytes)))
@@ -345,6 +468,35 @@ impl Drop for Applied {
             group.remove();
         }
     }
+}
+
+/// How many cores the command's processes can run on at once (this process's, which they
+/// inherit), found once.
+fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))
+}
+
+/// A duration as a limit is written: `1s`, `1.5s`, `250ms`.
+fn show_duration(duration: Duration) -> String {
+    if duration.subsec_nanos() == 0 {
+        format!("{}s", duration.as_secs())
+    } else if duration.as_secs() == 0 && duration.subsec_nanos().is_multiple_of(1_000_000) {
+        format!("{}ms", duration.subsec_millis())
+    } else {
+        format!("{}s", duration.as_secs_f64())
+    }
+}
+
+/// The directories the command's groups are made in, when `limits` need a group and the
+/// machine offers one: where the watcher looks for them if this process dies.
+pub(crate) fn group_parents(limits: &Limits) -> Vec<PathBuf> {
+    if limits.memory.is_none() && limits.processes.is_none() && limits.cpu_time.is_none() {
+        return Vec::new();
+    }
+    Hierarchy::find()
+        .map(|hierarchy| hierarchy.parents().into_iter().map(PathBuf::from).collect())
+        .unwrap_or_default()
 }
 
 /// Bytes as a person reads them: `512 MiB`, `4 GiB`, `1.5 GiB`, `1000 bytes`.
@@ -373,6 +525,13 @@ mod tests {
         assert_eq!(show_bytes(4 * GIB), "4 GiB");
         assert_eq!(show_bytes(3 * GIB / 2), "1.5 GiB");
         assert_eq!(show_bytes(1000), "1000 bytes");
+    }
+
+    #[test]
+    fn durations_read_as_a_limit_is_written() {
+        assert_eq!(show_duration(Duration::from_secs(1)), "1s");
+        assert_eq!(show_duration(Duration::from_millis(1500)), "1.5s");
+        assert_eq!(show_duration(Duration::from_millis(250)), "250ms");
     }
 
     #[test]

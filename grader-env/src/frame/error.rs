@@ -34,6 +34,24 @@ pub enum FrameError {
         /// What all buffers together may grow by.
         budget: usize,
     },
+    /// No frame came for the idle timeout on a control connection with no task (none running,
+    /// none held for its session).
+    #[error(
+        "Control connection idle for {} s with no task; closed. Send `hello` (hud's client \
+         does every 120 s) to keep an idle connection open.",
+        timeout.as_secs_f64()
+    )]
+    Idle {
+        /// The idle timeout.
+        timeout: Duration,
+    },
+    /// The connection was idle, with no task, when a new one came and the server held as many
+    /// as it may: it gave its place to the new one.
+    #[error(
+        "Control connection closed to admit a new one: it was idle with no task, and the \
+         server holds as many connections as it may."
+    )]
+    Evicted,
     /// Reading from the socket failed.
     #[error("reading a frame failed: {0}")]
     Io(#[from] std::io::Error),

@@ -18,6 +18,7 @@ use serde_json::{Map, Value};
 use super::budget::{Budget, Held};
 use super::error::FrameError;
 use crate::pyfmt::py_type_name;
+use grader_core::cost::{VALUE_COST, parsed_cost};
 
 /// The deepest nesting a frame may have (the frame's own object is level 1). The reference
 /// reads about 980 levels, the rest of Python's recursion limit of 1000.
@@ -25,11 +26,6 @@ pub const MAX_DEPTH: usize = 980;
 
 /// The stack a thread gets to read a frame nested deeper than serde_json's default limit.
 const DEEP_STACK: usize = 64 << 20;
-
-/// What one JSON value may cost once parsed, at most, beyond its text: the `Value` itself (80
-/// bytes with ordered maps) with the slack of the vector or map that holds it while it grows
-/// (measured: a 16 MiB array of zeros peaks at 1.2 GB, 140 bytes an element).
-const VALUE_COST: usize = 160;
 
 /// The parsed cost below which a frame is not counted in the budget: what a connection may
 /// hold without asking, so that a small request is served even when the budget is spent.
@@ -80,32 +76,6 @@ pub(crate) struct Request {
     pub(crate) id: Id,
     /// What the parsed frame is counted as in the budget, until its request is handled.
     pub(crate) held: Held,
-}
-
-/// An upper bound of what the frame costs once parsed: its bytes and [`VALUE_COST`] for each
-/// value in it (counted by the separators and openings outside strings).
-fn parsed_cost(bytes: &[u8]) -> usize {
-    let (mut values, mut in_string, mut escaped) = (1usize, false, false);
-    for &byte in bytes {
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if byte == b'\\' {
-                escaped = true;
-            } else if byte == b'"' {
-                in_string = false;
-            }
-        } else {
-            match byte {
-                b'"' => in_string = true,
-                b'[' | b'{' | b',' => values += 1,
-                _ => {}
-            }
-        }
-    }
-    bytes
-        .len()
-        .saturating_add(values.saturating_mul(VALUE_COST))
 }
 
 /// Reads one frame (its newline included or not), counting what it costs parsed in `budget`

@@ -186,6 +186,8 @@ impl Channel {
         let (prompt_tx, prompt_rx) = oneshot::channel();
         let (answer_tx, answer_rx) = oneshot::channel();
         let session = Session::new(template.id().to_owned(), prompt_tx, answer_rx);
+        #[cfg(feature = "workspace")]
+        let session = session.with_workspaces(self.env.workspaces.clone());
         let future = template.begin(args, session)?;
         Ok(Runner {
             task_id: template.id().to_owned(),
@@ -248,6 +250,11 @@ impl Channel {
         for runner in runners {
             self.finish(runner).await;
         }
+    }
+
+    /// Whether a task is held for `session` (started, awaiting its grade).
+    pub(crate) fn holds(&self, session: &str) -> bool {
+        self.state().runners.contains_key(session)
     }
 
     /// How many tasks are held (running or parked).

@@ -3,7 +3,10 @@
 use std::time::Duration;
 
 use super::error::ServeError;
-use super::limits::{DEFAULT_BUFFERED_BYTES, DEFAULT_FRAME_TIMEOUT, default_max_connections};
+use super::limits::{
+    DEFAULT_BUFFERED_BYTES, DEFAULT_FRAME_TIMEOUT, DEFAULT_IDLE_TIMEOUT, default_max_connections,
+    default_max_streams,
+};
 
 /// Where to listen: `127.0.0.1` on a free port by default.
 ///
@@ -13,31 +16,58 @@ use super::limits::{DEFAULT_BUFFERED_BYTES, DEFAULT_FRAME_TIMEOUT, default_max_c
 /// let config = ServeConfig::from_args(["--host", "0.0.0.0", "--port", "8765"])?;
 /// assert_eq!(config.address(), "0.0.0.0:8765");
 /// let config = config.max_connections(64).frame_timeout(std::time::Duration::from_secs(5));
-/// assert_eq!(config.limits().0, 64);
-/// let config = ServeConfig::from_args(["--max-connections=16", "--frame-timeout", "2.5"])?;
-/// assert_eq!(config.limits().0, 16);
-/// assert_eq!(config.limits().2, std::time::Duration::from_millis(2500));
+/// assert_eq!(config.limits().max_connections, 64);
+/// let config = ServeConfig::from_args([
+///     "--max-connections=16",
+///     "--frame-timeout",
+///     "2.5",
+///     "--idle-timeout=60",
+///     "--max-streams=32",
+/// ])?;
+/// assert_eq!(config.limits().max_connections, 16);
+/// assert_eq!(config.limits().frame_timeout, std::time::Duration::from_millis(2500));
+/// assert_eq!(config.limits().idle_timeout, std::time::Duration::from_secs(60));
+/// assert_eq!(config.limits().max_streams, 32);
 /// assert!(ServeConfig::from_args(["--frame-timeout", "0"]).is_err());
 /// assert!(ServeConfig::from_args(["--port", "many"]).is_err());
 /// # Ok::<(), grader_env::ServeError>(())
 /// ```
 ///
-/// It also sets what the server lets its peers hold as a whole (see
-/// [`ServerStats`](super::ServerStats)): at most
-/// [`max_connections`](Self::max_connections) open connections (default
-/// [`default_max_connections`]: 512, or half the open-file limit when lower), at most
-/// [`buffered_bytes`](Self::buffered_bytes) bytes buffered for frames still arriving (default
-/// [`DEFAULT_BUFFERED_BYTES`], 128 MiB), and [`frame_timeout`](Self::frame_timeout) for a
-/// frame to arrive once begun, or for a new connection's first frame (default
-/// [`DEFAULT_FRAME_TIMEOUT`], 30 s). A connection idle between frames (a session awaiting its
-/// grade) is never timed out.
+/// It also sets what the server lets its peers hold as a whole ([`Limits`]; see
+/// [`ServerStats`](super::ServerStats)): at most [`max_connections`](Self::max_connections)
+/// control connections (default [`default_max_connections`]: 512, or a quarter of the
+/// open-file limit when lower; when they are all taken, a new connection takes the place of
+/// the one idle the longest with no task), at most [`max_streams`](Self::max_streams)
+/// capability streams, the agents' SSH (default [`default_max_streams`]: 512, or an eighth of
+/// the open-file limit), at most [`buffered_bytes`](Self::buffered_bytes) bytes buffered for
+/// frames still arriving (default [`DEFAULT_BUFFERED_BYTES`], 128 MiB),
+/// [`frame_timeout`](Self::frame_timeout) for a frame to arrive once begun, or for a new
+/// connection's first frame (default [`DEFAULT_FRAME_TIMEOUT`], 30 s), and
+/// [`idle_timeout`](Self::idle_timeout) for a control connection with no task to stay without
+/// a frame (default [`DEFAULT_IDLE_TIMEOUT`], 300 s). A session with a task (one awaiting its
+/// grade for hours) is never timed out, nor is a capability stream.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServeConfig {
     host: String,
     port: u16,
-    max_connections: usize,
-    buffered_bytes: usize,
-    frame_timeout: Duration,
+    limits: Limits,
+}
+
+/// What a server lets its peers hold, from [`ServeConfig::limits`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Limits {
+    /// Control connections open at once (those that have not sent a first frame included).
+    pub max_connections: usize,
+    /// Capability streams (`tunnel.open`) open at once.
+    pub max_streams: usize,
+    /// Bytes all connections' read buffers hold together.
+    pub buffered_bytes: usize,
+    /// Time for a frame to arrive once begun, for a new connection's first frame, and for the
+    /// peer to take a reply.
+    pub frame_timeout: Duration,
+    /// Time a control connection with no task may stay without sending a frame.
+    pub idle_timeout: Duration,
 }
 
 impl Default for ServeConfig {
@@ -45,9 +75,13 @@ impl Default for ServeConfig {
         ServeConfig {
             host: "127.0.0.1".to_owned(),
             port: 0,
-            max_connections: default_max_connections(),
-            buffered_bytes: DEFAULT_BUFFERED_BYTES,
-            frame_timeout: DEFAULT_FRAME_TIMEOUT,
+            limits: Limits {
+                max_connections: default_max_connections(),
+                max_streams: default_max_streams(),
+                buffered_bytes: DEFAULT_BUFFERED_BYTES,
+                frame_timeout: DEFAULT_FRAME_TIMEOUT,
+                idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            },
         }
     }
 }
@@ -67,23 +101,42 @@ impl ServeConfig {
         self
     }
 
-    /// Caps the connections open at once (at least 1); one more is answered with an error
-    /// frame and closed.
+    /// Caps the control connections open at once (at least 1). One more takes the place of
+    /// the connection idle the longest with no task (closed with an error frame saying so);
+    /// when none is idle, it is answered with an error frame and closed.
     #[must_use]
     pub fn max_connections(mut self, max: usize) -> Self {
-        self.max_connections = max.max(1);
+        self.limits.max_connections = max.max(1);
         self
     }
 
-    /// Bounds the bytes all connections' read buffers hold together. Each connection's small
-    /// buffer ([`SMALL_BUFFER`](crate::frame::SMALL_BUFFER), 1 KiB) is kept for it out of the
-    /// budget; what is left is what buffers may grow by for large frames (give at least one
-    /// [`FRAME_LIMIT`](crate::frame::FRAME_LIMIT) more than `max_connections` KiB for frames
-    /// of the largest size to be read). A frame that would pass it is refused with an error
+    /// Caps the capability streams (`tunnel.open`, the agents' SSH) open at once (at least 1),
+    /// apart from the control connections: one more is answered with an error frame and
+    /// closed.
+    #[must_use]
+    pub fn max_streams(mut self, max: usize) -> Self {
+        self.limits.max_streams = max.max(1);
+        self
+    }
+
+    /// Sets how long a control connection with no task (none running, none held for its
+    /// session) may stay without sending a frame; then it is closed with an error frame.
+    #[must_use]
+    pub fn idle_timeout(mut self, timeout: Duration) -> Self {
+        self.limits.idle_timeout = timeout;
+        self
+    }
+
+    /// Bounds the bytes all connections' read buffers hold together. A small buffer
+    /// ([`SMALL_BUFFER`](crate::frame::SMALL_BUFFER), 1 KiB) is kept out of the budget for
+    /// each place of the tables of new connections and of control sessions (`2 ×
+    /// max_connections` of them); what is left is what buffers may grow by for large frames
+    /// (give at least one [`FRAME_LIMIT`](crate::frame::FRAME_LIMIT) more than `2 ×
+    /// max_connections` KiB for frames of the largest size to be read). A frame that would pass it is refused with an error
     /// frame and its connection closed.
     #[must_use]
     pub fn buffered_bytes(mut self, bytes: usize) -> Self {
-        self.buffered_bytes = bytes;
+        self.limits.buffered_bytes = bytes;
         self
     }
 
@@ -91,18 +144,14 @@ impl ServeConfig {
     /// to send its first frame); after that its connection is closed with an error frame.
     #[must_use]
     pub fn frame_timeout(mut self, timeout: Duration) -> Self {
-        self.frame_timeout = timeout;
+        self.limits.frame_timeout = timeout;
         self
     }
 
-    /// The limits: connections, buffered bytes, frame timeout.
+    /// The limits.
     #[must_use]
-    pub fn limits(&self) -> (usize, usize, Duration) {
-        (
-            self.max_connections,
-            self.buffered_bytes,
-            self.frame_timeout,
-        )
+    pub fn limits(&self) -> Limits {
+        self.limits
     }
 
     /// The `host:port` to bind.
@@ -117,8 +166,9 @@ impl ServeConfig {
 
     /// Reads `--host HOST` and `--port PORT` (also as `--host=HOST`), the options of the
     /// reference's `python -m hud.environment.server`, and this crate's limits,
-    /// `--max-connections N`, `--buffered-bytes BYTES` and `--frame-timeout SECONDS`, from
-    /// command-line arguments (without the program name).
+    /// `--max-connections N`, `--max-streams N`, `--buffered-bytes BYTES`, `--frame-timeout
+    /// SECONDS` and `--idle-timeout SECONDS`, from command-line arguments (without the program
+    /// name).
     ///
     /// # Errors
     /// [`ServeError::Usage`] for an unknown option, a missing value or a bad port.
@@ -148,18 +198,18 @@ impl ServeConfig {
                         .parse()
                         .map_err(|_| ServeError::Usage(format!("--port: not a port: {text:?}")))?;
                 }
-                "--max-connections" | "--buffered-bytes" => {
+                "--max-connections" | "--max-streams" | "--buffered-bytes" => {
                     let text = value()?;
                     let number: usize = text.parse().map_err(|_| {
                         ServeError::Usage(format!("{key}: not a whole number: {text:?}"))
                     })?;
-                    config = if key == "--max-connections" {
-                        config.max_connections(number)
-                    } else {
-                        config.buffered_bytes(number)
+                    config = match key.as_str() {
+                        "--max-connections" => config.max_connections(number),
+                        "--max-streams" => config.max_streams(number),
+                        _ => config.buffered_bytes(number),
                     };
                 }
-                "--frame-timeout" => {
+                "--frame-timeout" | "--idle-timeout" => {
                     let text = value()?;
                     let timeout = text
                         .parse::<f64>()
@@ -169,7 +219,11 @@ impl ServeConfig {
                         .ok_or_else(|| {
                             ServeError::Usage(format!("{key}: not a number of seconds: {text:?}"))
                         })?;
-                    config.frame_timeout = timeout;
+                    config = if key == "--frame-timeout" {
+                        config.frame_timeout(timeout)
+                    } else {
+                        config.idle_timeout(timeout)
+                    };
                 }
                 _ => return Err(ServeError::Usage(format!("unknown argument: {arg:?}"))),
             }

@@ -13,6 +13,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use tokio::time::Instant;
+
 use serde_json::{Map, Value, json};
 use tokio::io::AsyncWriteExt as _;
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
@@ -20,6 +22,7 @@ use tokio::sync::{Mutex, oneshot, watch};
 
 use super::channel::{Channel, NoTask, Resume};
 use super::hello::{check_connection, check_route, no_workspace};
+use super::limits::Slot;
 use crate::frame::{
     FRAME_LIMIT, FrameError, FrameReader, Held, Id, Outcome, Request, encode_response,
 };
@@ -113,6 +116,13 @@ struct Work {
     _held: Held,
 }
 
+/// What the control loop needs of its connection's place in the server's table: to say when
+/// it is idle (it may then give its place to a new connection) and for how long it may be.
+pub(crate) struct Connection<'a> {
+    pub(crate) slot: &'a mut Slot,
+    pub(crate) idle_timeout: Duration,
+}
+
 struct Control {
     channel: Arc<Channel>,
     writer: Writer,
@@ -128,6 +138,7 @@ pub(crate) async fn run(
     reader: &mut FrameReader<OwnedReadHalf>,
     writer: Writer,
     shutdown: &mut watch::Receiver<bool>,
+    connection: Connection<'_>,
 ) -> Result<(), FrameError> {
     let id = channel.open_session();
     let mut control = Control {
@@ -136,7 +147,7 @@ pub(crate) async fn run(
         id,
         work: None,
     };
-    let result = control.serve(first, reader, shutdown).await;
+    let result = control.serve(first, reader, shutdown, connection).await;
     control.stop_work().await;
     control.channel.close_session(&control.id);
     result
@@ -155,15 +166,38 @@ impl Control {
         first: Request,
         reader: &mut FrameReader<OwnedReadHalf>,
         shutdown: &mut watch::Receiver<bool>,
+        connection: Connection<'_>,
     ) -> Result<(), FrameError> {
+        let Connection { slot, idle_timeout } = connection;
         let mut pending = Some(first);
+        // Since when the connection has waited for a frame with no task.
+        let mut idle_since: Option<Instant> = None;
         loop {
             let msg = match pending.take() {
                 Some(msg) => msg,
                 None => {
+                    // A session with a task (running, or held for its grade) is never idle:
+                    // an agent may think for hours.
+                    let holding = self.work.is_some() || self.channel.holds(&self.id);
+                    if holding {
+                        slot.busy();
+                        idle_since = None;
+                    } else {
+                        slot.idle();
+                    }
+                    let since = *idle_since.get_or_insert_with(Instant::now);
                     tokio::select! {
                         biased;
                         _ = shutdown.changed() => return Ok(()),
+                        () = slot.evicted(), if !holding => return Err(FrameError::Evicted),
+                        () = tokio::time::sleep_until(since + idle_timeout), if !holding => {
+                            if reader.pending() > 0 {
+                                // A frame is arriving: the frame timeout bounds it.
+                                idle_since = Some(Instant::now());
+                                continue;
+                            }
+                            return Err(FrameError::Idle { timeout: idle_timeout });
+                        }
                         done = wait_work(&mut self.work) => {
                             self.work = None;
                             done?;
@@ -185,6 +219,8 @@ impl Control {
                     }
                 }
             };
+            slot.busy();
+            idle_since = None;
             // A task call that has already replied is over, whatever the scheduler says.
             if self
                 .work
@@ -408,15 +444,10 @@ impl Call {
         }
     }
 
-    /// Logs a task that failed to start or to grade, as the reference logs the exception.
+    /// Logs a task that failed to start or to grade, as the reference logs the exception
+    /// (see [`failure_log`](super::failure_log)).
     fn failed(&self, method: &str, task: &str, message: &str) {
-        tracing::error!(
-            task,
-            session = %self.session,
-            method,
-            error = message,
-            "task failed"
-        );
+        super::failure_log::task_failed(method, task, &self.session, message);
     }
 
     async fn error(&self, code: i64, message: &str) -> Result<(), FrameError> {

@@ -5,6 +5,7 @@ mod channel;
 mod config;
 mod control;
 mod error;
+mod failure_log;
 mod hello;
 mod limits;
 mod tunnel;
@@ -22,12 +23,13 @@ use tokio::task::{JoinHandle, JoinSet};
 use crate::environment::Environment;
 use crate::frame::{FRAME_LIMIT, FrameError, FrameReader, Id};
 use channel::Channel;
-pub use config::ServeConfig;
+pub use config::{Limits, ServeConfig};
 pub use error::ServeError;
 pub use limits::{
-    DEFAULT_BUFFERED_BYTES, DEFAULT_FRAME_TIMEOUT, ServerStats, default_max_connections,
+    DEFAULT_BUFFERED_BYTES, DEFAULT_FRAME_TIMEOUT, DEFAULT_IDLE_TIMEOUT, ServerStats,
+    default_max_connections, default_max_streams,
 };
-use limits::{Guard, Slot};
+use limits::{Guard, Refused, Slot};
 
 /// The line a serving process prints on stdout once it accepts connections, followed by the
 /// port; hud's runtimes read it.
@@ -129,7 +131,7 @@ impl Server {
     }
 }
 
-impl Environment {
+impl<S> Environment<S> {
     /// Runs the `initialize` hooks and binds the control channel (not printing the port line:
     /// [`serve`](Self::serve) does that). For tests and for programs that serve several
     /// environments.
@@ -149,7 +151,8 @@ impl Environment {
     /// [`ServeError::Initialize`] when a hook fails (the shutdown hooks then run),
     /// [`ServeError::Bind`] when the address cannot be bound.
     pub async fn bind(self, config: &ServeConfig) -> Result<Server, ServeError> {
-        let env = Arc::new(self);
+        // The templates hold what they take of the state since they were registered.
+        let env = Arc::new(self.with_state(()));
         if let Err(message) = env.start().await {
             env.stop().await;
             return Err(ServeError::Initialize {
@@ -175,8 +178,14 @@ impl Environment {
         })?;
         tracing::info!(env = %env.name, address = %local, "bound");
         let channel = Arc::new(Channel::new(env));
-        let (max_connections, buffered_bytes, frame_timeout) = config.limits();
-        let guard = Arc::new(Guard::new(max_connections, buffered_bytes, frame_timeout));
+        let limits = config.limits();
+        let guard = Arc::new(Guard::new(
+            limits.max_connections,
+            limits.max_streams,
+            limits.buffered_bytes,
+            limits.frame_timeout,
+            limits.idle_timeout,
+        ));
         let (stop, stopped) = watch::channel(false);
         let accept = tokio::spawn(accept_loop(
             listener,
@@ -274,15 +283,16 @@ async fn accept_loop(
             _ = stop.changed() => break,
             Some(_) = connections.join_next(), if !connections.is_empty() => {}
             accepted = listener.accept() => match accepted {
-                Ok((stream, peer)) => match guard.admit() {
-                    Some(slot) => {
-                        let _ = stream.set_nodelay(true);
-                        let channel = Arc::clone(&channel);
-                        let guard = Arc::clone(&guard);
-                        connections.spawn(connection(channel, guard, slot, stream, stop.clone()));
+                Ok((stream, peer)) => {
+                    let (slot, evicted) = guard.admit();
+                    if let Some(silent) = evicted {
+                        log_eviction(&guard, peer, "new connection silent", silent);
                     }
-                    None => refuse(&stream, peer, &guard),
-                },
+                    let _ = stream.set_nodelay(true);
+                    let channel = Arc::clone(&channel);
+                    let guard = Arc::clone(&guard);
+                    connections.spawn(connection(channel, guard, slot, stream, stop.clone()));
+                }
                 Err(error) => {
                     tracing::warn!(%error, "accept failed");
                     tokio::time::sleep(Duration::from_millis(10)).await;
@@ -300,32 +310,70 @@ async fn accept_loop(
     }
 }
 
-/// Answers a connection over the cap with one error frame, without waiting, and closes it.
-fn refuse(stream: &TcpStream, peer: SocketAddr, guard: &Guard) {
-    let max = guard.max_connections;
-    if let Some(unlogged) = guard.logs[0].allow() {
+/// Logs (at most once a second) that the connection `what` the longest (for `idle`) was closed
+/// to admit the one from `peer`.
+fn log_eviction(guard: &Guard, peer: SocketAddr, what: &str, idle: Duration) {
+    if let Some(unlogged) = guard.logs.evicted.allow() {
         tracing::warn!(
             %peer,
-            max_connections = max,
+            max_connections = guard.max_connections,
+            idle_secs = idle.as_secs_f64(),
             unlogged,
-            "refusing a connection: the server holds as many as it may"
+            "closing the {what} the longest to admit a new one"
         );
-    }
-    let message =
-        format!("The server holds {max} connections, as many as it may; try again later.");
-    if let Ok(bytes) = crate::frame::encode_response(
-        &Id::NULL,
-        &crate::frame::Outcome::Error(-32000, &message),
-        FRAME_LIMIT,
-    ) {
-        let _ = stream.try_write(&bytes);
     }
 }
 
+/// Answers a first frame the tables have no place for with an error frame (the message says
+/// which table is full), logs it (at most once a second), and lets the connection close.
+async fn refuse(
+    guard: &Guard,
+    peer: Option<SocketAddr>,
+    refused: Refused,
+    writer: &control::Writer,
+    id: &Id,
+) {
+    let message = match refused {
+        Refused::Control => {
+            let max = guard.max_connections;
+            if let Some(unlogged) = guard.logs.refused_connection.allow() {
+                tracing::warn!(
+                    peer = ?peer,
+                    max_connections = max,
+                    unlogged,
+                    "refusing a control session: the server holds as many as it may, none idle"
+                );
+            }
+            format!(
+                "The server holds {max} connections, as many as it may, each with a task or a \
+                 request; try again later."
+            )
+        }
+        Refused::Stream => {
+            let max = guard.max_streams;
+            if let Some(unlogged) = guard.logs.refused_stream.allow() {
+                tracing::warn!(
+                    peer = ?peer,
+                    max_streams = max,
+                    unlogged,
+                    "refusing a capability stream: the server holds as many as it may"
+                );
+            }
+            format!(
+                "The server holds {max} capability streams, as many as it may; try again later."
+            )
+        }
+    };
+    let _ = control::send_control_error(writer, id, -32000, &message).await;
+}
+
+/// Serves one connection: its first frame (within the frame timeout, unless a newer connection
+/// takes its place first) moves it to the table of capability streams (`tunnel.open`) or of
+/// control sessions, or is refused when that table has no place.
 async fn connection(
     channel: Arc<Channel>,
     guard: Arc<Guard>,
-    slot: Slot,
+    mut slot: Slot,
     stream: TcpStream,
     mut stop: watch::Receiver<bool>,
 ) {
@@ -340,6 +388,7 @@ async fn connection(
     });
     let first = tokio::select! {
         _ = stop.changed() => return,
+        () = slot.evicted() => Err(FrameError::Evicted),
         first = tokio::time::timeout(timeout, reader.read_request()) => match first {
             Ok(first) => first,
             Err(_) => Err(FrameError::TimedOut {
@@ -348,46 +397,102 @@ async fn connection(
             }),
         },
     };
-    let result = match first {
-        Ok(None) => Ok(()),
+    let (result, held) = match first {
+        Ok(None) => (Ok(()), slot),
         Ok(Some(first))
             if first.msg.get("method").and_then(Value::as_str) == Some("tunnel.open") =>
         {
-            let env = Arc::clone(&channel.env);
-            tokio::select! {
-                _ = stop.changed() => Ok(()),
-                done = tunnel::run(env, first, reader, Arc::clone(&writer)) => done,
+            match slot.into_stream() {
+                Ok(stream_slot) => {
+                    let env = Arc::clone(&channel.env);
+                    let done = tokio::select! {
+                        _ = stop.changed() => Ok(()),
+                        done = tunnel::run(env, first, reader, Arc::clone(&writer)) => done,
+                    };
+                    drop(stream_slot);
+                    return finish(&guard, peer, done, &writer).await;
+                }
+                Err((refused, slot)) => {
+                    refuse(&guard, peer, refused, &writer, &first.id).await;
+                    drop(slot);
+                    return finish(&guard, peer, Ok(()), &writer).await;
+                }
             }
         }
-        Ok(Some(first)) => {
-            control::run(channel, first, &mut reader, Arc::clone(&writer), &mut stop).await
-        }
-        Err(error) => Err(error),
+        Ok(Some(first)) => match slot.into_control() {
+            Ok((mut slot, evicted)) => {
+                if let (Some(idle), Some(peer)) = (evicted, peer) {
+                    log_eviction(&guard, peer, "control session idle", idle);
+                }
+                let session = control::Connection {
+                    slot: &mut slot,
+                    idle_timeout: guard.idle_timeout,
+                };
+                let done = control::run(
+                    channel,
+                    first,
+                    &mut reader,
+                    Arc::clone(&writer),
+                    &mut stop,
+                    session,
+                )
+                .await;
+                finish(&guard, peer, done, &writer).await;
+                drop(slot);
+                return;
+            }
+            Err((refused, slot)) => {
+                refuse(&guard, peer, refused, &writer, &first.id).await;
+                drop(slot);
+                return finish(&guard, peer, Ok(()), &writer).await;
+            }
+        },
+        Err(error) => (Err(error), slot),
     };
+    finish(&guard, peer, result, &writer).await;
+    drop(held);
+}
+
+/// Says why a connection ends (an error frame where the peer should know), counts and logs it,
+/// and closes the write half.
+async fn finish(
+    guard: &Guard,
+    peer: Option<SocketAddr>,
+    result: Result<(), FrameError>,
+    writer: &control::Writer,
+) {
     match result {
         Err(FrameError::TooLarge(message)) => {
-            let _ = control::send_control_error(&writer, &Id::NULL, -32000, &message).await;
+            let _ = control::send_control_error(writer, &Id::NULL, -32000, &message).await;
         }
         Err(error @ (FrameError::TimedOut { .. } | FrameError::Busy { .. })) => {
             if matches!(error, FrameError::TimedOut { .. }) {
                 guard.timed_out();
-                if let Some(unlogged) = guard.logs[2].allow() {
+                if let Some(unlogged) = guard.logs.timed_out.allow() {
                     let what = "closing a connection whose frame stopped arriving";
                     tracing::warn!(peer = ?peer, %error, unlogged, "{what}");
                 }
             } else {
                 guard.refused_frame();
-                if let Some(unlogged) = guard.logs[1].allow() {
+                if let Some(unlogged) = guard.logs.refused_frame.allow() {
                     let what = "refusing a frame: the buffered-bytes budget is spent";
                     tracing::warn!(peer = ?peer, %error, unlogged, "{what}");
                 }
             }
             let message = error.to_string();
-            let _ = control::send_control_error(&writer, &Id::NULL, -32000, &message).await;
+            let _ = control::send_control_error(writer, &Id::NULL, -32000, &message).await;
+        }
+        Err(error @ (FrameError::Idle { .. } | FrameError::Evicted)) => {
+            if matches!(error, FrameError::Idle { .. }) {
+                guard.idle_closed();
+                tracing::info!(peer = ?peer, %error, "closing an idle connection");
+            }
+            let message = error.to_string();
+            let _ = control::send_control_error(writer, &Id::NULL, -32000, &message).await;
         }
         Err(FrameError::Io(error)) if error.kind() == std::io::ErrorKind::TimedOut => {
             guard.timed_out();
-            if let Some(unlogged) = guard.logs[2].allow() {
+            if let Some(unlogged) = guard.logs.timed_out.allow() {
                 let what = "closing a connection that does not read its replies";
                 tracing::warn!(peer = ?peer, %error, unlogged, "{what}");
             }
@@ -397,6 +502,4 @@ async fn connection(
     }
     let mut write = writer.half.lock().await;
     let _ = tokio::io::AsyncWriteExt::shutdown(&mut *write).await;
-    drop(write);
-    drop(slot);
 }

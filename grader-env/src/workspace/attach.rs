@@ -1,16 +1,16 @@
 //! `Environment::workspace`: a [`Workspace`] started when the environment serves, published as
 //! its `shell` capability, its sandbox discarded when each task ends and stopped with the
-//! server.
+//! server. A template reaches it through its session (`Session::workspace`, a
+//! [`WorkspaceHandle`]).
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use tokio::sync::Mutex;
-
+use super::handle::WorkspaceHandle;
 use super::server::{Workspace, WorkspaceBuilder};
 use crate::Environment;
 
-impl Environment {
+impl<S> Environment<S> {
     /// Attaches a workspace on `root` with the reference's defaults, as hud's
     /// `env.workspace(root)`; see [`workspace_with`](Self::workspace_with).
     #[must_use]
@@ -34,44 +34,29 @@ impl Environment {
     /// Files in the root stay. One workspace serves every task of the environment, as the
     /// reference's: tasks run at the same time share it.
     ///
+    /// A template reaches the workspace through its task's session:
+    /// [`Session::workspace`](crate::Session::workspace) gives a [`WorkspaceHandle`], to grade
+    /// inside the task's sandbox with [`WorkspaceHandle::bash`].
+    ///
     /// ```
-    /// use grader_env::Environment;
+    /// use grader_env::{Environment, NoArgs, Session, Template};
     /// use grader_env::workspace::Workspace;
     ///
     /// let env = Environment::new("coding")
-    ///     .workspace_with(Workspace::builder("/srv/checkout").network(false), "shell");
+    ///     .workspace_with(Workspace::builder("/srv/checkout").network(false), "shell")
+    ///     .template(Template::new("fix", |_: NoArgs, session: Session| async move {
+    ///         session.prompt("Fix the test in /workspace.").await?;
+    ///         let tests = session.workspace()?.bash("pytest -q").await?.grade(1.0).await?;
+    ///         Ok::<_, Box<dyn std::error::Error + Send + Sync>>(tests)
+    ///     }))?;
     /// assert!(env.capabilities().get("shell").is_none(), "published when it serves");
+    /// # Ok::<(), grader_env::EnvironmentError>(())
     /// ```
     #[must_use]
-    pub fn workspace_with(self, builder: WorkspaceBuilder, name: &str) -> Self {
-        self.workspace_shared(builder, name, &WorkspaceHandle::new())
-    }
-
-    /// As [`workspace_with`](Self::workspace_with), with a `handle` the templates keep to
-    /// reach the workspace while it serves: to grade inside its sandbox with
-    /// [`WorkspaceHandle::bash`].
-    ///
-    /// ```
-    /// use grader_env::Environment;
-    /// use grader_env::workspace::{Workspace, WorkspaceHandle};
-    ///
-    /// let handle = WorkspaceHandle::new();
-    /// let env = Environment::new("coding").workspace_shared(
-    ///     Workspace::builder("/srv/checkout"),
-    ///     "shell",
-    ///     &handle,
-    /// );
-    /// // A template's grading then runs `handle.bash("pytest -q").await?.grade(1.0)`.
-    /// # drop(env);
-    /// ```
-    #[must_use]
-    pub fn workspace_shared(
-        self,
-        builder: WorkspaceBuilder,
-        name: &str,
-        handle: &WorkspaceHandle,
-    ) -> Self {
-        let slot = Arc::clone(&handle.slot);
+    pub fn workspace_with(mut self, builder: WorkspaceBuilder, name: &str) -> Self {
+        let handle = WorkspaceHandle::new();
+        self.workspaces.push(name, handle.clone());
+        let slot = handle.slot();
         let name = name.to_owned();
         let (on_task_end, on_stop) = (Arc::clone(&slot), Arc::clone(&slot));
         self.initialize(move |capabilities| {
@@ -107,48 +92,5 @@ impl Environment {
                 Ok::<(), std::convert::Infallible>(())
             }
         })
-    }
-}
-
-/// A handle on the workspace an [`Environment`] attached with
-/// [`workspace_shared`](Environment::workspace_shared), for its templates: while the
-/// environment serves, [`bash`](Self::bash) grades a command inside the workspace's sandbox.
-#[derive(Clone, Default)]
-pub struct WorkspaceHandle {
-    slot: Arc<Mutex<Option<Workspace>>>,
-}
-
-impl std::fmt::Debug for WorkspaceHandle {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("WorkspaceHandle").finish_non_exhaustive()
-    }
-}
-
-impl WorkspaceHandle {
-    /// A handle on no workspace yet: give it to
-    /// [`workspace_shared`](Environment::workspace_shared).
-    #[must_use]
-    pub fn new() -> Self {
-        WorkspaceHandle::default()
-    }
-
-    /// [`Workspace::bash`] on the running workspace: a `BashGrader` whose command runs in the
-    /// task's sandbox, seeing what the agent left there.
-    ///
-    /// # Errors
-    /// When the workspace is not running (before the environment serves, or after it
-    /// stopped), or its sandbox cannot be started.
-    pub async fn bash(
-        &self,
-        command: impl Into<String>,
-    ) -> Result<grader_core::BashGrader, super::WorkspaceError> {
-        match self.slot.lock().await.as_ref() {
-            Some(workspace) => workspace.bash(command).await,
-            None => Err(super::WorkspaceError::Sandbox(
-                "the environment's workspace is not running (it starts when the environment \
-                 serves)"
-                    .to_owned(),
-            )),
-        }
     }
 }

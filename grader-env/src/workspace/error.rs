@@ -88,6 +88,16 @@ pub enum WorkspaceError {
     /// its baseline.
     #[error("the workspace's file tracking did not start: {0}")]
     Tracker(#[from] super::TrackerError),
+    /// A template asked its session for a workspace the environment did not attach: none
+    /// attached, none by that name, or several and no name given
+    /// ([`Session::workspace`](crate::Session::workspace)).
+    #[error("task {task:?}: {message}")]
+    NotAttached {
+        /// The task whose template asked.
+        task: String,
+        /// What it asked for and what there is.
+        message: String,
+    },
     /// `HUD_FILE_TRACKING_ENABLED` is set to something that is not a boolean (the reference's
     /// settings refuse it too).
     #[error(

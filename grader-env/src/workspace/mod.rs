@@ -25,6 +25,8 @@ mod error;
 #[cfg(feature = "workspace")]
 mod filetracking;
 #[cfg(feature = "workspace")]
+mod handle;
+#[cfg(feature = "workspace")]
 mod mount;
 mod pattern;
 #[cfg(feature = "workspace")]
@@ -36,8 +38,6 @@ mod server;
 #[cfg(feature = "workspace")]
 mod ssh;
 
-#[cfg(feature = "workspace")]
-pub use attach::WorkspaceHandle;
 pub use capture::{Artifact, CAPTURE_CONTENT_TYPES, Capture, Flush};
 pub use changes::{
     Change, Changes, DEFAULT_MAX_FILE_SIZE, Diff, ManifestEntry, Status, Tracker, TrackerError,
@@ -46,6 +46,10 @@ pub use changes::{
 pub use egress::{ANY_HOST, Peer};
 #[cfg(feature = "workspace")]
 pub use error::WorkspaceError;
+#[cfg(feature = "workspace")]
+pub(crate) use handle::Attached;
+#[cfg(feature = "workspace")]
+pub use handle::WorkspaceHandle;
 #[cfg(feature = "workspace")]
 pub use mount::Mount;
 pub use pattern::{DEFAULT_EXCLUDES, SECRET_DENY, fnmatch};

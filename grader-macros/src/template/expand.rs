@@ -6,7 +6,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use syn::LitStr;
 
-use super::model::{Field, Template};
+use super::model::{Call, Field, Template};
 use super::param::Default;
 use super::validate::borrowed_part;
 
@@ -60,6 +60,7 @@ pub fn expand(template: &Template) -> TokenStream {
         syn::ReturnType::Default => template.func.sig.ident.span(),
     };
     let args = quote::format_ident!("args", span = proc_macro2::Span::mixed_site());
+    let state = quote::format_ident!("state", span = proc_macro2::Span::mixed_site());
     let session = quote::format_ident!("session", span = proc_macro2::Span::mixed_site());
     // With no fields, the args value is not read.
     let args_pattern = if names.is_empty() {
@@ -67,14 +68,29 @@ pub fn expand(template: &Template) -> TokenStream {
     } else {
         quote!(#args)
     };
+    let calls = template.calls.iter().map(|call| match call {
+        Call::Field(name) => quote!(#args.#name),
+        Call::State => quote!(#state),
+    });
     let new = respan(
-        quote! {
-            #krate::Template::new(#id, |#args_pattern: #ident, #session: #krate::Session| {
-                #function(#( #args.#names, )* #session)
-            })
+        match template.state {
+            None => quote! {
+                #krate::Template::new(#id, |#args_pattern: #ident, #session: #krate::Session| {
+                    #function(#( #calls, )* #session)
+                })
+            },
+            Some(ty) => quote! {
+                #krate::Template::with_state(
+                    #id,
+                    |#args_pattern: #ident, #state: #krate::State<#ty>, #session: #krate::Session| {
+                        #function(#( #calls, )* #session)
+                    },
+                )
+            },
         },
         returned,
     );
+    let made = template_type(template);
     quote! {
         #(#cfgs)*
         #docs
@@ -93,7 +109,7 @@ pub fn expand(template: &Template) -> TokenStream {
 
             /// The template, to register with `Environment::template`.
             #[must_use]
-            #vis fn template() -> #krate::Template {
+            #vis fn template() -> #made {
                 #new
                 .description(#description)
                 #input
@@ -110,9 +126,7 @@ pub fn fallback(input: TokenStream, template: &Template, error: &syn::Error) -> 
         // A method: the attribute sits inside an `impl`, where no type can be declared.
         return quote! { #errors #input };
     }
-    let Template {
-        krate, ident, cfgs, ..
-    } = template;
+    let Template { ident, cfgs, .. } = template;
     let vis = &template.func.vis;
     let fields = template
         .fields
@@ -122,6 +136,7 @@ pub fn fallback(input: TokenStream, template: &Template, error: &syn::Error) -> 
             let (name, ty) = (field.ident, field.ty);
             quote!(#vis #name: #ty,)
         });
+    let made = template_type(template);
     quote! {
         #errors
         #input
@@ -132,10 +147,20 @@ pub fn fallback(input: TokenStream, template: &Template, error: &syn::Error) -> 
         #(#cfgs)*
         impl #ident {
             /// The template (not generated: the function has errors).
-            #vis fn template() -> #krate::Template {
+            #vis fn template() -> #made {
                 ::core::unreachable!()
             }
         }
+    }
+}
+
+/// What `template()` returns: a `Template`, or a `StatefulTemplate<T>` for a function that
+/// takes `State<T>`.
+fn template_type(template: &Template<'_>) -> TokenStream {
+    let krate = &template.krate;
+    match template.state {
+        None => quote!(#krate::Template),
+        Some(ty) => quote!(#krate::StatefulTemplate<#ty>),
     }
 }
 

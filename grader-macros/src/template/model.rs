@@ -1,5 +1,6 @@
 //! The template as the expansion sees it: the function's parts, borrowed from the parsed
-//! signature; the args type's name and fields; the session parameter.
+//! signature; the args type's name and fields; the state parameter, when there is one; the
+//! session parameter.
 //!
 //! Building the model never fails: a parameter that cannot become a field (a receiver, a
 //! pattern) is left out, so the fallback can still emit the args type after
@@ -93,6 +94,14 @@ pub struct Field<'a> {
     pub param: Option<&'a Param>,
 }
 
+/// What the function is called with, in its order (the session last, not listed).
+pub enum Call<'a> {
+    /// An argument: the args type's field of this name.
+    Field(&'a Ident),
+    /// The environment's state.
+    State,
+}
+
 /// Everything the expansion needs.
 pub struct Template<'a> {
     /// The function.
@@ -105,8 +114,12 @@ pub struct Template<'a> {
     pub description: String,
     /// The args type's name: the function's in UpperCamelCase.
     pub ident: Ident,
-    /// The arguments (every parameter but the last, the session).
+    /// The arguments (every parameter but the state and the last, the session).
     pub fields: Vec<Field<'a>>,
+    /// The type `T` of the `State<T>` parameter, when the function takes the state.
+    pub state: Option<&'a Type>,
+    /// What the function is called with, in order, but the session.
+    pub calls: Vec<Call<'a>>,
     /// `input = Type`.
     pub input: Option<&'a Type>,
     /// `returns = Type`.
@@ -132,21 +145,30 @@ impl<'a> Template<'a> {
             .map_or_else(|| doc_text(&func.attrs), syn::LitStr::value);
         let inputs: Vec<&FnArg> = func.sig.inputs.iter().collect();
         let args = inputs.split_last().map_or(&[][..], |(_, rest)| rest);
-        let fields = args
-            .iter()
-            .enumerate()
-            .filter_map(|(at, arg)| match arg {
-                FnArg::Typed(typed) => match &*typed.pat {
-                    Pat::Ident(pat) if pat.subpat.is_none() => Some(Field {
-                        ident: &pat.ident,
-                        ty: &typed.ty,
-                        param: params.get(at),
-                    }),
-                    _ => None,
-                },
-                FnArg::Receiver(_) => None,
-            })
-            .collect();
+        let mut fields = Vec::new();
+        let mut state = None;
+        let mut calls = Vec::new();
+        for (at, arg) in args.iter().enumerate() {
+            let FnArg::Typed(typed) = arg else { continue };
+            if let Some(inner) = state_type(&typed.ty) {
+                // One state: a second one is an error `validate` reports.
+                if state.is_none() {
+                    state = Some(inner);
+                    calls.push(Call::State);
+                }
+                continue;
+            }
+            if let Pat::Ident(pat) = &*typed.pat
+                && pat.subpat.is_none()
+            {
+                fields.push(Field {
+                    ident: &pat.ident,
+                    ty: &typed.ty,
+                    param: params.get(at),
+                });
+                calls.push(Call::Field(&pat.ident));
+            }
+        }
         Template {
             func,
             krate,
@@ -154,6 +176,8 @@ impl<'a> Template<'a> {
             description,
             ident: format_ident!("{}", upper_camel(&name), span = func.sig.ident.span()),
             fields,
+            state,
+            calls,
             input: options.input.as_ref(),
             returns: options.returns.as_ref(),
             cfgs: func
@@ -168,6 +192,26 @@ impl<'a> Template<'a> {
     pub fn docs(&self) -> TokenStream {
         let docs = self.func.attrs.iter().filter(|a| a.path().is_ident("doc"));
         quote!(#(#docs)*)
+    }
+}
+
+/// The `T` of a `State<T>` parameter's type (by any path ending in `State` with one type
+/// argument), or `None` for an argument of the task.
+pub fn state_type(ty: &Type) -> Option<&Type> {
+    let Type::Path(path) = ty else { return None };
+    if path.qself.is_some() {
+        return None;
+    }
+    let last = path.path.segments.last()?;
+    if last.ident != "State" {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(generics) = &last.arguments else {
+        return None;
+    };
+    match generics.args.iter().collect::<Vec<_>>().as_slice() {
+        [syn::GenericArgument::Type(inner)] => Some(inner),
+        _ => None,
     }
 }
 

@@ -146,3 +146,51 @@ fn described_and_defaulted_arguments() {
         "#]],
     );
 }
+
+#[test]
+fn a_state_parameter_is_passed_in_its_place_and_is_no_argument() {
+    check(
+        quote!(),
+        quote! {
+            async fn solve(n: usize, State(problems): State<Arc<Problems>>, hint: bool, session: Session) -> f64 {
+                1.0
+            }
+        },
+        &expect![[r#"
+            async fn solve(
+                n: usize,
+                State(problems): State<Arc<Problems>>,
+                hint: bool,
+                session: Session,
+            ) -> f64 {
+                1.0
+            }
+            #[derive(
+                ::grader_env::__private::serde::Deserialize,
+                ::grader_env::__private::schemars::JsonSchema
+            )]
+            #[serde(crate = "::grader_env::__private::serde")]
+            #[schemars(crate = "::grader_env::__private::schemars")]
+            #[allow(missing_docs)]
+            struct Solve {
+                n: usize,
+                hint: bool,
+            }
+            impl Solve {
+                /// The template, to register with `Environment::template`.
+                #[must_use]
+                fn template() -> ::grader_env::StatefulTemplate<Arc<Problems>> {
+                    ::grader_env::Template::with_state(
+                            "solve",
+                            |
+                                args: Solve,
+                                state: ::grader_env::State<Arc<Problems>>,
+                                session: ::grader_env::Session|
+                            { solve(args.n, state, args.hint, session) },
+                        )
+                        .description("")
+                }
+            }
+        "#]],
+    );
+}

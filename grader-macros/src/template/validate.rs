@@ -4,7 +4,7 @@
 use syn::{FnArg, Pat, Type};
 
 use super::args::Options;
-use super::model::Function;
+use super::model::{Function, state_type};
 use super::param::Param;
 use crate::args::Errors;
 
@@ -45,12 +45,39 @@ pub fn check(func: &Function, _options: &Options, params: &[Param]) -> Option<sy
              `(arg: Type, …, session: Session)`",
         ),
     }
-    for arg in inputs.iter().rev().skip(1) {
+    let first_state = inputs
+        .iter()
+        .position(|arg| matches!(arg, FnArg::Typed(typed) if state_type(&typed.ty).is_some()));
+    for (at, arg) in inputs.iter().enumerate().rev().skip(1) {
         match arg {
             FnArg::Receiver(receiver) => errors.push(syn::Error::new_spanned(
                 receiver,
                 "#[template] goes on a free `async fn`, not a method",
             )),
+            FnArg::Typed(typed) if state_type(&typed.ty).is_some() => {
+                // Any pattern: the value is passed to the function as written.
+                if Some(at) != first_state {
+                    errors.push(syn::Error::new_spanned(
+                        &typed.ty,
+                        "a #[template] function takes the environment's state once: take one \
+                         `State<T>` whose `T` holds what the template needs",
+                    ));
+                }
+                if let Some(span) = params.get(at).and_then(|param| param.span) {
+                    errors.at(
+                        span,
+                        "the state parameter of a #[template] function takes no #[arg] or doc \
+                         comment: it is not an argument of the task",
+                    );
+                }
+                if let Some(borrowed) = borrowed_part(&typed.ty) {
+                    errors.push(syn::Error::new_spanned(
+                        borrowed,
+                        "a #[template] function's state is owned: each task gets a clone of \
+                         the environment's (take `State<Arc<T>>` to share a large one)",
+                    ));
+                }
+            }
             FnArg::Typed(typed) => {
                 if !matches!(&*typed.pat, Pat::Ident(pat) if pat.subpat.is_none() && pat.by_ref.is_none())
                 {

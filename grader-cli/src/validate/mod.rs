@@ -11,9 +11,14 @@
 //!
 //! A line whose first key is `"v"` is an evaluation line (grader-eval's `Line`): its
 //! version, `id`, `epoch`, `duration_secs` and `error` are checked, and its `result` as above.
+//! `{}` is what hud keeps of a rollout that failed before launch: a valid line that records no
+//! grade, counted as *not graded*. A line of one of hud's span files is a span: the grade frame
+//! of a task's `evaluate` step is checked as a result; other spans are counted and left alone
+//! ([`crate::spans`]).
 //!
 //! Every problem is reported with its line and JSON path. Lines are read one at a time (a line
-//! longer than `--max-line` is reported and skipped without being loaded), so memory stays flat
+//! longer than `--max-line` is reported and skipped without being loaded, and one that would
+//! cost more than `--max-parsed` once parsed without being parsed), so memory stays flat
 //! whatever the file's size. A line that parses as grader-core's `EvaluationResult` is valid:
 //! the type is the authority, and the detailed walk only runs to explain a line it rejects.
 //!
@@ -27,20 +32,25 @@
 //! *invalid* results, whose format is wrong (they fail the check), and *grading errors*, valid
 //! lines that record a grading that failed (an evaluation line's `error`, or `isError`), which
 //! are data, not problems, and are only counted.
+//!
+//! The walk over a rejected line's JSON, which says where and why, is `walk`.
 
 use std::fmt::{self, Display, Formatter};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use grader_core::EvaluationResult;
-use grader_core::score::json_kind;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use grader_eval::line::{FormError, RewardForm, settle_line, settle_result};
 
-use crate::input::{self, Format, Line, parse_size};
+mod walk;
+
+use walk::{check_line, check_result, child_path, json_path, warnings};
+
+use crate::input::{self, Format, Line, LineLimits};
 use crate::records;
-use crate::text::terminal_safe;
+use crate::text::one_line;
 use crate::{CliError, EXIT_INVALID, EXIT_OK};
 
 /// Arguments of `grader validate`.
@@ -50,9 +60,10 @@ pub struct ValidateArgs {
     /// input).
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    /// The longest line read; a longer one is a problem, skipped without being loaded.
-    #[arg(long, default_value = "64M", value_parser = parse_size)]
-    pub max_line: usize,
+    /// How much of a line is read: its bytes and what it costs once parsed. A line past either
+    /// is a problem, skipped without being loaded or parsed.
+    #[command(flatten)]
+    pub limits: LineLimits,
     /// Print at most this many problems per file (all are counted).
     #[arg(long, default_value_t = 50)]
     pub max_problems: usize,
@@ -91,12 +102,7 @@ impl Display for Problem {
         if self.severity == Severity::Warning {
             f.write_str("warning: ")?;
         }
-        write!(
-            f,
-            "{}: {}",
-            terminal_safe(&self.path),
-            terminal_safe(&self.message)
-        )
+        write!(f, "{}: {}", one_line(&self.path), one_line(&self.message))
     }
 }
 
@@ -122,6 +128,11 @@ pub struct Report {
     /// Valid results whose reward was read from `score`, having no `reward` (hud's grade frame
     /// and `run.evaluation`).
     pub score_form: u64,
+    /// Of the grading errors, lines that are `{}`: what hud keeps of a rollout that failed
+    /// before launch (not graded).
+    pub ungraded: u64,
+    /// Lines that are spans of hud's traces but no grade (the steps of a rollout).
+    pub spans: u64,
 }
 
 impl Report {
@@ -134,13 +145,14 @@ impl Report {
     ///
     /// let report = Report {
     ///     results: 5, invalid: 1, errors: 2, warnings: 0, grading_errors: 3,
-    ///     reward_form: 0, score_form: 4,
+    ///     reward_form: 0, score_form: 4, ungraded: 1, spans: 0,
     /// };
     /// assert_eq!(
     ///     report.verdict(false),
     ///     "5 results read as hud's grade frame (`score` is the reward): 1 invalid \
     ///      (2 format error(s)), 0 warning(s); \
-    ///      3 grading error(s) recorded (valid lines: a failed grading or isError)"
+    ///      3 grading error(s) recorded (valid lines: a failed grading, isError, or 1 not \
+    ///      graded: `{}`, hud's evaluation of a rollout that failed before launch)"
     /// );
     /// ```
     #[must_use]
@@ -156,7 +168,7 @@ impl Report {
             ),
         };
         format!(
-            "{} {}{forms}: {} invalid ({} format error(s)), {} warning(s){}{}",
+            "{} {}{forms}: {} invalid ({} format error(s)), {} warning(s){}{}{}",
             self.results,
             if self.results == 1 {
                 "result"
@@ -166,10 +178,25 @@ impl Report {
             self.invalid,
             self.errors,
             self.warnings,
-            if self.grading_errors > 0 {
+            if self.grading_errors > 0 && self.ungraded > 0 {
+                format!(
+                    "; {} grading error(s) recorded (valid lines: a failed grading, isError, or \
+                     {} not graded: `{{}}`, hud's evaluation of a rollout that failed before \
+                     launch)",
+                    self.grading_errors, self.ungraded
+                )
+            } else if self.grading_errors > 0 {
                 format!(
                     "; {} grading error(s) recorded (valid lines: a failed grading or isError)",
                     self.grading_errors
+                )
+            } else {
+                String::new()
+            },
+            if self.spans > 0 {
+                format!(
+                    "; {} other span(s) of hud's traces (steps, not grades)",
+                    self.spans
                 )
             } else {
                 String::new()
@@ -197,7 +224,7 @@ pub fn run(args: &ValidateArgs, out: &mut dyn Write) -> Result<u8, CliError> {
                 Ok(())
             }
         };
-        let report = check_file(path, args.max_line, &mut sink)?;
+        let report = check_file(path, args.limits, &mut sink)?;
         if hidden > 0 {
             writeln!(
                 out,
@@ -218,9 +245,10 @@ pub fn run(args: &ValidateArgs, out: &mut dyn Write) -> Result<u8, CliError> {
 /// When the file cannot be read, or `sink` fails.
 pub fn check_file(
     path: &Path,
-    max_line: usize,
+    limits: LineLimits,
     sink: &mut dyn FnMut(Problem) -> std::io::Result<()>,
 ) -> Result<Report, CliError> {
+    let max_line = limits.max_line;
     let mut report = Report::default();
     let mut emit = |problem: Problem, report: &mut Report| {
         match problem.severity {
@@ -232,7 +260,12 @@ pub fn check_file(
     let mut first_form = None;
     let mut mixed = false;
     let mut tally = |mut checked: Checked, report: &mut Report| {
+        if checked.span_without_grade {
+            report.spans += 1;
+            return Ok(());
+        }
         report.results += 1;
+        report.ungraded += u64::from(checked.ungraded);
         report.grading_errors += u64::from(checked.grading_error);
         if let Some(form) = checked.form {
             match form {
@@ -278,14 +311,14 @@ pub fn check_file(
     };
     if Format::of(path) == Format::Json {
         let bytes = input::read_all(path)?;
-        tally(check(&bytes, None), &mut report)?;
+        tally(check_bounded(&bytes, None, limits.max_parsed), &mut report)?;
         return Ok(report);
     }
     let mut lines = input::lines(path, max_line)?;
     while let Some((number, line)) = lines.next_line().map_err(input::read_error(path))? {
         let checked = match line {
             Line::Text(bytes) if input::is_blank(bytes) => continue,
-            Line::Text(bytes) => check(bytes, Some(number)),
+            Line::Text(bytes) => check_bounded(bytes, Some(number), limits.max_parsed),
             Line::TooLong { bytes } => Checked {
                 problems: vec![Problem {
                     line: Some(number),
@@ -296,9 +329,8 @@ pub fn check_file(
                     ),
                     severity: Severity::Error,
                 }],
-                grading_error: false,
-                form: None,
                 line: Some(number),
+                ..Checked::default()
             },
         };
         tally(checked, &mut report)?;
@@ -321,6 +353,7 @@ pub fn check_result_bytes(bytes: &[u8], line: Option<u64>) -> Vec<Problem> {
 }
 
 /// What checking one result found.
+#[derive(Default)]
 struct Checked {
     problems: Vec<Problem>,
     /// A valid result that records a failed grading.
@@ -329,14 +362,78 @@ struct Checked {
     form: Option<RewardForm>,
     /// The line checked, in a JSON Lines file.
     line: Option<u64>,
+    /// A valid `{}`: not graded.
+    ungraded: bool,
+    /// A span of hud's that is no grade: not a result.
+    span_without_grade: bool,
+}
+
+/// What the JSON path of a span's grade frame is.
+const SPAN_GRADE_PATH: &str = "$.attributes[\"hud.payload\"].task_call.result";
+
+/// Checks one line as [`check`] does, first refusing one that would cost more than
+/// `max_parsed` bytes once parsed, and reading `{}` and hud's spans.
+fn check_bounded(bytes: &[u8], line: Option<u64>, max_parsed: usize) -> Checked {
+    let problem = |message: String| Checked {
+        problems: vec![Problem {
+            line,
+            path: "$".to_owned(),
+            message,
+            severity: Severity::Error,
+        }],
+        line,
+        ..Checked::default()
+    };
+    if let Err(error) = grader_core::cost::check(bytes, max_parsed) {
+        return problem(format!(
+            "the line would take {error} (--max-parsed); not checked"
+        ));
+    }
+    if bytes
+        .trim_ascii()
+        .strip_prefix(b"{")
+        .and_then(|rest| rest.strip_suffix(b"}"))
+        .is_some_and(|inside| inside.trim_ascii().is_empty())
+    {
+        return Checked {
+            grading_error: true,
+            ungraded: true,
+            line,
+            ..Checked::default()
+        };
+    }
+    if crate::spans::is_span(bytes) {
+        let span: crate::spans::Span = match serde_json::from_slice(bytes) {
+            Ok(span) => span,
+            Err(error) => return problem(format!("a span of hud's that does not read: {error}")),
+        };
+        let mut traces = crate::spans::Traces::default();
+        let grade = traces
+            .push(&span, 0)
+            .or_else(|| traces.finish())
+            .and_then(|trace| trace.grade);
+        let Some((frame, _)) = grade else {
+            return Checked {
+                span_without_grade: true,
+                line,
+                ..Checked::default()
+            };
+        };
+        let frame = serde_json::to_vec(&frame).unwrap_or_default();
+        let mut checked = check(&frame, line);
+        for problem in &mut checked.problems {
+            problem.path = format!("{SPAN_GRADE_PATH}{}", &problem.path[1..]);
+        }
+        return checked;
+    }
+    check(bytes, line)
 }
 
 fn check(bytes: &[u8], line: Option<u64>) -> Checked {
     let invalid = |problems| Checked {
         problems,
-        grading_error: false,
-        form: None,
         line,
+        ..Checked::default()
     };
     let problem = |path: String, message: String, severity| Problem {
         line,
@@ -367,6 +464,7 @@ fn check(bytes: &[u8], line: Option<u64>) -> Checked {
                     grading_error,
                     form,
                     line,
+                    ..Checked::default()
                 };
             }
             Err(error) => error,
@@ -386,6 +484,7 @@ fn check(bytes: &[u8], line: Option<u64>) -> Checked {
                     grading_error: result.is_error(),
                     form,
                     line,
+                    ..Checked::default()
                 };
             }
             Err(error) => error,
@@ -448,326 +547,4 @@ fn syntax_message(bytes: &[u8], error: &serde_json::Error) -> String {
         return format!("the JSON ends too early, the line looks truncated ({error})");
     }
     records::non_finite_message(bytes, error).unwrap_or_else(|| format!("not valid JSON: {error}"))
-}
-
-/// `$` followed by `.key` (or `["key"]` when the key is not a plain name).
-fn child_path(path: &str, key: &str) -> String {
-    let plain = !key.is_empty()
-        && !key.starts_with(|c: char| c.is_ascii_digit())
-        && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if plain {
-        format!("{path}.{key}")
-    } else {
-        format!("{path}[{}]", Value::from(key))
-    }
-}
-
-fn json_path(path: &serde_path_to_error::Path) -> String {
-    use serde_path_to_error::Segment;
-    let mut text = "$".to_owned();
-    for segment in path {
-        text = match segment {
-            Segment::Seq { index } => format!("{text}[{index}]"),
-            Segment::Map { key } | Segment::Enum { variant: key } => child_path(&text, key),
-            Segment::Unknown => format!("{text}[?]"),
-        };
-    }
-    text
-}
-
-type Found = Vec<(String, String)>;
-
-/// The checks of an evaluation line (grader-eval's `Line`), its result included.
-fn check_line(value: &Value, found: &mut Found) {
-    let path = "$";
-    let Value::Object(fields) = value else {
-        found.push((
-            path.to_owned(),
-            format!(
-                "an evaluation line must be a JSON object, found {}",
-                json_kind(value)
-            ),
-        ));
-        return;
-    };
-    for key in ["v", "id", "epoch", "duration_secs"] {
-        if !fields.contains_key(key) {
-            found.push((path.to_owned(), format!("missing field `{key}`")));
-        }
-    }
-    let version = grader_eval::LINE_VERSION;
-    if let Some(v) = fields.get("v")
-        && v.as_u64() != Some(u64::from(version))
-    {
-        found.push((
-            child_path(path, "v"),
-            format!("line format version {v} is not supported (this reader knows {version})"),
-        ));
-    }
-    expect(fields, path, "id", found, |v| {
-        v.is_string().then_some(()).ok_or("a string")
-    });
-    expect(fields, path, "epoch", found, |v| {
-        v.as_u64()
-            .filter(|epoch| (1..=u64::from(u32::MAX)).contains(epoch))
-            .map(drop)
-            .ok_or("a whole number from 1")
-    });
-    expect(fields, path, "duration_secs", found, |v| {
-        v.as_f64()
-            .is_some_and(f64::is_finite)
-            .then_some(())
-            .ok_or("a finite number")
-    });
-    match fields.get("error") {
-        None | Some(Value::Null) => {}
-        Some(Value::Object(error)) => {
-            let error_path = child_path(path, "error");
-            for key in ["kind", "message"] {
-                if !error.contains_key(key) {
-                    found.push((error_path.clone(), format!("missing field `{key}`")));
-                }
-            }
-            expect(error, &error_path, "kind", found, |v| {
-                matches!(v.as_str(), Some("failed" | "panicked"))
-                    .then_some(())
-                    .ok_or("\"failed\" or \"panicked\"")
-            });
-            expect(error, &error_path, "message", found, |v| {
-                v.is_string().then_some(()).ok_or("a string")
-            });
-        }
-        Some(other) => found.push((
-            child_path(path, "error"),
-            format!(
-                "`error` must be an object or null, found {}",
-                describe(other)
-            ),
-        )),
-    }
-    match fields.get("result") {
-        None | Some(Value::Null) => {}
-        Some(result) => check_result(result, &child_path(path, "result"), found),
-    }
-}
-
-/// The wire-format checks of a result (R3, D11) at `path`, collecting every problem.
-fn check_result(value: &Value, path: &str, found: &mut Found) {
-    let Value::Object(fields) = value else {
-        found.push((
-            path.to_owned(),
-            format!("a result must be a JSON object, found {}", json_kind(value)),
-        ));
-        return;
-    };
-    expect(fields, path, "reward", found, |v| {
-        v.as_f64()
-            .is_some_and(f64::is_finite)
-            .then_some(())
-            .ok_or("a finite number")
-    });
-    for key in ["done", "isError"] {
-        expect(fields, path, key, found, |v| {
-            v.is_boolean().then_some(()).ok_or("a boolean")
-        });
-    }
-    expect(fields, path, "content", found, |v| {
-        (v.is_string() || v.is_null())
-            .then_some(())
-            .ok_or("a string or null")
-    });
-    expect(fields, path, "info", found, |v| {
-        v.is_object().then_some(()).ok_or("an object")
-    });
-    if let Some(subscores) = fields.get("subscores") {
-        check_subscores(subscores, &child_path(path, "subscores"), found);
-    }
-    if !fields.contains_key("reward") {
-        match fields.get("score") {
-            // hud's form: the score is the reward.
-            Some(score) if !score.as_f64().is_some_and(f64::is_finite) => found.push((
-                child_path(path, "score"),
-                format!(
-                    "`score` (the reward, there being no `reward`) must be a finite number, \
-                     found {}",
-                    describe(score)
-                ),
-            )),
-            Some(_) => {}
-            None if fields.get("isError") != Some(&Value::Bool(true)) => {
-                found.push((path.to_owned(), FormError::NoReward.to_string()));
-            }
-            None => {}
-        }
-    }
-}
-
-/// Checks `fields[key]`, if present, with `ok` (which names what it expects when it fails).
-fn expect(
-    fields: &Map<String, Value>,
-    path: &str,
-    key: &str,
-    found: &mut Found,
-    ok: impl Fn(&Value) -> Result<(), &'static str>,
-) {
-    if let Some(value) = fields.get(key)
-        && let Err(expected) = ok(value)
-    {
-        found.push((
-            child_path(path, key),
-            format!("`{key}` must be {expected}, found {}", describe(value)),
-        ));
-    }
-}
-
-/// A value for a message: its kind, and the value itself when it is short.
-fn describe(value: &Value) -> String {
-    match value {
-        Value::Null | Value::Bool(_) | Value::Number(_) => value.to_string(),
-        Value::String(text) if text.chars().count() <= 40 => {
-            format!("the string {value}")
-        }
-        _ => json_kind(value).to_owned(),
-    }
-}
-
-fn check_subscores(value: &Value, path: &str, found: &mut Found) {
-    match value {
-        Value::Null => {}
-        Value::Array(items) => {
-            for (index, item) in items.iter().enumerate() {
-                check_subscore(item, &format!("{path}[{index}]"), found);
-            }
-        }
-        other => found.push((
-            path.to_owned(),
-            format!(
-                "subscores must be an array or null, found {}",
-                describe(other)
-            ),
-        )),
-    }
-}
-
-const SUBSCORE_FIELDS: [&str; 6] = ["name", "weight", "value", "children", "info", "metadata"];
-
-/// The wire-format checks of a subscore (R1, R2, D2).
-fn check_subscore(value: &Value, path: &str, found: &mut Found) {
-    let Value::Object(fields) = value else {
-        found.push((
-            path.to_owned(),
-            format!(
-                "a subscore must be a JSON object, found {}",
-                json_kind(value)
-            ),
-        ));
-        return;
-    };
-    for key in fields.keys() {
-        if !SUBSCORE_FIELDS.contains(&key.as_str()) {
-            found.push((
-                child_path(path, key),
-                format!(
-                    "unknown field `{key}`: a subscore has only name, weight, value, children \
-                     and info"
-                ),
-            ));
-        }
-    }
-    if fields.contains_key("info") && fields.contains_key("metadata") {
-        found.push((
-            child_path(path, "metadata"),
-            "both `info` and `metadata`, which are the same field".to_owned(),
-        ));
-    }
-    for key in ["name", "value"] {
-        if !fields.contains_key(key) {
-            found.push((path.to_owned(), format!("missing field `{key}`")));
-        }
-    }
-    expect(fields, path, "name", found, |v| {
-        v.is_string().then_some(()).ok_or("a string")
-    });
-    expect(fields, path, "weight", found, |v| {
-        v.as_f64()
-            .is_some_and(f64::is_finite)
-            .then_some(())
-            .ok_or("a finite number")
-    });
-    if let Some(v) = fields.get("value") {
-        match v.as_f64() {
-            Some(number) if (0.0..=1.0).contains(&number) => {}
-            Some(_) => found.push((
-                child_path(path, "value"),
-                format!("value {v} is outside [0, 1]"),
-            )),
-            None => found.push((
-                child_path(path, "value"),
-                format!("`value` must be a number in [0, 1], found {}", describe(v)),
-            )),
-        }
-    }
-    for key in ["info", "metadata"] {
-        expect(fields, path, key, found, |v| {
-            (v.is_object() || v.is_null())
-                .then_some(())
-                .ok_or("an object or null")
-        });
-    }
-    if let Some(children) = fields.get("children") {
-        check_subscores(children, &child_path(path, "children"), found);
-    }
-}
-
-/// What the reference warns about when it reads a result (its `_check_subscores`), and a
-/// `score` beside the `reward` that says otherwise.
-fn warnings(result: &EvaluationResult, path: &str) -> Found {
-    let mut found = Vec::new();
-    if let Some(score) = result.extra.get("score").as_ref().and_then(Value::as_f64)
-        && score != result.reward()
-    {
-        found.push((
-            format!("{path}.score"),
-            format!(
-                "`score` {score} differs from `reward` {}: the reward is read, `score` is kept \
-                 as one more field",
-                result.reward()
-            ),
-        ));
-    }
-    let Some(subscores) = result.subscores.as_deref().filter(|s| !s.is_empty()) else {
-        return found;
-    };
-    let mut seen = std::collections::HashSet::new();
-    for (index, sub) in subscores.iter().enumerate() {
-        if !seen.insert(sub.name()) {
-            found.push((
-                format!("{path}.subscores[{index}].name"),
-                format!("duplicate subscore name {}", Value::from(sub.name())),
-            ));
-        }
-    }
-    let positive: f64 = subscores
-        .iter()
-        .map(grader_core::SubScore::weight)
-        .filter(|w| *w > 0.0)
-        .sum();
-    if (positive - 1.0).abs() > 0.01 {
-        found.push((
-            format!("{path}.subscores"),
-            format!("positive subscore weights should sum to about 1.0 (got {positive:.4})"),
-        ));
-    }
-    let weighted: f64 = subscores.iter().map(|s| s.value() * s.weight()).sum();
-    if (weighted - result.reward()).abs() > 0.01 {
-        found.push((
-            format!("{path}.reward"),
-            format!(
-                "subscores don't match the reward: sum(value*weight) = {weighted:.4} but \
-                 reward = {:.4}",
-                result.reward()
-            ),
-        ));
-    }
-    found
 }
