@@ -40,9 +40,17 @@ create_exception!(
      there is no score. The message names the grader and what was wrong."
 );
 
+/// Panics inside [`guard`]: the test suite's way to check that a panic in native code reaches
+/// Python as a [`PanicError`] that `except Exception` catches.
+#[pyfunction]
+fn _panic_for_tests() -> PyResult<()> {
+    guard(|| panic!("a panic injected by the test suite"))
+}
+
 /// Adds the exception classes to the module.
 pub(crate) fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = module.py();
+    module.add_function(wrap_pyfunction!(_panic_for_tests, module)?)?;
     module.add("GraderError", py.get_type::<GraderError>())?;
     module.add("PanicError", py.get_type::<PanicError>())?;
     module.add("LimitError", py.get_type::<LimitError>())?;

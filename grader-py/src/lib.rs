@@ -14,6 +14,7 @@ mod error;
 mod format;
 mod inspect;
 mod json;
+mod math;
 mod result;
 mod similarity;
 mod text;
@@ -31,6 +32,7 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     format::register(module)?;
     inspect::register(module)?;
     json::register(module)?;
+    math::register(module)?;
     bash::register(module)?;
     Ok(())
 }

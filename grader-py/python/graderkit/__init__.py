@@ -20,7 +20,16 @@ from graderkit._formats import (
     think_format_reward,
 )
 from graderkit._json import SchemaMatch, SchemaMismatch, contains_schema_match, matches_schema
+from graderkit._config import (
+    ExprExtractionConfig,
+    ExtractionTarget,
+    LatexExtractionConfig,
+    NormalizationConfig,
+    StringExtractionConfig,
+)
+from graderkit._math import MATH_SEMANTICS, Parsed, parse, verify, verify_many
 from graderkit._results import combine, combine_all, combine_any, subscore
+from graderkit._rewards import PRESETS, MathConfig
 from graderkit._native import (
     BashGrader,
     CommandError,
@@ -49,6 +58,18 @@ from graderkit._native import (
 )
 
 __all__ = [
+    "MATH_SEMANTICS",
+    "PRESETS",
+    "ExprExtractionConfig",
+    "ExtractionTarget",
+    "LatexExtractionConfig",
+    "MathConfig",
+    "NormalizationConfig",
+    "Parsed",
+    "StringExtractionConfig",
+    "parse",
+    "verify",
+    "verify_many",
     "BashGrader",
     "CommandError",
     "GraderError",

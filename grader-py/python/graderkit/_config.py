@@ -88,8 +88,9 @@ ExtractionTarget = Union[LatexExtractionConfig, ExprExtractionConfig, StringExtr
 
 
 def to_native(targets: object) -> list[dict[str, object]]:
-    """The extraction targets as the native module reads them (a list of dicts with a
-    ``kind``), with a ``TypeError`` naming anything that is not a configuration."""
+    """The extraction targets in the native module's form (grader-core's ``ExtractionTarget``
+    as serde writes it: ``{"latex": {...}}``), with a ``TypeError`` naming anything that is not
+    a configuration."""
     if isinstance(targets, (LatexExtractionConfig, ExprExtractionConfig, StringExtractionConfig)):
         targets = [targets]
     if not isinstance(targets, (list, tuple)):
@@ -106,32 +107,39 @@ def to_native(targets: object) -> list[dict[str, object]]:
                     "normalization_config must be a NormalizationConfig, "
                     f"not {type(norm).__name__}"
                 )
+            if norm.boxed not in ("all", "last", "none"):
+                raise ValueError(f"boxed must be 'all', 'last' or 'none', not {norm.boxed!r}")
             out.append(
                 {
-                    "kind": "latex",
-                    "try_extract_without_anchor": bool(target.try_extract_without_anchor),
-                    "boxed_match_priority": int(target.boxed_match_priority),
-                    "normalization": {
-                        "basic_latex": bool(norm.basic_latex),
-                        "units": bool(norm.units),
-                        "malformed_operators": bool(norm.malformed_operators),
-                        "nits": bool(norm.nits),
-                        "boxed": str(norm.boxed),
-                        "equations": bool(norm.equations),
-                    },
+                    "latex": {
+                        "try_extract_without_anchor": bool(target.try_extract_without_anchor),
+                        "boxed_match_priority": int(target.boxed_match_priority),
+                        "normalization_config": {
+                            "basic_latex": bool(norm.basic_latex),
+                            "units": bool(norm.units),
+                            "malformed_operators": bool(norm.malformed_operators),
+                            "nits": bool(norm.nits),
+                            "boxed": norm.boxed,
+                            "equations": bool(norm.equations),
+                        },
+                    }
                 }
             )
         elif isinstance(target, ExprExtractionConfig):
             out.append(
-                {"kind": "expr", "try_extract_without_anchor": bool(target.try_extract_without_anchor)}
+                {"expr": {"try_extract_without_anchor": bool(target.try_extract_without_anchor)}}
             )
         elif isinstance(target, StringExtractionConfig):
+            strings = target.strings
+            if isinstance(strings, str) or not all(isinstance(x, str) for x in strings):
+                raise TypeError("strings must be a tuple of str")
             out.append(
                 {
-                    "kind": "string",
-                    "strings": [str(s) for s in target.strings],
-                    "try_extract_without_anchor": bool(target.try_extract_without_anchor),
-                    "lowercase": bool(target.lowercase),
+                    "string": {
+                        "strings": list(strings),
+                        "try_extract_without_anchor": bool(target.try_extract_without_anchor),
+                        "lowercase": bool(target.lowercase),
+                    }
                 }
             )
         else:
