@@ -209,6 +209,31 @@ impl Expr {
         names
     }
 
+    /// The same expression with variables renamed by `rename` (`None` keeps a name).
+    #[must_use]
+    pub fn map_symbols(&self, rename: &dyn Fn(&str) -> Option<String>) -> Self {
+        let map = |items: &[Self]| items.iter().map(|x| x.map_symbols(rename)).collect();
+        let boxed = |x: &Self| Box::new(x.map_symbols(rename));
+        match self {
+            Self::Sym(name) => Self::Sym(rename(name).unwrap_or_else(|| name.clone())),
+            Self::Add(v) => Self::Add(map(v)),
+            Self::Mul(v) => Self::Mul(map(v)),
+            Self::Apply(name, v) => Self::Apply(name.clone(), map(v)),
+            Self::And(v) => Self::And(map(v)),
+            Self::Set(v) => Self::Set(map(v)),
+            Self::Tuple(v) => Self::Tuple(map(v)),
+            Self::Union(v) => Self::Union(map(v)),
+            Self::Matrix(r, v) => Self::Matrix(*r, map(v)),
+            Self::Pow(a, b) => Self::Pow(boxed(a), boxed(b)),
+            Self::Log(a, b) => Self::Log(boxed(a), boxed(b)),
+            Self::Rel(r, a, b) => Self::Rel(*r, boxed(a), boxed(b)),
+            Self::Interval(a, b, l, r) => Self::Interval(boxed(a), boxed(b), *l, *r),
+            Self::Func(f, a) => Self::Func(*f, boxed(a)),
+            Self::Percent(a) => Self::Percent(boxed(a)),
+            other => other.clone(),
+        }
+    }
+
     /// The direct children.
     fn children(&self) -> Vec<&Self> {
         match self {
@@ -240,17 +265,23 @@ impl Expr {
     }
 
     /// The exact rational value, where the expression is a rational number (sums, products,
-    /// integer powers and percents of rationals; factorials of small integers).
+    /// integer powers and percents of rationals; factorials of small integers) of at most
+    /// 16 384 bits: a quick structural value, the comparisons use exact normal forms.
     #[must_use]
     pub fn exact(&self) -> Option<BigRational> {
         match self {
             Self::Num(n) => Some(n.clone()),
-            Self::Add(items) => items
-                .iter()
-                .try_fold(BigRational::zero(), |acc, x| Some(acc + x.exact()?)),
-            Self::Mul(items) => items
-                .iter()
-                .try_fold(BigRational::one(), |acc, x| Some(acc * x.exact()?)),
+            Self::Add(items) => items.iter().try_fold(BigRational::zero(), |acc, x| {
+                let sum = acc + x.exact()?;
+                (bits(&sum) <= MAX_EXACT_BITS).then_some(sum)
+            }),
+            Self::Mul(items) => items.iter().try_fold(BigRational::one(), |acc, x| {
+                let x = x.exact()?;
+                if bits(&acc) + bits(&x) > MAX_EXACT_BITS {
+                    return None;
+                }
+                Some(acc * x)
+            }),
             Self::Percent(x) => Some(x.exact()? / BigRational::from_integer(BigInt::from(100))),
             Self::Pow(base, exponent) => {
                 let base = base.exact()?;
@@ -353,6 +384,10 @@ impl Expr {
             _ => f64::NAN,
         }
     }
+}
+
+fn bits(n: &BigRational) -> u64 {
+    n.numer().bits().max(n.denom().bits())
 }
 
 /// `base^exponent` exactly where both are rational and the root is exact (`4^(1/2) = 2`).

@@ -1,0 +1,1286 @@
+//! Exact normal forms of answers, so that two exact values are compared exactly (SPEC D36):
+//! a value is a quotient of polynomials with rational coefficients over atoms (variables, π,
+//! e, roots of integers and, for what exact algebra does not reduce, functions and symbolic
+//! powers kept whole as named atoms).
+//!
+//! Roots are written over primes (`\sqrt{12}` is `2·3^{1/2}`), each prime's exponent in
+//! `(0, 1)` with the whole part moved into the coefficient, so that the monomials of roots are
+//! linearly independent over the rationals (Mordell) and two forms are equal exactly when the
+//! values are. A factor of a root that is not split into primes (a large cofactor) is marked
+//! uncertain, and so is every named atom: a difference that still holds one is decided
+//! numerically by the caller, every other difference is decided here.
+//!
+//! All work is counted against a [`Budget`]: big numbers cost their word products, every
+//! term of an expansion one unit, and a number past [`MAX_BITS`] stops the normal form (the
+//! caller then tries [`factored`], which compares products of powers of any size by their
+//! exponents).
+
+use std::collections::BTreeMap;
+
+use num_bigint::BigInt;
+use num_integer::Integer;
+use num_rational::BigRational;
+use num_traits::{One, Signed, ToPrimitive, Zero};
+
+use super::budget::{Budget, product_cost};
+use super::error::MathError;
+use super::expr::{Expr, Func};
+
+/// The most bits of a number worked out exactly (about 300 000 digits).
+pub(crate) const MAX_BITS: u64 = 1 << 20;
+
+/// The most terms of one polynomial.
+const MAX_TERMS: usize = 4_096;
+
+/// The largest `n` whose `n!` is worked out.
+const MAX_FACTORIAL: u64 = 50_000;
+
+/// What is multiplied in a monomial.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum Atom {
+    /// π.
+    Pi,
+    /// Euler's number.
+    E,
+    /// A variable (or an unknown function applied, by its text).
+    Sym(String),
+    /// An integer above 1 under a fractional power: a prime (`true`), or a factor not split
+    /// into primes (`false`, uncertain).
+    Root(BigInt, bool),
+    /// A value exact algebra does not reduce (a function, a logarithm, a symbolic power), by
+    /// its canonical text: uncertain.
+    Named(String),
+}
+
+impl Atom {
+    fn certain(&self) -> bool {
+        match self {
+            Self::Root(_, certain) => *certain,
+            Self::Named(_) => false,
+            _ => true,
+        }
+    }
+}
+
+pub(crate) type Monomial = Vec<(Atom, BigRational)>;
+
+/// A polynomial: monomials (sorted atoms with their exponents) and nonzero coefficients.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct Poly {
+    terms: BTreeMap<Monomial, BigRational>,
+}
+
+/// A value: `num / den`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Value {
+    num: Poly,
+    den: Poly,
+}
+
+/// Why a normal form was not made.
+#[derive(Debug)]
+pub(crate) enum Stop {
+    /// The expression is not an exact value (a decimal, infinity, a set, a relation, a
+    /// division by zero).
+    NotExact,
+    /// A bound of the work.
+    Bound(MathError),
+}
+
+impl From<MathError> for Stop {
+    fn from(error: MathError) -> Self {
+        Self::Bound(error)
+    }
+}
+
+type Made<T> = Result<T, Stop>;
+
+fn bits(n: &BigRational) -> u64 {
+    n.numer().bits().max(n.denom().bits())
+}
+
+fn too_big(budget: &Budget) -> Stop {
+    Stop::Bound(MathError::TooMuchWork {
+        grader: "math",
+        limit: budget.limit(),
+    })
+}
+
+/// Charges the product of two coefficients, refusing one past [`MAX_BITS`].
+fn charge_product(budget: &mut Budget, a: &BigRational, b: &BigRational) -> Made<()> {
+    let (x, y) = (bits(a), bits(b));
+    if x.saturating_add(y) > MAX_BITS {
+        return Err(too_big(budget));
+    }
+    // A rational product reduces by two gcds, each about a product's cost.
+    budget.charge(3 * product_cost(x, y) + 1)?;
+    Ok(())
+}
+
+impl Poly {
+    fn constant(c: BigRational) -> Self {
+        let mut terms = BTreeMap::new();
+        if !c.is_zero() {
+            terms.insert(Vec::new(), c);
+        }
+        Self { terms }
+    }
+
+    fn atom(atom: Atom, exponent: BigRational) -> Self {
+        let mut terms = BTreeMap::new();
+        terms.insert(vec![(atom, exponent)], BigRational::one());
+        Self { terms }
+    }
+
+    fn one() -> Self {
+        Self::constant(BigRational::one())
+    }
+
+    pub(crate) fn is_zero(&self) -> bool {
+        self.terms.is_empty()
+    }
+
+    /// The constant value, where the polynomial is one.
+    fn as_constant(&self) -> Option<BigRational> {
+        match self.terms.len() {
+            0 => Some(BigRational::zero()),
+            1 => self.terms.get(&Vec::new()).cloned(),
+            _ => None,
+        }
+    }
+
+    fn single(&self) -> Option<(&Monomial, &BigRational)> {
+        if self.terms.len() == 1 {
+            self.terms.iter().next()
+        } else {
+            None
+        }
+    }
+
+    fn add(&self, other: &Self, budget: &mut Budget) -> Made<Self> {
+        let mut terms = self.terms.clone();
+        for (monomial, c) in &other.terms {
+            budget.charge(product_cost(bits(c), 64) + 1)?;
+            let entry = terms
+                .entry(monomial.clone())
+                .or_insert_with(BigRational::zero);
+            *entry += c;
+            if entry.is_zero() {
+                terms.remove(monomial);
+            }
+        }
+        if terms.len() > MAX_TERMS {
+            return Err(too_big(budget));
+        }
+        Ok(Self { terms })
+    }
+
+    fn negate(&self) -> Self {
+        Self {
+            terms: self
+                .terms
+                .iter()
+                .map(|(m, c)| (m.clone(), -c.clone()))
+                .collect(),
+        }
+    }
+
+    fn mul(&self, other: &Self, budget: &mut Budget) -> Made<Self> {
+        if self.terms.len().saturating_mul(other.terms.len()) > MAX_TERMS * 4 {
+            return Err(too_big(budget));
+        }
+        let mut terms: BTreeMap<Monomial, BigRational> = BTreeMap::new();
+        for (m1, c1) in &self.terms {
+            for (m2, c2) in &other.terms {
+                charge_product(budget, c1, c2)?;
+                let (monomial, factor) = monomial_product(m1, m2, budget)?;
+                let mut c = c1 * c2;
+                if let Some(f) = factor {
+                    charge_product(budget, &c, &f)?;
+                    c *= f;
+                }
+                let entry = terms.entry(monomial).or_insert_with(BigRational::zero);
+                *entry += c;
+            }
+        }
+        terms.retain(|_, c| !c.is_zero());
+        if terms.len() > MAX_TERMS {
+            return Err(too_big(budget));
+        }
+        Ok(Self { terms })
+    }
+
+    /// Whether every atom is certain (so that a nonzero form is a nonzero value).
+    fn certain(&self) -> bool {
+        self.terms
+            .keys()
+            .all(|m| m.iter().all(|(atom, _)| atom.certain()))
+    }
+
+    fn has_variables(&self) -> bool {
+        self.terms
+            .keys()
+            .any(|m| m.iter().any(|(atom, _)| matches!(atom, Atom::Sym(_))))
+    }
+
+    /// The polynomial's value in floating point, without variables.
+    fn approx(&self) -> f64 {
+        self.terms
+            .iter()
+            .map(|(m, c)| {
+                let mut v = super::expr::ratio_f64(c);
+                for (atom, e) in m {
+                    let base = match atom {
+                        Atom::Pi => std::f64::consts::PI,
+                        Atom::E => std::f64::consts::E,
+                        Atom::Root(n, _) => n.to_f64().unwrap_or(f64::INFINITY),
+                        Atom::Sym(_) | Atom::Named(_) => f64::NAN,
+                    };
+                    v *= base.powf(super::expr::ratio_f64(e));
+                }
+                v
+            })
+            .sum()
+    }
+
+    /// A canonical text, for the names of atoms built on this polynomial.
+    fn key(&self) -> String {
+        if self.terms.is_empty() {
+            return "0".to_owned();
+        }
+        let mut out = String::new();
+        for (i, (m, c)) in self.terms.iter().enumerate() {
+            if i > 0 {
+                out.push('+');
+            }
+            out.push_str(&c.to_string());
+            for (atom, e) in m {
+                out.push('*');
+                match atom {
+                    Atom::Pi => out.push_str("pi"),
+                    Atom::E => out.push('E'),
+                    Atom::Sym(s) => out.push_str(s),
+                    Atom::Root(n, _) => out.push_str(&n.to_string()),
+                    Atom::Named(s) => {
+                        out.push('[');
+                        out.push_str(s);
+                        out.push(']');
+                    }
+                }
+                if !e.is_one() {
+                    out.push('^');
+                    out.push_str(&e.to_string());
+                }
+            }
+        }
+        out
+    }
+
+    /// The coefficients by monomial.
+    pub(crate) fn coefficients(&self) -> impl Iterator<Item = (&Monomial, &BigRational)> {
+        self.terms.iter()
+    }
+}
+
+/// The product of two monomials, and the rational factor that roots' whole parts give.
+fn monomial_product(
+    a: &Monomial,
+    b: &Monomial,
+    budget: &mut Budget,
+) -> Made<(Monomial, Option<BigRational>)> {
+    let mut exponents: BTreeMap<Atom, BigRational> = BTreeMap::new();
+    for (atom, e) in a.iter().chain(b) {
+        *exponents
+            .entry(atom.clone())
+            .or_insert_with(BigRational::zero) += e;
+    }
+    let mut factor: Option<BigRational> = None;
+    let mut out = Vec::with_capacity(exponents.len());
+    for (atom, e) in exponents {
+        if let Atom::Root(base, _) = &atom {
+            let whole = e.floor();
+            let fraction = &e - &whole;
+            if !whole.is_zero() {
+                let power = int_power(base, &whole.to_integer(), budget)?;
+                factor = Some(match factor {
+                    Some(f) => {
+                        charge_product(budget, &f, &power)?;
+                        f * power
+                    }
+                    None => power,
+                });
+            }
+            if !fraction.is_zero() {
+                out.push((atom, fraction));
+            }
+        } else if !e.is_zero() {
+            out.push((atom, e));
+        }
+    }
+    Ok((out, factor))
+}
+
+/// `base^n` for an integer `n` of either sign, within [`MAX_BITS`].
+fn int_power(base: &BigInt, n: &BigInt, budget: &mut Budget) -> Made<BigRational> {
+    let magnitude = n.magnitude();
+    let estimate = base
+        .bits()
+        .saturating_mul(magnitude.to_u64().unwrap_or(u64::MAX));
+    if estimate > MAX_BITS {
+        return Err(too_big(budget));
+    }
+    let k = usize::try_from(magnitude.to_u64().unwrap_or(0)).unwrap_or(0);
+    budget.charge(product_cost(estimate, estimate) + 1)?;
+    let power = num_traits::pow(BigRational::from_integer(base.clone()), k);
+    Ok(if n.is_negative() {
+        power.recip()
+    } else {
+        power
+    })
+}
+
+impl Value {
+    fn constant(c: BigRational) -> Self {
+        Self {
+            num: Poly::constant(c),
+            den: Poly::one(),
+        }
+    }
+
+    fn atom(atom: Atom) -> Self {
+        Self {
+            num: Poly::atom(atom, BigRational::one()),
+            den: Poly::one(),
+        }
+    }
+
+    /// The rational value, where the value is one.
+    pub(crate) fn as_constant(&self) -> Option<BigRational> {
+        let n = self.num.as_constant()?;
+        let d = self.den.as_constant()?;
+        (!d.is_zero()).then(|| n / d)
+    }
+
+    /// A canonical text (for names built on this value).
+    fn key(&self) -> String {
+        if self.den == Poly::one() {
+            self.num.key()
+        } else {
+            format!("({})/({})", self.num.key(), self.den.key())
+        }
+    }
+
+    fn add(&self, other: &Self, budget: &mut Budget) -> Made<Self> {
+        if self.den == other.den {
+            return Ok(Self {
+                num: self.num.add(&other.num, budget)?,
+                den: self.den.clone(),
+            });
+        }
+        let left = self.num.mul(&other.den, budget)?;
+        let right = other.num.mul(&self.den, budget)?;
+        Self {
+            num: left.add(&right, budget)?,
+            den: self.den.mul(&other.den, budget)?,
+        }
+        .reduced(budget)
+    }
+
+    fn negate(&self) -> Self {
+        Self {
+            num: self.num.negate(),
+            den: self.den.clone(),
+        }
+    }
+
+    fn mul(&self, other: &Self, budget: &mut Budget) -> Made<Self> {
+        Self {
+            num: self.num.mul(&other.num, budget)?,
+            den: self.den.mul(&other.den, budget)?,
+        }
+        .reduced(budget)
+    }
+
+    /// `1 / self`.
+    fn recip(&self, budget: &mut Budget) -> Made<Self> {
+        if self.num.is_zero() {
+            return Err(Stop::NotExact);
+        }
+        Self {
+            num: self.den.clone(),
+            den: self.num.clone(),
+        }
+        .reduced(budget)
+    }
+
+    /// A denominator of one term moved into the numerator.
+    fn reduced(self, budget: &mut Budget) -> Made<Self> {
+        if self.den.is_zero() {
+            return Err(Stop::NotExact);
+        }
+        let Some((monomial, c)) = self.den.single() else {
+            return Ok(self);
+        };
+        if monomial.is_empty() && c.is_one() {
+            return Ok(self);
+        }
+        let inverse = single_inverse(monomial, c, budget)?;
+        Ok(Self {
+            num: self.num.mul(&inverse, budget)?,
+            den: Poly::one(),
+        })
+    }
+
+    fn pow_int(&self, n: &BigInt, budget: &mut Budget) -> Made<Self> {
+        if n.is_zero() {
+            return Ok(Self::constant(BigRational::one()));
+        }
+        if n.is_negative() {
+            return self.recip(budget)?.pow_int(&-n, budget);
+        }
+        // One term: exponents scale, no expansion.
+        if self.den == Poly::one()
+            && let Some((monomial, c)) = self.num.single()
+        {
+            let e = BigRational::from_integer(n.clone());
+            return single_power(monomial, c, &e, budget).map(|p| Self {
+                num: p,
+                den: Poly::one(),
+            });
+        }
+        let k = n
+            .to_u32()
+            .filter(|&k| k <= 256)
+            .ok_or_else(|| too_big(budget))?;
+        let mut result = Self::constant(BigRational::one());
+        let mut base = self.clone();
+        let mut k = k;
+        while k > 0 {
+            if k & 1 == 1 {
+                result = result.mul(&base, budget)?;
+            }
+            k >>= 1;
+            if k > 0 {
+                base = base.mul(&base, budget)?;
+            }
+        }
+        Ok(result)
+    }
+
+    fn is_zero(&self) -> bool {
+        self.num.is_zero()
+    }
+}
+
+/// `1 / (c · monomial)` as a polynomial of one term.
+fn single_inverse(monomial: &Monomial, c: &BigRational, budget: &mut Budget) -> Made<Poly> {
+    single_power(monomial, c, &-BigRational::one(), budget)
+}
+
+/// `(c · monomial)^e` as a polynomial of one term, for a rational `e`, where it is one
+/// (`Stop::NotExact` where it is not: a variable to a fractional power, an even root of a
+/// negative number).
+fn single_power(
+    monomial: &Monomial,
+    c: &BigRational,
+    e: &BigRational,
+    budget: &mut Budget,
+) -> Made<Poly> {
+    let coefficient = rational_power(c, e, budget)?;
+    let mut rest: Monomial = Vec::with_capacity(monomial.len());
+    for (atom, exponent) in monomial {
+        let scaled = exponent * e;
+        // `x^{1/3}` is kept as a fractional power of `x` (principal powers multiply by adding
+        // exponents), but `(x^2)^{1/2}` is |x|, not x: not reduced.
+        if !matches!(atom, Atom::Root(..)) && !scaled.is_integer() && !exponent.is_one() {
+            return Err(Stop::NotExact);
+        }
+        rest.push((atom.clone(), scaled));
+    }
+    let (monomial, factor) = monomial_product(&rest, &Vec::new(), budget)?;
+    let term = Poly {
+        terms: BTreeMap::from([(monomial, factor.unwrap_or_else(BigRational::one))]),
+    };
+    coefficient.mul(&term, budget)
+}
+
+/// The small primes tried as factors of a root's base.
+fn small_primes() -> &'static [u32] {
+    static PRIMES: std::sync::OnceLock<Vec<u32>> = std::sync::OnceLock::new();
+    PRIMES.get_or_init(|| {
+        let mut primes = Vec::new();
+        for n in 2u32..1000 {
+            if primes
+                .iter()
+                .take_while(|&&p| p * p <= n)
+                .all(|&p| n % p != 0)
+            {
+                primes.push(n);
+            }
+        }
+        primes
+    })
+}
+
+/// A probable-prime test (Miller-Rabin with the first twelve primes as bases: certain below
+/// 3.3·10²⁴).
+fn is_prime(n: &BigInt, budget: &mut Budget) -> Made<bool> {
+    let one = BigInt::one();
+    let two = BigInt::from(2);
+    if *n < two {
+        return Ok(false);
+    }
+    for &p in &small_primes()[..12] {
+        let p = BigInt::from(p);
+        if *n == p {
+            return Ok(true);
+        }
+        if (n % &p).is_zero() {
+            return Ok(false);
+        }
+    }
+    let m = n - &one;
+    let s = m.trailing_zeros().unwrap_or(0);
+    let d = &m >> s;
+    let cost = product_cost(n.bits(), n.bits()).saturating_mul(n.bits() + 1);
+    'bases: for &a in &small_primes()[..12] {
+        budget.charge(cost)?;
+        let mut x = BigInt::from(a).modpow(&d, n);
+        if x == one || x == m {
+            continue;
+        }
+        for _ in 1..s {
+            x = x.modpow(&two, n);
+            if x == m {
+                continue 'bases;
+            }
+        }
+        return Ok(false);
+    }
+    Ok(true)
+}
+
+/// `n` as `base^k` with `k` as large as it goes.
+fn perfect_power(n: &BigInt, budget: &mut Budget) -> Made<(BigInt, u64)> {
+    let mut base = n.clone();
+    let mut k = 1u64;
+    'outer: loop {
+        let max = base.bits() / 9; // the base has no factor under 1000
+        for &p in small_primes().iter().take_while(|&&p| u64::from(p) <= max) {
+            budget.charge(product_cost(base.bits(), base.bits()) * 8 + 1)?;
+            let root = base.nth_root(p);
+            if num_traits::pow(root.clone(), p as usize) == base {
+                base = root;
+                k *= u64::from(p);
+                continue 'outer;
+            }
+        }
+        return Ok((base, k));
+    }
+}
+
+/// The atoms of `n^e` for a positive integer `n` and a rational `e`: `(prime or cofactor,
+/// certain, exponent)`.
+fn root_factors(
+    n: &BigInt,
+    e: &BigRational,
+    budget: &mut Budget,
+) -> Made<Vec<(BigInt, bool, BigRational)>> {
+    let mut out = Vec::new();
+    let mut rest = n.clone();
+    for &p in small_primes() {
+        if rest.is_one() {
+            break;
+        }
+        budget.charge(product_cost(rest.bits(), 32) + 1)?;
+        let prime = BigInt::from(p);
+        let mut k = 0u64;
+        loop {
+            let (q, r) = rest.div_rem(&prime);
+            if !r.is_zero() {
+                break;
+            }
+            rest = q;
+            k += 1;
+        }
+        if k > 0 {
+            out.push((prime, true, e * BigRational::from_integer(k.into())));
+        }
+    }
+    if !rest.is_one() {
+        let (base, k) = perfect_power(&rest, budget)?;
+        let certain = is_prime(&base, budget)?;
+        out.push((base, certain, e * BigRational::from_integer(k.into())));
+    }
+    Ok(out)
+}
+
+/// `c^e` for rationals: a polynomial of one term (roots of primes), or `NotExact` (an even
+/// root of a negative number, `0` to a negative power).
+fn rational_power(c: &BigRational, e: &BigRational, budget: &mut Budget) -> Made<Poly> {
+    if e.is_zero() {
+        return Ok(Poly::one());
+    }
+    if c.is_zero() {
+        return if e.is_positive() {
+            Ok(Poly::default())
+        } else {
+            Err(Stop::NotExact)
+        };
+    }
+    if e.is_integer() {
+        let n = e.to_integer();
+        let magnitude = n.magnitude().to_u64().unwrap_or(u64::MAX);
+        if bits(c).saturating_mul(magnitude) > MAX_BITS {
+            return Err(too_big(budget));
+        }
+        let k = usize::try_from(magnitude).map_err(|_| too_big(budget))?;
+        budget.charge(product_cost(bits(c) * magnitude, bits(c) * magnitude) + 1)?;
+        let power = num_traits::pow(c.clone(), k);
+        return Ok(Poly::constant(if n.is_negative() {
+            power.recip()
+        } else {
+            power
+        }));
+    }
+    // Odd roots of negative numbers are real (latex2sympy's `real_root`).
+    let sign = if c.is_negative() {
+        if e.denom().is_even() {
+            return Err(Stop::NotExact);
+        }
+        if e.numer().is_odd() {
+            -BigRational::one()
+        } else {
+            BigRational::one()
+        }
+    } else {
+        BigRational::one()
+    };
+    let c = c.abs();
+    let mut monomial: Monomial = Vec::new();
+    let mut coefficient = sign;
+    for (n, sign_of_e) in [(c.numer(), 1i32), (c.denom(), -1i32)] {
+        if n.is_one() {
+            continue;
+        }
+        let exponent = if sign_of_e > 0 { e.clone() } else { -e.clone() };
+        for (base, certain, k) in root_factors(n, &exponent, budget)? {
+            monomial.push((Atom::Root(base, certain), k));
+        }
+    }
+    monomial.sort_by(|a, b| a.0.cmp(&b.0));
+    // Merge equal atoms (a cofactor equal to a prime cannot happen: primes under 1000 are
+    // divided out first).
+    let (monomial, factor) = monomial_product(&monomial, &Vec::new(), budget)?;
+    if let Some(f) = factor {
+        charge_product(budget, &coefficient, &f)?;
+        coefficient *= f;
+    }
+    Ok(Poly {
+        terms: BTreeMap::from([(monomial, coefficient)]),
+    })
+}
+
+/// The normal form of `expr`.
+pub(crate) fn normal_form(expr: &Expr, budget: &mut Budget) -> Made<Value> {
+    budget.charge(1)?;
+    match expr {
+        Expr::Num(n) => {
+            if bits(n) > MAX_BITS {
+                return Err(too_big(budget));
+            }
+            Ok(Value::constant(n.clone()))
+        }
+        Expr::Float(_) | Expr::Inf => Err(Stop::NotExact),
+        Expr::Sym(name) => Ok(Value::atom(Atom::Sym(name.clone()))),
+        Expr::Pi => Ok(Value::atom(Atom::Pi)),
+        Expr::E => Ok(Value::atom(Atom::E)),
+        Expr::Add(items) => {
+            let mut sum = Value::constant(BigRational::zero());
+            for item in items {
+                let v = normal_form(item, budget)?;
+                sum = sum.add(&v, budget)?;
+            }
+            Ok(sum)
+        }
+        Expr::Mul(items) => {
+            let mut product = Value::constant(BigRational::one());
+            for item in items {
+                let v = normal_form(item, budget)?;
+                product = product.mul(&v, budget)?;
+            }
+            Ok(product)
+        }
+        Expr::Percent(x) => {
+            let v = normal_form(x, budget)?;
+            v.mul(
+                &Value::constant(BigRational::new(1.into(), 100.into())),
+                budget,
+            )
+        }
+        Expr::Pow(base, exponent) => power(base, exponent, budget),
+        Expr::Log(x, base) => {
+            let (vx, vb) = (normal_form(x, budget)?, normal_form(base, budget)?);
+            if let (Some(x), Some(b)) = (vx.as_constant(), vb.as_constant())
+                && let Some(k) = exact_log(&x, &b, budget)?
+            {
+                return Ok(Value::constant(k));
+            }
+            if vx.as_constant().is_some_and(|c| c.is_one()) {
+                return Ok(Value::constant(BigRational::zero()));
+            }
+            Ok(Value::atom(Atom::Named(format!(
+                "log({},{})",
+                vx.key(),
+                vb.key()
+            ))))
+        }
+        Expr::Func(f, x) => function(*f, x, budget),
+        Expr::Apply(name, args) => {
+            let mut keys = Vec::with_capacity(args.len());
+            for a in args {
+                keys.push(normal_form(a, budget)?.key());
+            }
+            Ok(Value::atom(Atom::Named(format!(
+                "{name}({})",
+                keys.join(",")
+            ))))
+        }
+        Expr::Rel(..)
+        | Expr::And(_)
+        | Expr::Set(_)
+        | Expr::Tuple(_)
+        | Expr::Interval(..)
+        | Expr::Union(_)
+        | Expr::Matrix(..) => Err(Stop::NotExact),
+    }
+}
+
+/// `k` with `b^k = x`, for positive rationals, where `k` is an integer.
+fn exact_log(x: &BigRational, b: &BigRational, budget: &mut Budget) -> Made<Option<BigRational>> {
+    if !x.is_positive() || !b.is_positive() || b.is_one() {
+        return Ok(None);
+    }
+    let guess = (super::expr::ratio_f64(x).ln() / super::expr::ratio_f64(b).ln()).round();
+    if !guess.is_finite() || guess.abs() > 100_000.0 {
+        return Ok(None);
+    }
+    #[allow(clippy::cast_possible_truncation)] // rounded and bounded above
+    let k = BigInt::from(guess as i64);
+    let power = rational_power(b, &BigRational::from_integer(k.clone()), budget)?;
+    Ok((power.as_constant().as_ref() == Some(x)).then(|| BigRational::from_integer(k)))
+}
+
+fn power(base: &Expr, exponent: &Expr, budget: &mut Budget) -> Made<Value> {
+    let e = normal_form(exponent, budget)?;
+    let b = normal_form(base, budget)?;
+    let Some(k) = e.as_constant() else {
+        // `e^x`, `2^x`: a named atom.
+        if b.is_zero() {
+            return Err(Stop::NotExact);
+        }
+        return Ok(Value::atom(Atom::Named(format!(
+            "pow({},{})",
+            b.key(),
+            e.key()
+        ))));
+    };
+    if k.is_integer() {
+        return b.pow_int(&k.to_integer(), budget);
+    }
+    // A fractional power of one term: roots of its coefficient, scaled exponents.
+    if b.den == Poly::one()
+        && let Some((monomial, c)) = b.num.single()
+    {
+        match single_power(monomial, c, &k, budget) {
+            Ok(p) => {
+                return Ok(Value {
+                    num: p,
+                    den: Poly::one(),
+                });
+            }
+            Err(Stop::NotExact) => {}
+            Err(other) => return Err(other),
+        }
+    }
+    if b.is_zero() {
+        return if k.is_positive() {
+            Ok(Value::constant(BigRational::zero()))
+        } else {
+            Err(Stop::NotExact)
+        };
+    }
+    Ok(Value::atom(Atom::Named(format!("pow({},{})", b.key(), k))))
+}
+
+fn function(f: Func, x: &Expr, budget: &mut Budget) -> Made<Value> {
+    let v = normal_form(x, budget)?;
+    let constant = v.as_constant();
+    match f {
+        Func::Factorial => {
+            if let Some(n) = &constant
+                && n.is_integer()
+                && !n.is_negative()
+            {
+                let n = n.to_integer().to_u64().filter(|&n| n <= MAX_FACTORIAL);
+                if let Some(n) = n {
+                    return factorial(n, budget).map(Value::constant);
+                }
+                return Err(too_big(budget));
+            }
+        }
+        Func::Abs => {
+            if let Some(c) = &constant {
+                return Ok(Value::constant(c.abs()));
+            }
+            if !v.num.has_variables()
+                && !v.den.has_variables()
+                && v.num.certain()
+                && v.den.certain()
+            {
+                let approx = v.num.approx() / v.den.approx();
+                if approx.is_finite() && approx.abs() > 1e-9 {
+                    return Ok(if approx < 0.0 { v.negate() } else { v });
+                }
+            }
+        }
+        Func::Floor | Func::Ceil => {
+            if let Some(c) = &constant {
+                return Ok(Value::constant(if f == Func::Floor {
+                    c.floor()
+                } else {
+                    c.ceil()
+                }));
+            }
+            if !v.num.has_variables()
+                && !v.den.has_variables()
+                && v.num.certain()
+                && v.den.certain()
+            {
+                let approx = v.num.approx() / v.den.approx();
+                let nearest = approx.round();
+                if approx.is_finite()
+                    && approx.abs() < 1e15
+                    && (approx - nearest).abs() > 1e-9 * (1.0 + approx.abs())
+                {
+                    let r = if f == Func::Floor {
+                        approx.floor()
+                    } else {
+                        approx.ceil()
+                    };
+                    #[allow(clippy::cast_possible_truncation)] // bounded above
+                    return Ok(Value::constant(BigRational::from_integer(BigInt::from(
+                        r as i64,
+                    ))));
+                }
+            }
+        }
+        Func::Exp => {
+            return power(&Expr::E, x, budget);
+        }
+        Func::Ln => {
+            if constant.as_ref().is_some_and(One::is_one) {
+                return Ok(Value::constant(BigRational::zero()));
+            }
+            if v.as_constant().is_none()
+                && let Some((m, c)) = v.num.single()
+                && v.den == Poly::one()
+                && c.is_one()
+                && *m == vec![(Atom::E, BigRational::one())]
+            {
+                return Ok(Value::constant(BigRational::one()));
+            }
+        }
+        _ => {
+            if constant.as_ref().is_some_and(Zero::is_zero)
+                && matches!(
+                    f,
+                    Func::Sin | Func::Tan | Func::Asin | Func::Atan | Func::Sinh | Func::Tanh
+                )
+            {
+                return Ok(Value::constant(BigRational::zero()));
+            }
+        }
+    }
+    Ok(Value::atom(Atom::Named(format!(
+        "{}({})",
+        format!("{f:?}").to_lowercase(),
+        v.key()
+    ))))
+}
+
+/// `n!`, within the budget.
+fn factorial(n: u64, budget: &mut Budget) -> Made<BigRational> {
+    // log2(n!) < n log2 n.
+    #[allow(
+        clippy::cast_precision_loss,
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss
+    )]
+    let estimate = (n as f64 * (n.max(2) as f64).log2()) as u64;
+    if estimate > MAX_BITS {
+        return Err(too_big(budget));
+    }
+    let mut acc = BigInt::one();
+    for k in 2..=n {
+        budget.charge(acc.bits() / 64 + 1)?;
+        acc *= k;
+    }
+    Ok(BigRational::from_integer(acc))
+}
+
+/// What exact algebra says of `a - b`.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Difference {
+    /// The same value.
+    Zero,
+    /// A different value, proven: the difference's form holds only certain atoms.
+    Nonzero(Value),
+    /// Not decided: the difference holds a named atom or an unsplit root.
+    Unknown(Value),
+}
+
+/// `a - b` in normal form, and whether it is decided.
+pub(crate) fn difference(
+    a: &Expr,
+    b: &Expr,
+    budget: &mut Budget,
+) -> Made<(Value, Value, Difference)> {
+    let va = normal_form(a, budget)?;
+    let vb = normal_form(b, budget)?;
+    let d = va.add(&vb.negate(), budget)?;
+    let verdict = if d.is_zero() {
+        Difference::Zero
+    } else if d.num.certain() {
+        Difference::Nonzero(d)
+    } else {
+        Difference::Unknown(d)
+    };
+    Ok((va, vb, verdict))
+}
+
+impl Value {
+    /// Whether the value has variables.
+    pub(crate) fn has_variables(&self) -> bool {
+        self.num.has_variables() || self.den.has_variables()
+    }
+
+    /// The value in floating point, where it has no variables.
+    pub(crate) fn approx(&self) -> f64 {
+        self.num.approx() / self.den.approx()
+    }
+
+    /// The numerator, where the denominator is one.
+    pub(crate) fn polynomial(&self) -> Option<&Poly> {
+        (self.den == Poly::one()).then_some(&self.num)
+    }
+}
+
+/// What [`constant_ratio`] finds.
+pub(crate) enum Ratio {
+    /// `a = k·b` for this constant `k`.
+    Constant(Value),
+    /// Not a constant multiple.
+    Not,
+    /// Not decided (quotients of polynomials, or atoms exact algebra does not reduce).
+    Unknown,
+}
+
+/// Splits a polynomial by its terms' variable parts: for each, the constant polynomial
+/// (rationals, π, e, roots) multiplying it.
+fn by_variables(p: &Poly) -> BTreeMap<Monomial, Poly> {
+    let mut out: BTreeMap<Monomial, Poly> = BTreeMap::new();
+    for (m, c) in &p.terms {
+        let (variables, constants): (Monomial, Monomial) = m
+            .iter()
+            .cloned()
+            .partition(|(atom, _)| matches!(atom, Atom::Sym(_)));
+        out.entry(variables)
+            .or_default()
+            .terms
+            .insert(constants, c.clone());
+    }
+    out
+}
+
+/// Whether `a = k·b` for a constant `k`, and which.
+pub(crate) fn constant_ratio(a: &Value, b: &Value, budget: &mut Budget) -> Made<Ratio> {
+    let (Some(pa), Some(pb)) = (a.polynomial(), b.polynomial()) else {
+        return Ok(Ratio::Unknown);
+    };
+    if !pa.certain() || !pb.certain() {
+        return Ok(Ratio::Unknown);
+    }
+    if pa.is_zero() || pb.is_zero() {
+        return Ok(Ratio::Not);
+    }
+    let (ga, gb) = (by_variables(pa), by_variables(pb));
+    if !ga.keys().eq(gb.keys()) {
+        return Ok(Ratio::Not);
+    }
+    let Some((key, ca)) = ga.iter().next() else {
+        return Ok(Ratio::Not);
+    };
+    let k = Value {
+        num: ca.clone(),
+        den: gb[key].clone(),
+    }
+    .reduced(budget)?;
+    let scaled = k.mul(b, budget)?;
+    let d = a.add(&scaled.negate(), budget)?;
+    Ok(if d.is_zero() {
+        Ratio::Constant(k)
+    } else {
+        Ratio::Not
+    })
+}
+
+/// A product of powers of rationals, compared by its exponents over a coprime basis: the
+/// exact route for values too large to work out (`99^{2340}` multiplied 265 times).
+///
+/// `Some(equal)` where both sides are such products (`±`, rationals, their powers with
+/// rational exponents of any size, products and quotients of those), `None` otherwise.
+pub(crate) fn factored(a: &Expr, b: &Expr, budget: &mut Budget) -> Result<Option<bool>, MathError> {
+    let (Some(fa), Some(fb)) = (factors(a, budget)?, factors(b, budget)?) else {
+        return Ok(None);
+    };
+    let (sa, pa) = fa;
+    let (sb, pb) = fb;
+    if pa.is_empty() || pb.is_empty() {
+        // A zero on a side: equal only if both are zero.
+        return Ok(Some(pa.is_empty() && pb.is_empty() && sa == 0 && sb == 0));
+    }
+    if sa != sb {
+        return Ok(Some(false));
+    }
+    // Every base's numerator and denominator, split into pairwise coprime numbers.
+    let mut basis: Vec<BigInt> = Vec::new();
+    for (base, _) in pa.iter().chain(&pb) {
+        for n in [base.numer(), base.denom()] {
+            insert_coprime(&mut basis, n.clone(), budget)?;
+        }
+    }
+    let exponents = |parts: &[(BigRational, BigRational)],
+                     budget: &mut Budget|
+     -> Result<Vec<BigRational>, MathError> {
+        let mut out = vec![BigRational::zero(); basis.len()];
+        for (base, e) in parts {
+            for (n, sign) in [(base.numer(), 1), (base.denom(), -1)] {
+                let mut n = n.clone();
+                for (i, b) in basis.iter().enumerate() {
+                    let mut k = 0u64;
+                    loop {
+                        budget.charge(product_cost(n.bits(), b.bits()) + 1)?;
+                        let (q, r) = n.div_rem(b);
+                        if !r.is_zero() {
+                            break;
+                        }
+                        n = q;
+                        k += 1;
+                    }
+                    if k > 0 {
+                        let term = e * BigRational::from_integer(BigInt::from(k) * sign);
+                        out[i] += term;
+                    }
+                }
+            }
+        }
+        Ok(out)
+    };
+    let ea = exponents(&pa, budget)?;
+    let eb = exponents(&pb, budget)?;
+    Ok(Some(ea == eb))
+}
+
+/// Adds `n` to a set of pairwise coprime integers above 1, splitting by gcds.
+fn insert_coprime(
+    basis: &mut Vec<BigInt>,
+    n: BigInt,
+    budget: &mut Budget,
+) -> Result<(), MathError> {
+    let mut pending = vec![n.abs()];
+    while let Some(mut n) = pending.pop() {
+        if n <= BigInt::one() {
+            continue;
+        }
+        let mut i = 0;
+        while i < basis.len() {
+            budget.charge(product_cost(n.bits(), basis[i].bits()) * 4 + 1)?;
+            let g = n.gcd(&basis[i]);
+            if g.is_one() {
+                i += 1;
+                continue;
+            }
+            let b = basis.swap_remove(i);
+            let rest_b = &b / &g;
+            let rest_n = &n / &g;
+            pending.push(rest_b);
+            pending.push(g);
+            n = rest_n;
+            if n.is_one() {
+                break;
+            }
+            i = 0;
+        }
+        if n > BigInt::one() {
+            basis.push(n);
+        }
+        if basis.len() > 4_096 {
+            return Err(MathError::TooMuchWork {
+                grader: "math",
+                limit: budget.limit(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The sign (1, -1, or 0 for zero) and the rational bases with their exponents of a product
+/// of powers; `None` for anything else.
+#[allow(clippy::type_complexity)]
+fn factors(
+    x: &Expr,
+    budget: &mut Budget,
+) -> Result<Option<(i32, Vec<(BigRational, BigRational)>)>, MathError> {
+    budget.charge(1)?;
+    match x {
+        Expr::Num(n) => Ok(Some(if n.is_zero() {
+            (0, Vec::new())
+        } else {
+            (
+                if n.is_negative() { -1 } else { 1 },
+                vec![(n.abs(), BigRational::one())],
+            )
+        })),
+        Expr::Percent(inner) => {
+            let Some((s, mut parts)) = factors(inner, budget)? else {
+                return Ok(None);
+            };
+            parts.push((BigRational::from_integer(100.into()), -BigRational::one()));
+            Ok(Some((s, parts)))
+        }
+        Expr::Mul(items) => {
+            let mut sign = 1;
+            let mut parts = Vec::new();
+            for item in items {
+                let Some((s, p)) = factors(item, budget)? else {
+                    return Ok(None);
+                };
+                sign *= s;
+                parts.extend(p);
+            }
+            Ok(Some((sign, if sign == 0 { Vec::new() } else { parts })))
+        }
+        Expr::Pow(base, exponent) => {
+            let Some((s, parts)) = factors(base, budget)? else {
+                return Ok(None);
+            };
+            let e = match normal_form(exponent, budget) {
+                Ok(v) => v.as_constant(),
+                Err(Stop::NotExact) => None,
+                Err(Stop::Bound(error)) => return Err(error),
+            };
+            let Some(e) = e else {
+                return Ok(None);
+            };
+            if s == 0 {
+                return Ok(if e.is_positive() {
+                    Some((0, Vec::new()))
+                } else {
+                    None
+                });
+            }
+            let sign = if s < 0 {
+                // Only integer powers (and odd roots) of negative numbers are real.
+                if e.is_integer() {
+                    if e.to_integer().is_odd() { -1 } else { 1 }
+                } else if e.denom().is_odd() {
+                    if e.numer().is_odd() { -1 } else { 1 }
+                } else {
+                    return Ok(None);
+                }
+            } else {
+                1
+            };
+            Ok(Some((
+                sign,
+                parts.into_iter().map(|(b, k)| (b, k * &e)).collect(),
+            )))
+        }
+        _ => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn expr(text: &str) -> Expr {
+        super::super::latex::parse_latex(text, &super::super::Limits::default())
+            .expect("bounded")
+            .expect("parses")
+    }
+
+    #[test]
+    fn equal_forms_of_equal_values() {
+        for (a, b) in [
+            ("2\\sqrt{3}", "\\sqrt{12}"),
+            ("\\frac{\\sqrt{2}}{2}", "\\frac{1}{\\sqrt{2}}"),
+            ("(x+1)^2", "x^2+2x+1"),
+            ("2^{64}", "18446744073709551616"),
+            ("\\sqrt[3]{-8}", "-2"),
+            ("\\frac{1}{1+\\sqrt{2}} (1 + \\sqrt{2})", "1"),
+            ("\\sqrt{8}\\sqrt{2}", "4"),
+            ("4^{\\frac{3}{2}}", "8"),
+            ("\\pi r^2", "r^2 \\pi"),
+        ] {
+            let (_, _, d) = difference(&expr(a), &expr(b), &mut Budget::new()).expect("exact");
+            assert_eq!(d, Difference::Zero, "{a} = {b}");
+        }
+    }
+
+    #[test]
+    fn different_values_have_different_forms() {
+        for (a, b) in [
+            ("2^{64}x", "(2^{64}-1)x"),
+            ("\\sqrt{2}", "\\frac{99}{70}"),
+            ("\\pi", "\\frac{355}{113}"),
+            ("\\sqrt{2}+\\sqrt{3}", "\\sqrt{3}+\\sqrt{2}+10^{-30}"),
+        ] {
+            let (_, _, d) = difference(&expr(a), &expr(b), &mut Budget::new()).expect("exact");
+            assert!(matches!(d, Difference::Nonzero(_)), "{a} vs {b}: {d:?}");
+        }
+    }
+
+    #[test]
+    fn huge_products_compare_by_their_exponents() {
+        let many = vec!["99^{2340}"; 265].join("\\cdot ");
+        let limits = super::super::Limits {
+            nodes: 100_000,
+            answer: 1 << 20,
+            ..Default::default()
+        };
+        let a = super::super::latex::parse_latex(&many, &limits)
+            .unwrap()
+            .unwrap();
+        let half = super::super::latex::parse_latex("\\frac{1}{2}", &limits)
+            .unwrap()
+            .unwrap();
+        let mut budget = Budget::new();
+        assert_eq!(
+            factored(&a, &half, &mut budget).expect("cheap"),
+            Some(false)
+        );
+        assert_eq!(factored(&a, &a, &mut budget).expect("cheap"), Some(true));
+        let other = vec!["9801^{1170}"; 265].join("\\cdot ");
+        let b = super::super::latex::parse_latex(&other, &limits)
+            .unwrap()
+            .unwrap();
+        assert_eq!(factored(&a, &b, &mut budget).expect("cheap"), Some(true));
+        assert!(
+            budget.used() < Budget::DEFAULT_WORK / 10,
+            "{}",
+            budget.used()
+        );
+    }
+}
