@@ -37,9 +37,13 @@ fn verdict(case: &Value) -> Value {
     };
     match compiled {
         Ok(compiled) => {
-            let valid = compiled.is_valid(&case["instance"]);
+            let valid = compiled
+                .is_valid(&case["instance"])
+                .expect("within the bounds");
             // The mismatches agree with the verdict, and point into the instance.
-            let mismatches = compiled.mismatches(&case["instance"]);
+            let mismatches = compiled
+                .mismatches(&case["instance"])
+                .expect("within the bounds");
             assert_eq!(valid, mismatches.is_empty(), "{case}\n{mismatches:?}");
             for mismatch in &mismatches {
                 assert!(!mismatch.keyword.is_empty(), "{mismatch:?}");

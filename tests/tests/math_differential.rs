@@ -369,6 +369,29 @@ fn reading_pair(rng: &mut Rng) -> (String, String) {
     (gold, answer)
 }
 
+/// LaTeX the normalizations disagree on (`malformed_operators`, `nits`, `equations`,
+/// `units`), so that the trainers' configurations part from the defaults.
+fn normalization(rng: &mut Rng) -> String {
+    let n = rng.below(9) + 1;
+    let m = rng.below(9) + 1;
+    match rng.below(14) {
+        0 => format!("\\frac{n}{m}"),
+        1 => format!("\\sqrt{n}"),
+        2 => format!("{m}\\sqrt {n}"),
+        3 => format!(".{n}"),
+        4 => "0.5".to_owned(),
+        5 => format!("x=y={n}"),
+        6 => format!("{n} \\text{{ cm}}"),
+        7 => format!("{n}^({m})"),
+        8 => format!("\\frac{{{n}}}{m}"),
+        9 => format!("\\frac {n} {{{m}}}"),
+        10 => format!("{n}/{m}"),
+        11 => format!("\\dfrac{n}{m}"),
+        12 => format!("{n}{m} \\text{{ meters}}^2"),
+        _ => format!("\\log_{n} {m}{m}"),
+    }
+}
+
 /// A plain-text answer: numbers with units, currency and separators.
 fn plain_text(rng: &mut Rng) -> (String, String) {
     let n = rng.below(100_000);
@@ -426,6 +449,15 @@ fn generated_cases() -> Vec<(String, String)> {
     }
     for _ in 0..300 {
         let (gold, answer) = reading_pair(&mut rng);
+        cases.push((format!("${gold}$"), wrap(&mut rng, &answer)));
+    }
+    for _ in 0..200 {
+        let gold = normalization(&mut rng);
+        let answer = if rng.chance(2) {
+            gold.clone()
+        } else {
+            normalization(&mut rng)
+        };
         cases.push((format!("${gold}$"), wrap(&mut rng, &answer)));
     }
     cases

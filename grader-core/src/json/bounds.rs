@@ -18,12 +18,12 @@ pub const MAX_REGEX_STEPS: u64 = 10_000_000;
 /// The most references followed in a row without reading deeper into the value.
 const MAX_REFERENCE_CHAIN: usize = 512;
 
-/// What a validation may cost.
+/// What validating a value may cost, at most: see [`JsonSchema::cost`](super::JsonSchema::cost).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(crate) struct Cost {
-    /// (subschema, part of the value) pairs.
+pub struct Cost {
+    /// (subschema, part of the value) pairs the validator may visit.
     pub pairs: u64,
-    /// Matches of patterns that need a backtracking engine.
+    /// Matches of patterns that need a backtracking engine (backreferences, lookarounds).
     pub backtracking: u64,
 }
 
@@ -62,11 +62,12 @@ pub(crate) fn backtracks(pattern: &str) -> bool {
     false
 }
 
-/// The schema's resources and anchors, by URI, and each object's base URI.
-pub(crate) struct Index<'s> {
-    root: &'s Value,
-    resources: HashMap<String, &'s Value>,
-    anchors: HashMap<String, Vec<&'s Value>>,
+/// The schema's resources and anchors, by URI (as JSON Pointers into the schema), and each
+/// object's base URI (by its address: the index belongs to one schema value that does not move
+/// or change while it lives).
+pub(crate) struct Index {
+    resources: HashMap<String, String>,
+    anchors: HashMap<String, Vec<String>>,
     bases: HashMap<usize, String>,
 }
 
@@ -145,18 +146,21 @@ fn percent_decoded(text: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-impl<'s> Index<'s> {
+fn pointer_escape(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+impl Index {
     /// Indexes `root` (its `$id`s, `id`s and anchors), walking it without recursion.
-    pub(crate) fn new(root: &'s Value) -> Self {
+    pub(crate) fn new(root: &Value) -> Self {
         let mut index = Self {
-            root,
             resources: HashMap::new(),
             anchors: HashMap::new(),
             bases: HashMap::new(),
         };
-        index.resources.insert(String::new(), root);
-        let mut stack: Vec<(&'s Value, String)> = vec![(root, String::new())];
-        while let Some((value, base)) = stack.pop() {
+        index.resources.insert(String::new(), String::new());
+        let mut stack: Vec<(&Value, String, String)> = vec![(root, String::new(), String::new())];
+        while let Some((value, base, path)) = stack.pop() {
             match value {
                 Value::Object(map) => {
                     let mut base = base;
@@ -168,28 +172,34 @@ impl<'s> Index<'s> {
                         let joined = join(&base, id);
                         match joined.split_once('#') {
                             Some((uri, anchor)) if !anchor.is_empty() => {
-                                self_anchor(&mut index.anchors, format!("{uri}#{anchor}"), value);
+                                index
+                                    .anchors
+                                    .entry(format!("{uri}#{anchor}"))
+                                    .or_default()
+                                    .push(path.clone());
                                 base = uri.to_owned();
                             }
                             Some((uri, _)) => base = uri.to_owned(),
                             None => base = joined,
                         }
-                        index.resources.insert(base.clone(), value);
+                        index.resources.insert(base.clone(), path.clone());
                     }
                     for key in ["$anchor", "$dynamicAnchor"] {
                         if let Some(name) = map.get(key).and_then(Value::as_str) {
-                            self_anchor(&mut index.anchors, format!("{base}#{name}"), value);
-                            self_anchor(&mut index.anchors, format!("#dynamic:{name}"), value);
+                            for anchor in [format!("{base}#{name}"), format!("#dynamic:{name}")] {
+                                index.anchors.entry(anchor).or_default().push(path.clone());
+                            }
                         }
                     }
                     index.bases.insert(address(value), base.clone());
-                    for child in map.values() {
-                        stack.push((child, base.clone()));
+                    for (key, child) in map {
+                        let child_path = format!("{path}/{}", pointer_escape(key));
+                        stack.push((child, base.clone(), child_path));
                     }
                 }
                 Value::Array(items) => {
-                    for child in items {
-                        stack.push((child, base.clone()));
+                    for (i, child) in items.iter().enumerate() {
+                        stack.push((child, base.clone(), format!("{path}/{i}")));
                     }
                 }
                 _ => {}
@@ -198,22 +208,32 @@ impl<'s> Index<'s> {
         index
     }
 
-    /// The subschemas a reference in `from` may lead to (several for a dynamic one).
-    fn targets(&self, from: &Value, reference: &str, dynamic: bool) -> Vec<&'s Value> {
+    /// The subschemas of `root` a reference in `from` may lead to (several for a dynamic
+    /// one).
+    fn targets<'s>(
+        &self,
+        root: &'s Value,
+        from: &Value,
+        reference: &str,
+        dynamic: bool,
+    ) -> Vec<&'s Value> {
+        let at = |path: &str| root.pointer(path);
         let base = self.bases.get(&address(from)).map_or("", String::as_str);
         let target = join(base, reference);
         let (uri, fragment) = target.split_once('#').unwrap_or((target.as_str(), ""));
         let fragment = percent_decoded(fragment);
-        if dynamic && !fragment.is_empty() && !fragment.starts_with('/') {
-            if let Some(all) = self.anchors.get(&format!("#dynamic:{fragment}")) {
-                return all.clone();
-            }
+        if dynamic
+            && !fragment.is_empty()
+            && !fragment.starts_with('/')
+            && let Some(all) = self.anchors.get(&format!("#dynamic:{fragment}"))
+        {
+            return all.iter().filter_map(|p| at(p)).collect();
         }
-        let resource = self
-            .resources
-            .get(uri)
-            .copied()
-            .or_else(|| (uri.is_empty() || !has_scheme(uri)).then_some(self.root));
+        let resource = match self.resources.get(uri) {
+            Some(path) => at(path),
+            None if uri.is_empty() || !has_scheme(uri) => Some(root),
+            None => None,
+        };
         let Some(resource) = resource else {
             return Vec::new();
         };
@@ -223,19 +243,17 @@ impl<'s> Index<'s> {
         if fragment.starts_with('/') {
             return resource
                 .pointer(&fragment)
-                .or_else(|| self.root.pointer(&fragment))
+                .or_else(|| root.pointer(&fragment))
                 .into_iter()
                 .collect();
         }
         self.anchors
             .get(&format!("{uri}#{fragment}"))
-            .cloned()
-            .unwrap_or_default()
+            .into_iter()
+            .flatten()
+            .filter_map(|p| at(p))
+            .collect()
     }
-}
-
-fn self_anchor<'s>(anchors: &mut HashMap<String, Vec<&'s Value>>, key: String, value: &'s Value) {
-    anchors.entry(key).or_default().push(value);
 }
 
 /// The nodes of `value`, counted without recursion (for a reference the index cannot follow,
@@ -256,7 +274,8 @@ fn size(value: &Value) -> u64 {
 
 /// The counter.
 pub(crate) struct Estimate<'s> {
-    index: Index<'s>,
+    root: &'s Value,
+    index: &'s Index,
     memo: HashMap<(usize, usize), Cost>,
     open: Vec<(usize, usize)>,
     chain: usize,
@@ -275,9 +294,11 @@ impl Cost {
 }
 
 impl<'s> Estimate<'s> {
-    pub(crate) fn new(schema: &'s Value) -> Self {
+    /// A counter for `schema`, indexed by `index` (made from `schema`).
+    pub(crate) fn new(schema: &'s Value, index: &'s Index) -> Self {
         Self {
-            index: Index::new(schema),
+            root: schema,
+            index,
             memo: HashMap::new(),
             open: Vec::new(),
             chain: 0,
@@ -289,8 +310,7 @@ impl<'s> Estimate<'s> {
     pub(crate) fn of(&mut self, instance: &Value) -> Result<Cost, Past> {
         self.memo.clear();
         self.visited = 0;
-        let root = self.index.root;
-        self.cost(root, instance, true)
+        self.cost(self.root, instance, true)
     }
 
     /// The cost of `schema` on `instance`; `stable` where `instance` lives as long as the
@@ -427,7 +447,7 @@ impl<'s> Estimate<'s> {
         instance: &Value,
         stable: bool,
     ) -> Result<Cost, Past> {
-        let targets = self.index.targets(from, reference, dynamic);
+        let targets = self.index.targets(self.root, from, reference, dynamic);
         if targets.is_empty() {
             // Not in the schema (a bundled meta-schema): every node may be visited, often.
             return Ok(Cost {
@@ -520,11 +540,13 @@ mod tests {
         }
         defs.insert("d40".into(), json!({"type": "string"}));
         let schema = json!({"$defs": defs, "$ref": "#/$defs/d0"});
-        let mut estimate = Estimate::new(&schema);
+        let index = Index::new(&schema);
+        let mut estimate = Estimate::new(&schema, &index);
         assert_eq!(estimate.of(&json!(1)), Err(Past::Pairs));
         assert!(estimate.visited < 1_000, "{}", estimate.visited);
         let small = json!({"$defs": {"a": {"type": "integer"}}, "anyOf": [{"$ref": "#/$defs/a"}, {"$ref": "#/$defs/a"}]});
-        let cost = Estimate::new(&small).of(&json!(1)).expect("small");
+        let index = Index::new(&small);
+        let cost = Estimate::new(&small, &index).of(&json!(1)).expect("small");
         assert!(cost.pairs < 10, "{cost:?}");
     }
 }

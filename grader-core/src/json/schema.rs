@@ -15,7 +15,7 @@ use std::ops::Range;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::bounds::{Estimate, MAX_PAIRS, MAX_REGEX_STEPS, Past};
+use super::bounds::{Cost, Estimate, Index, MAX_PAIRS, MAX_REGEX_STEPS, Past};
 use super::{JsonError, MAX_DEPTH, json_objects, scan};
 
 /// The deepest schema compiled (deeper is [`JsonError::InvalidSchema`]).
@@ -71,7 +71,9 @@ impl From<Draft> for jsonschema::Draft {
 /// # Ok::<(), grader_core::json::JsonError>(())
 /// ```
 pub struct JsonSchema {
-    schema: Value,
+    /// The schema, boxed so that the index's addresses of its parts stay valid.
+    schema: Box<Value>,
+    index: Index,
     draft: Option<Draft>,
     /// The validator whose patterns may backtrack `BACKTRACK_TIERS[i]` steps a match.
     validators: [std::sync::OnceLock<jsonschema::Validator>; 4],
@@ -198,13 +200,48 @@ impl JsonSchema {
         }
         let validator = build(schema, draft, BACKTRACK_TIERS[0])
             .map_err(|reason| JsonError::InvalidSchema { grader, reason })?;
+        let schema = Box::new(schema.clone());
+        let index = Index::new(&schema);
         let compiled = Self {
-            schema: schema.clone(),
+            schema,
+            index,
             draft,
             validators: Default::default(),
         };
         let _ = compiled.validators[0].set(validator);
         Ok(compiled)
+    }
+
+    /// What validating `value` may cost at most, counted without validating: the
+    /// (subschema, part of the value) pairs the validator may visit, following references,
+    /// and the matches of patterns that need a backtracking engine.
+    ///
+    /// ```
+    /// use grader_core::json::JsonSchema;
+    /// use serde_json::json;
+    ///
+    /// let schema = JsonSchema::new(&json!({"type": "array", "items": {"type": "integer"}}))?;
+    /// assert_eq!(schema.cost(&json!([1, 2, 3]))?.pairs, 4);
+    /// # Ok::<(), grader_core::json::JsonError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`JsonError::ValidationTooLarge`] where the count passes
+    /// [`MAX_PAIRS`](super::bounds::MAX_PAIRS) or references chain too deep.
+    pub fn cost(&self, value: &Value) -> Result<Cost, JsonError> {
+        self.cost_as("json_schema", value)
+    }
+
+    fn cost_as(&self, grader: &'static str, value: &Value) -> Result<Cost, JsonError> {
+        Estimate::new(&self.schema, &self.index)
+            .of(value)
+            .map_err(|past| JsonError::ValidationTooLarge {
+                grader,
+                what: match past {
+                    Past::Pairs => format!("more than {MAX_PAIRS} subschema checks"),
+                    Past::Chain => "references chained too deep".to_owned(),
+                },
+            })
     }
 
     /// The validator for `value`: after counting what validating it may cost (SPEC D35),
@@ -214,15 +251,7 @@ impl JsonSchema {
         grader: &'static str,
         value: &Value,
     ) -> Result<&jsonschema::Validator, JsonError> {
-        let cost = Estimate::new(&self.schema).of(value).map_err(|past| {
-            JsonError::ValidationTooLarge {
-                grader,
-                what: match past {
-                    Past::Pairs => format!("more than {MAX_PAIRS} subschema checks"),
-                    Past::Chain => "references chained too deep".to_owned(),
-                },
-            }
-        })?;
+        let cost = self.cost_as(grader, value)?;
         let steps = |tier: usize| (BACKTRACK_TIERS[tier] as u64).saturating_mul(cost.backtracking);
         let Some(tier) = (0..BACKTRACK_TIERS.len()).find(|&t| steps(t) <= MAX_REGEX_STEPS) else {
             return Err(JsonError::ValidationTooLarge {

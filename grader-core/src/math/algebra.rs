@@ -106,15 +106,57 @@ fn too_big(budget: &Budget) -> Stop {
     })
 }
 
-/// Charges the product of two coefficients, refusing one past [`MAX_BITS`].
-fn charge_product(budget: &mut Budget, a: &BigRational, b: &BigRational) -> Made<()> {
+/// The cost of reducing a fraction of `bits` bits: the binary gcd is quadratic.
+fn gcd_cost(bits: u64) -> u64 {
+    let words = bits / 64 + 1;
+    words.saturating_mul(words)
+}
+
+/// `a * b`, charged; integers multiply without reducing (a gcd with 1 still costs a binary
+/// gcd's quadratic time), and nothing past [`MAX_BITS`] is computed.
+fn q_mul(a: &BigRational, b: &BigRational, budget: &mut Budget) -> Made<BigRational> {
     let (x, y) = (bits(a), bits(b));
     if x.saturating_add(y) > MAX_BITS {
         return Err(too_big(budget));
     }
-    // A rational product reduces by two gcds, each about a product's cost.
-    budget.charge(3 * product_cost(x, y) + 1)?;
-    Ok(())
+    if a.denom().is_one() && b.denom().is_one() {
+        budget.charge(product_cost(x, y) + 1)?;
+        return Ok(BigRational::from_integer(a.numer() * b.numer()));
+    }
+    budget.charge(product_cost(x, y).saturating_add(gcd_cost(x.max(y)).saturating_mul(2)) + 1)?;
+    Ok(a * b)
+}
+
+/// `a + b`, charged as [`q_mul`].
+fn q_add(a: &BigRational, b: &BigRational, budget: &mut Budget) -> Made<BigRational> {
+    let (x, y) = (bits(a), bits(b));
+    if x.max(y) > MAX_BITS {
+        return Err(too_big(budget));
+    }
+    if a.denom().is_one() && b.denom().is_one() {
+        budget.charge(x.max(y) / 64 + 1)?;
+        return Ok(BigRational::from_integer(a.numer() + b.numer()));
+    }
+    budget.charge(
+        product_cost(x, y)
+            .saturating_mul(2)
+            .saturating_add(gcd_cost(x.saturating_add(y))),
+    )?;
+    Ok(a + b)
+}
+
+/// `c^k` for a natural `k`: numerator and denominator raised apart (a reduced fraction's
+/// powers stay reduced), charged, within [`MAX_BITS`].
+fn q_pow(c: &BigRational, k: u64, budget: &mut Budget) -> Made<BigRational> {
+    let estimate = bits(c).saturating_mul(k);
+    if estimate > MAX_BITS {
+        return Err(too_big(budget));
+    }
+    budget.charge(product_cost(estimate, estimate) + 1)?;
+    let k = usize::try_from(k).map_err(|_| too_big(budget))?;
+    let numer = num_traits::pow(c.numer().clone(), k);
+    let denom = num_traits::pow(c.denom().clone(), k);
+    Ok(BigRational::new_raw(numer, denom))
 }
 
 impl Poly {
@@ -160,11 +202,10 @@ impl Poly {
     fn add(&self, other: &Self, budget: &mut Budget) -> Made<Self> {
         let mut terms = self.terms.clone();
         for (monomial, c) in &other.terms {
-            budget.charge(product_cost(bits(c), 64) + 1)?;
             let entry = terms
                 .entry(monomial.clone())
                 .or_insert_with(BigRational::zero);
-            *entry += c;
+            *entry = q_add(entry, c, budget)?;
             if entry.is_zero() {
                 terms.remove(monomial);
             }
@@ -192,15 +233,13 @@ impl Poly {
         let mut terms: BTreeMap<Monomial, BigRational> = BTreeMap::new();
         for (m1, c1) in &self.terms {
             for (m2, c2) in &other.terms {
-                charge_product(budget, c1, c2)?;
                 let (monomial, factor) = monomial_product(m1, m2, budget)?;
-                let mut c = c1 * c2;
+                let mut c = q_mul(c1, c2, budget)?;
                 if let Some(f) = factor {
-                    charge_product(budget, &c, &f)?;
-                    c *= f;
+                    c = q_mul(&c, &f, budget)?;
                 }
                 let entry = terms.entry(monomial).or_insert_with(BigRational::zero);
-                *entry += c;
+                *entry = q_add(entry, &c, budget)?;
             }
         }
         terms.retain(|_, c| !c.is_zero());
@@ -303,10 +342,7 @@ fn monomial_product(
             if !whole.is_zero() {
                 let power = int_power(base, &whole.to_integer(), budget)?;
                 factor = Some(match factor {
-                    Some(f) => {
-                        charge_product(budget, &f, &power)?;
-                        f * power
-                    }
+                    Some(f) => q_mul(&f, &power, budget)?,
                     None => power,
                 });
             }
@@ -322,16 +358,8 @@ fn monomial_product(
 
 /// `base^n` for an integer `n` of either sign, within [`MAX_BITS`].
 fn int_power(base: &BigInt, n: &BigInt, budget: &mut Budget) -> Made<BigRational> {
-    let magnitude = n.magnitude();
-    let estimate = base
-        .bits()
-        .saturating_mul(magnitude.to_u64().unwrap_or(u64::MAX));
-    if estimate > MAX_BITS {
-        return Err(too_big(budget));
-    }
-    let k = usize::try_from(magnitude.to_u64().unwrap_or(0)).unwrap_or(0);
-    budget.charge(product_cost(estimate, estimate) + 1)?;
-    let power = num_traits::pow(BigRational::from_integer(base.clone()), k);
+    let k = n.magnitude().to_u64().ok_or_else(|| too_big(budget))?;
+    let power = q_pow(&BigRational::from_integer(base.clone()), k, budget)?;
     Ok(if n.is_negative() {
         power.recip()
     } else {
@@ -630,13 +658,8 @@ fn rational_power(c: &BigRational, e: &BigRational, budget: &mut Budget) -> Made
     }
     if e.is_integer() {
         let n = e.to_integer();
-        let magnitude = n.magnitude().to_u64().unwrap_or(u64::MAX);
-        if bits(c).saturating_mul(magnitude) > MAX_BITS {
-            return Err(too_big(budget));
-        }
-        let k = usize::try_from(magnitude).map_err(|_| too_big(budget))?;
-        budget.charge(product_cost(bits(c) * magnitude, bits(c) * magnitude) + 1)?;
-        let power = num_traits::pow(c.clone(), k);
+        let k = n.magnitude().to_u64().ok_or_else(|| too_big(budget))?;
+        let power = q_pow(c, k, budget)?;
         return Ok(Poly::constant(if n.is_negative() {
             power.recip()
         } else {
@@ -673,8 +696,7 @@ fn rational_power(c: &BigRational, e: &BigRational, budget: &mut Budget) -> Made
     // divided out first).
     let (monomial, factor) = monomial_product(&monomial, &Vec::new(), budget)?;
     if let Some(f) = factor {
-        charge_product(budget, &coefficient, &f)?;
-        coefficient *= f;
+        coefficient = q_mul(&coefficient, &f, budget)?;
     }
     Ok(Poly {
         terms: BTreeMap::from([(monomial, coefficient)]),

@@ -301,7 +301,12 @@ impl Expr {
                 if base.is_zero() && e < 0 {
                     return None;
                 }
-                let power = num_traits::pow(base, magnitude as usize);
+                // Numerator and denominator apart: a reduced fraction's powers stay reduced,
+                // and no gcd (quadratic in the bits) runs at each squaring.
+                let power = BigRational::new_raw(
+                    num_traits::pow(base.numer().clone(), magnitude as usize),
+                    num_traits::pow(base.denom().clone(), magnitude as usize),
+                );
                 Some(if e < 0 { power.recip() } else { power })
             }
             Self::Func(Func::Factorial, x) => {
@@ -343,9 +348,11 @@ impl Expr {
             Self::Add(items) => items.iter().map(|x| x.eval(var)).sum(),
             Self::Mul(items) => items.iter().map(|x| x.eval(var)).product(),
             Self::Pow(base, exponent) => {
-                if let (Some(b), Some(e)) = (base.exact(), exponent.exact()) {
+                if let Some(e) = exponent.exact().filter(|e| !e.is_integer())
+                    && let Some(b) = base.exact()
+                {
                     // Odd roots of negative numbers are real, as sympy's `real_root` for LaTeX.
-                    if b.is_negative() && !e.is_integer() && e.denom() % 2 == BigInt::one() {
+                    if b.is_negative() && e.denom() % 2 == BigInt::one() {
                         let value = (-ratio_f64(&b)).powf(ratio_f64(&e));
                         return if e.numer() % 2 == BigInt::zero() {
                             value

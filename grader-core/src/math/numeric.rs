@@ -180,6 +180,15 @@ fn exact_difference(a: &Expr, b: &Expr, ctx: &mut Ctx<'_>) -> Result<Exact, Math
     if a.has_float() || b.has_float() {
         return Ok(Exact::NotExact);
     }
+    // Products of powers compare by their exponents, without working out numbers of any
+    // size (exactly: math-verify's chop needs the values, so not under parity).
+    if !ctx.parity() {
+        match algebra::factored(a, b, ctx.budget)? {
+            Some(true) => return Ok(Exact::Zero),
+            Some(false) => return Ok(Exact::Nonzero(None)),
+            None => {}
+        }
+    }
     match algebra::difference(a, b, ctx.budget) {
         Ok((va, vb, Difference::Nonzero(d))) => Ok(Exact::Nonzero(Some((va, vb, d)))),
         Ok((_, _, Difference::Zero)) => Ok(Exact::Zero),
@@ -264,61 +273,51 @@ fn rounded_bits(c: &BigRational, bits: u64) -> (bool, BigInt, i64) {
     (negative, mantissa, exponent)
 }
 
-/// math-verify's `sympy_numeric_eq`.
-pub(crate) fn numeric_eq(a: &Expr, b: &Expr, ctx: &mut Ctx<'_>) -> Result<bool, MathError> {
+/// math-verify's `sympy_numeric_eq(a, b) or sympy_symbolic_eq(a, b)`, the exact comparison
+/// made once for both.
+pub(crate) fn values_eq(a: &Expr, b: &Expr, ctx: &mut Ctx<'_>) -> Result<bool, MathError> {
     if let (Some((ra, wa, ca)), Some((rb, wb, cb))) = (matrix_value(a), matrix_value(b)) {
         if (ra, wa) != (rb, wb) {
             return Ok(false);
         }
         for (x, y) in ca.iter().zip(&cb) {
-            if !(numeric_eq(x, y, ctx)? || symbolic_eq(x, y, ctx)?) {
+            if !values_eq(x, y, ctx)? {
                 return Ok(false);
             }
         }
         return Ok(true);
     }
-    if matches!(a, Expr::Matrix(..)) || matches!(b, Expr::Matrix(..)) {
+    if matches!(a, Expr::Matrix(..)) || matches!(b, Expr::Matrix(..)) || a.is_set() || b.is_set() {
         return Ok(false);
     }
     let (ka, kb) = (atomic_number(a), atomic_number(b));
-    if ka.is_some() || kb.is_some() {
+    let atomic = ka.is_some() || kb.is_some();
+    if atomic {
+        // `sympy_numeric_eq` on a number: rounded where one is a decimal, else exact.
         if ka == Some(true) || kb == Some(true) {
             let places = ctx.options.float_rounding;
-            let (Some(x), Some(y)) = (rounded(a, places, ctx)?, rounded(b, places, ctx)?) else {
-                return Ok(false);
-            };
-            return Ok(x == y);
+            if let (Some(x), Some(y)) = (rounded(a, places, ctx)?, rounded(b, places, ctx)?)
+                && x == y
+            {
+                return Ok(true);
+            }
+        } else if let (Some(x), Some(y)) = (integer_value(a), integer_value(b)) {
+            if x == y {
+                return Ok(true);
+            }
         }
-        if let (Some(x), Some(y)) = (integer_value(a), integer_value(b)) {
-            return Ok(x == y);
-        }
-        // sympy's `doit` and `==`: the same exact value.
-        return Ok(matches!(exact_difference(a, b, ctx)?, Exact::Zero));
     }
     if a.has_float() || b.has_float() {
+        // Decimals inside expressions: equal to about 15 digits.
         return Ok(numeric_at_points(a, b, close_decimal));
     }
     match exact_difference(a, b, ctx)? {
         Exact::Zero => Ok(true),
+        // sympy's `evalf(chop=True)` of the difference, not for a number alone.
         Exact::Nonzero(Some((va, vb, d))) => {
-            Ok(ctx.parity() && chopped(&va, &vb, &d, ctx.options.numeric_precision))
+            Ok(!atomic && ctx.parity() && chopped(&va, &vb, &d, ctx.options.numeric_precision))
         }
-        Exact::Nonzero(None) | Exact::Unknown | Exact::NotExact => Ok(false),
-    }
-}
-
-/// math-verify's `sympy_symbolic_eq` (`simplify(a - b).is_zero`): exact where exact algebra
-/// decides, by evaluation at several points where it does not.
-pub(crate) fn symbolic_eq(a: &Expr, b: &Expr, ctx: &mut Ctx<'_>) -> Result<bool, MathError> {
-    if a.is_set() || b.is_set() || matches!(a, Expr::Matrix(..)) || matches!(b, Expr::Matrix(..)) {
-        return Ok(false);
-    }
-    if a.has_float() || b.has_float() {
-        return Ok(numeric_at_points(a, b, close_decimal));
-    }
-    match exact_difference(a, b, ctx)? {
-        Exact::Zero => Ok(true),
-        Exact::Nonzero(_) => Ok(false),
+        Exact::Nonzero(None) => Ok(false),
         // Functions exact algebra does not reduce, or not a value (infinity): evaluated.
         Exact::Unknown | Exact::NotExact => Ok(numeric_at_points(a, b, close_unknown)),
     }
