@@ -234,6 +234,13 @@ impl Expr {
         }
     }
 
+    /// Calls `f` on each direct child.
+    pub(crate) fn visit_children<'a>(&'a self, f: &mut impl FnMut(&'a Self)) {
+        for child in self.children() {
+            f(child);
+        }
+    }
+
     /// The direct children.
     fn children(&self) -> Vec<&Self> {
         match self {

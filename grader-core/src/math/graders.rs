@@ -92,3 +92,47 @@ pub fn math_verify(answer: &str, gold: &str) -> Result<Score, MathError> {
 pub fn math_verify_with(answer: &str, gold: &str, config: &MathConfig) -> Result<Score, MathError> {
     score(answer, gold, config, "math_verify")
 }
+
+/// Inspect AI 0.3.285's `math()` scorer (see [`inspect_math`](super::inspect_math)): 1 where
+/// the completion's answer equals one of the targets; `info` holds Inspect's
+/// `math_scorer_status`, the answer it read, the reason where it read none, and
+/// `math_semantics`. A completion that cannot be read, or is past a limit, scores 0 with the
+/// reason; targets none of which can be read are the grader's error.
+///
+/// ```
+/// use grader_core::math::InspectMath;
+///
+/// let score = InspectMath { answer: "\\boxed{\\sqrt2}", targets: &["$\\sqrt{2}$"] }.grade(1.0).now()?;
+/// assert_eq!(score.value(), 1.0);
+/// assert_eq!(score.info().unwrap()["status"], "correct");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[grader(crate = crate, name = "inspect_math", type = InspectMath)]
+pub fn inspect_math<S: AsRef<str> + serde::Serialize>(
+    answer: &str,
+    targets: &[S],
+) -> Result<Score, MathError> {
+    let targets: Vec<&str> = targets.iter().map(AsRef::as_ref).collect();
+    let verdict = super::inspect_math(answer, &targets).map_err(|e| e.with_grader("inspect_math"));
+    let verdict = match verdict {
+        Ok(v) => v,
+        Err(error) if error.is_gold_error() => return Err(error),
+        Err(error) => {
+            let mut info = Info::new();
+            info.insert("answer_error".into(), error.to_string().into());
+            info.insert("math_semantics".into(), 2.into());
+            return Ok(Score::new(0.0).with_info(info));
+        }
+    };
+    let mut info = Info::new();
+    info.insert(
+        "status".into(),
+        serde_json::to_value(verdict.status).unwrap_or_default(),
+    );
+    info.insert("answer".into(), verdict.answer.clone().into());
+    if let Some(reason) = &verdict.reason {
+        info.insert("reason".into(), reason.clone().into());
+    }
+    info.insert("math_semantics".into(), 2.into());
+    Ok(Score::new(verdict.value()).with_info(info))
+}

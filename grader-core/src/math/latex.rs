@@ -698,8 +698,8 @@ impl<'a> Parser<'a> {
             if digits.is_empty() {
                 digits.push('0');
             }
-        } else if bytes.get(i) == Some(&b'.') && !digits.is_empty() {
-            // `3.` is 3.
+        } else if self.plain && bytes.get(i) == Some(&b'.') && !digits.is_empty() {
+            // Python's `3.` is the float 3.0 (latex2sympy's grammar has no such number).
             i += 1;
             fraction.push('0');
         }

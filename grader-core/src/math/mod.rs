@@ -43,6 +43,7 @@ pub mod expr;
 mod extract;
 #[cfg(feature = "macros")]
 pub mod graders;
+pub mod inspect;
 mod latex;
 mod limits;
 mod metric;
@@ -60,7 +61,8 @@ pub use config::{
 pub use error::MathError;
 pub use expr::Expr;
 #[cfg(feature = "macros")]
-pub use graders::{MathVerify, MathVerifyWith};
+pub use graders::{InspectMath, MathVerify, MathVerifyWith};
+pub use inspect::{InspectMathScore, InspectMathStatus, inspect_math, inspect_math_with};
 pub use limits::Limits;
 pub use metric::{MathMetric, read_gold};
 

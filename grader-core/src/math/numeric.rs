@@ -323,6 +323,20 @@ pub(crate) fn values_eq(a: &Expr, b: &Expr, ctx: &mut Ctx<'_>) -> Result<bool, M
     }
 }
 
+/// sympy's `a.equals(b)`: the same value, exactly where exact algebra decides, to about 15
+/// digits where a side holds a decimal, by evaluation at several points elsewhere (no
+/// rounding to `float_rounding`, no chop: Inspect's `math()` compares so).
+pub(crate) fn same_value(a: &Expr, b: &Expr, ctx: &mut Ctx<'_>) -> Result<bool, MathError> {
+    if a.has_float() || b.has_float() {
+        return Ok(numeric_at_points(a, b, close_decimal));
+    }
+    match exact_difference(a, b, ctx)? {
+        Exact::Zero => Ok(true),
+        Exact::Nonzero(_) => Ok(false),
+        Exact::Unknown | Exact::NotExact => Ok(numeric_at_points(a, b, close_unknown)),
+    }
+}
+
 /// Whether `a` and `b` agree at every trial point where both are finite (and at one at least).
 fn numeric_at_points(a: &Expr, b: &Expr, close: fn(f64, f64) -> bool) -> bool {
     let mut agreed = 0;
