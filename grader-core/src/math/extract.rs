@@ -1,3 +1,6 @@
+//! Why this file is long: math-verify's extraction regexes are one module in the anchor
+//! (`math_verify/parser.py`), and their scanners read best beside each other, in its order.
+//!
 //! Where math-verify finds the answer in a text: its regular expressions (LaTeX environments,
 //! `\boxed{}`, "answer", "final answer ... is", plain numbers and expressions), written as
 //! scanners that run in time linear in the text for each start position they try, with the
