@@ -209,6 +209,38 @@ impl Expr {
         names
     }
 
+    /// The same expression with variables renamed by `rename` (`None` keeps a name).
+    #[must_use]
+    pub fn map_symbols(&self, rename: &dyn Fn(&str) -> Option<String>) -> Self {
+        let map = |items: &[Self]| items.iter().map(|x| x.map_symbols(rename)).collect();
+        let boxed = |x: &Self| Box::new(x.map_symbols(rename));
+        match self {
+            Self::Sym(name) => Self::Sym(rename(name).unwrap_or_else(|| name.clone())),
+            Self::Add(v) => Self::Add(map(v)),
+            Self::Mul(v) => Self::Mul(map(v)),
+            Self::Apply(name, v) => Self::Apply(name.clone(), map(v)),
+            Self::And(v) => Self::And(map(v)),
+            Self::Set(v) => Self::Set(map(v)),
+            Self::Tuple(v) => Self::Tuple(map(v)),
+            Self::Union(v) => Self::Union(map(v)),
+            Self::Matrix(r, v) => Self::Matrix(*r, map(v)),
+            Self::Pow(a, b) => Self::Pow(boxed(a), boxed(b)),
+            Self::Log(a, b) => Self::Log(boxed(a), boxed(b)),
+            Self::Rel(r, a, b) => Self::Rel(*r, boxed(a), boxed(b)),
+            Self::Interval(a, b, l, r) => Self::Interval(boxed(a), boxed(b), *l, *r),
+            Self::Func(f, a) => Self::Func(*f, boxed(a)),
+            Self::Percent(a) => Self::Percent(boxed(a)),
+            other => other.clone(),
+        }
+    }
+
+    /// Calls `f` on each direct child.
+    pub(crate) fn visit_children<'a>(&'a self, f: &mut impl FnMut(&'a Self)) {
+        for child in self.children() {
+            f(child);
+        }
+    }
+
     /// The direct children.
     fn children(&self) -> Vec<&Self> {
         match self {
@@ -240,17 +272,23 @@ impl Expr {
     }
 
     /// The exact rational value, where the expression is a rational number (sums, products,
-    /// integer powers and percents of rationals; factorials of small integers).
+    /// integer powers and percents of rationals; factorials of small integers) of at most
+    /// 16 384 bits: a quick structural value, the comparisons use exact normal forms.
     #[must_use]
     pub fn exact(&self) -> Option<BigRational> {
         match self {
             Self::Num(n) => Some(n.clone()),
-            Self::Add(items) => items
-                .iter()
-                .try_fold(BigRational::zero(), |acc, x| Some(acc + x.exact()?)),
-            Self::Mul(items) => items
-                .iter()
-                .try_fold(BigRational::one(), |acc, x| Some(acc * x.exact()?)),
+            Self::Add(items) => items.iter().try_fold(BigRational::zero(), |acc, x| {
+                let sum = acc + x.exact()?;
+                (bits(&sum) <= MAX_EXACT_BITS).then_some(sum)
+            }),
+            Self::Mul(items) => items.iter().try_fold(BigRational::one(), |acc, x| {
+                let x = x.exact()?;
+                if bits(&acc) + bits(&x) > MAX_EXACT_BITS {
+                    return None;
+                }
+                Some(acc * x)
+            }),
             Self::Percent(x) => Some(x.exact()? / BigRational::from_integer(BigInt::from(100))),
             Self::Pow(base, exponent) => {
                 let base = base.exact()?;
@@ -270,7 +308,12 @@ impl Expr {
                 if base.is_zero() && e < 0 {
                     return None;
                 }
-                let power = num_traits::pow(base, magnitude as usize);
+                // Numerator and denominator apart: a reduced fraction's powers stay reduced,
+                // and no gcd (quadratic in the bits) runs at each squaring.
+                let power = BigRational::new_raw(
+                    num_traits::pow(base.numer().clone(), magnitude as usize),
+                    num_traits::pow(base.denom().clone(), magnitude as usize),
+                );
                 Some(if e < 0 { power.recip() } else { power })
             }
             Self::Func(Func::Factorial, x) => {
@@ -312,9 +355,11 @@ impl Expr {
             Self::Add(items) => items.iter().map(|x| x.eval(var)).sum(),
             Self::Mul(items) => items.iter().map(|x| x.eval(var)).product(),
             Self::Pow(base, exponent) => {
-                if let (Some(b), Some(e)) = (base.exact(), exponent.exact()) {
+                if let Some(e) = exponent.exact().filter(|e| !e.is_integer())
+                    && let Some(b) = base.exact()
+                {
                     // Odd roots of negative numbers are real, as sympy's `real_root` for LaTeX.
-                    if b.is_negative() && !e.is_integer() && e.denom() % 2 == BigInt::one() {
+                    if b.is_negative() && e.denom() % 2 == BigInt::one() {
                         let value = (-ratio_f64(&b)).powf(ratio_f64(&e));
                         return if e.numer() % 2 == BigInt::zero() {
                             value
@@ -353,6 +398,10 @@ impl Expr {
             _ => f64::NAN,
         }
     }
+}
+
+fn bits(n: &BigRational) -> u64 {
+    n.numer().bits().max(n.denom().bits())
 }
 
 /// `base^exponent` exactly where both are rational and the root is exact (`4^(1/2) = 2`).

@@ -1,6 +1,9 @@
-//! latex2sympy2_extended's `normalize_latex`, as math-verify configures it for extracted
-//! LaTeX: the `\boxed{}` content, then the clean-up of commands, units and malformed operators
-//! that the parser does not already accept.
+//! latex2sympy2_extended's `normalize_latex` under a [`NormalizationConfig`]: the `\boxed{}`
+//! content, then the clean-up of commands (`basic_latex`), the last equation (`equations`),
+//! units (`units`), leading decimals (`nits`) and malformed operators
+//! (`malformed_operators`), in the anchor's order.
+
+use super::config::{BoxedMode, NormalizationConfig};
 
 /// Which `\boxed{}` contents to keep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -174,7 +177,7 @@ pub(crate) fn is_py_space(c: char) -> bool {
 
 /// `unit_superscript_regex.sub("", text)`: from the first `\text{` or `\mbox{` to the end,
 /// where the text ends with that group's `}` (and an optional `^2`).
-fn strip_text_suffix(text: &str) -> String {
+fn strip_text_suffix(text: &str, exact: bool) -> String {
     let first = [text.find("\\text{"), text.find("\\mbox{")]
         .into_iter()
         .flatten()
@@ -191,6 +194,19 @@ fn strip_text_suffix(text: &str) -> String {
             && bytes[n - 1].is_ascii_digit()
             && bytes[n - 3] == b'}')
         || tail.ends_with('\n');
+    // The anchor's lazy `\\text{.*?}` runs to the last brace, past the group's own end
+    // (`\frac{1}{\text{e}}` loses `\text{e}}`); exactly, only a group that closes at the end
+    // is a unit.
+    if ends && exact {
+        let close = closing_brace(bytes, tail.find('{').unwrap_or(0));
+        let rest = close.map(|c| &tail[c + 1..]);
+        let whole = matches!(rest, Some(r) if r.is_empty()
+            || r == "\n"
+            || (r.len() == 2 && r.starts_with('^') && r.as_bytes()[1].is_ascii_digit()));
+        if !whole {
+            return text.to_owned();
+        }
+    }
     if ends && first > 0 {
         text[..first].to_owned()
     } else if ends {
@@ -230,11 +246,56 @@ const REWRITES: &[(&str, &str)] = &[
     ("~=", "\\approx"),
 ];
 
-/// The normalisation math-verify applies to an extracted LaTeX answer.
-pub(crate) fn normalize(text: &str, boxed: Boxed) -> String {
-    let text = extract_boxed(text, boxed);
+/// `normalize_latex(text, config)`; `exact` reads a `\text{…}` that closes inside a
+/// fraction as part of the answer (`\frac{1}{\mathrm{e}}`), where the anchor cuts the answer
+/// at it.
+pub(crate) fn normalize(text: &str, config: &NormalizationConfig, exact: bool) -> String {
+    let mut text = match config.boxed {
+        BoxedMode::All => extract_boxed(text, Boxed::All),
+        BoxedMode::Last => extract_boxed(text, Boxed::Last),
+        BoxedMode::None => text.to_owned(),
+    };
+    if config.basic_latex {
+        text = basic_latex(&text);
+    }
+    if config.equations
+        && !text.contains([',', ';'])
+        && let Some(last) = super::last_equation(&text)
+    {
+        text = last.to_owned();
+    }
+    if config.units {
+        let stripped = strip_text_suffix(&text, exact);
+        let stripped = stripped.trim_matches(is_py_space);
+        if !stripped.is_empty() && stripped != text {
+            text = stripped.to_owned();
+        }
+        for _ in 0..2 {
+            let stripped = strip_unit(&text);
+            if !stripped.is_empty() && stripped != text {
+                text = stripped;
+            }
+        }
+    }
+    if config.nits {
+        if text.starts_with('.') {
+            text.insert(0, '0');
+        }
+        if text == "0.5" {
+            text = "\\frac{1}{2}".to_owned();
+        }
+    }
+    if config.malformed_operators {
+        text = malformed_operators(&text);
+    }
+    text.trim_matches(is_py_space).to_owned()
+}
+
+/// The `basic_latex` clean-up: command rewrites, `\left`/`\right`, dollars and quotes, "and"
+/// and "or", percent words, `{,}`, spaces before decimals, doubled backslashes.
+fn basic_latex(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    let mut rest = text.as_str();
+    let mut rest = text;
     let mut prev: Option<char> = None;
     'outer: while let Some(c) = rest.chars().next() {
         if c == '\\' {
@@ -421,23 +482,236 @@ pub(crate) fn normalize(text: &str, boxed: Boxed) -> String {
         prev = Some(c);
         rest = &rest[c.len_utf8()..];
     }
-    let mut text = out;
-    let stripped = strip_text_suffix(&text);
-    let stripped = stripped.trim();
-    if !stripped.is_empty() && stripped != text {
-        text = stripped.to_owned();
+    out
+}
+
+/// `_fix_malformed_operators`, `_fix_sqrt`, `_fix_fracs` and `_fix_a_slash_b`: `^(…)`,
+/// `sqrt(…)`, `\frac12`, `\frac{1}2`, `\frac1{2}`, `\log_28`, `\sqrt2` and a bare `a/b`
+/// written in braces, as latex2sympy's grammar needs them.
+pub(crate) fn malformed_operators(text: &str) -> String {
+    let mut text = replace_lazy_paren(text, "^", "^{", true);
+    text = replace_lazy_paren(&text, "sqrt", "\\sqrt{", true);
+    text = frac_digits(&text);
+    text = log_digits(&text);
+    text = frac_brace_digit(&text);
+    text = frac_digit_brace(&text);
+    text = sqrt_digit(&text);
+    text = text.replace(" sqrt", "\\sqrt");
+    text = fix_sqrt(&text);
+    text = fix_fracs(&text);
+    fix_a_slash_b(&text)
+}
+
+/// One optional whitespace character at the start of `s`: its length.
+fn opt_space(s: &str) -> usize {
+    s.chars()
+        .next()
+        .filter(|c| is_py_space(*c))
+        .map_or(0, char::len_utf8)
+}
+
+/// `re.sub(r"{head}\s?\((.*?)\)", r"{open}\1}", text)`.
+fn replace_lazy_paren(text: &str, head: &str, open: &str, _lazy: bool) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < text.len() {
+        let rest = &text[i..];
+        if let Some(after) = rest.strip_prefix(head) {
+            let sp = opt_space(after);
+            if after[sp..].starts_with('(') {
+                let body = &after[sp + 1..];
+                // `.` does not match a line break.
+                let line = body.find('\n').unwrap_or(body.len());
+                if let Some(close) = body[..line].find(')') {
+                    out.push_str(open);
+                    out.push_str(&body[..close]);
+                    out.push('}');
+                    i += head.len() + sp + 1 + close + 1;
+                    continue;
+                }
+            }
+        }
+        let c = rest.chars().next().map_or(1, char::len_utf8);
+        out.push_str(&rest[..c]);
+        i += c;
     }
-    for _ in 0..2 {
-        let stripped = strip_unit(&text);
-        if !stripped.is_empty() && stripped != text {
-            text = stripped;
+    out
+}
+
+fn ascii_digits(s: &str) -> usize {
+    s.bytes().take_while(u8::is_ascii_digit).count()
+}
+
+/// `re.sub(r"\\frac\s?(\d)\s?(\d+)", r"\\frac{\1}{\2}", text)`.
+fn frac_digits(text: &str) -> String {
+    rewrite(text, "\\frac", |after| {
+        let sp = opt_space(after);
+        let a = after[sp..].chars().next().filter(char::is_ascii_digit)?;
+        let rest = &after[sp + 1..];
+        let sp2 = opt_space(rest);
+        let n = ascii_digits(&rest[sp2..]);
+        (n > 0).then(|| {
+            (
+                sp + 1 + sp2 + n,
+                format!("\\frac{{{a}}}{{{}}}", &rest[sp2..sp2 + n]),
+            )
+        })
+    })
+}
+
+/// `re.sub(r"\\log_\s?(\d)\s?(\d+)", r"\\log_{\1}{\2}", text)`.
+fn log_digits(text: &str) -> String {
+    rewrite(text, "\\log_", |after| {
+        let sp = opt_space(after);
+        let a = after[sp..].chars().next().filter(char::is_ascii_digit)?;
+        let rest = &after[sp + 1..];
+        let sp2 = opt_space(rest);
+        let n = ascii_digits(&rest[sp2..]);
+        (n > 0).then(|| {
+            (
+                sp + 1 + sp2 + n,
+                format!("\\log_{{{a}}}{{{}}}", &rest[sp2..sp2 + n]),
+            )
+        })
+    })
+}
+
+/// `re.sub(r"\\frac\s?{(.*?)}\s?(\d)", r"\\frac{\1}{\2}", text)`.
+fn frac_brace_digit(text: &str) -> String {
+    rewrite(text, "\\frac", |after| {
+        let sp = opt_space(after);
+        let body = after[sp..].strip_prefix('{')?;
+        let line = body.find('\n').unwrap_or(body.len());
+        // The lazy group: the first `}` after which an optional space and a digit follow.
+        for (k, _) in body[..line].match_indices('}') {
+            let tail = &body[k + 1..];
+            let sp2 = opt_space(tail);
+            if let Some(d) = tail[sp2..].chars().next().filter(char::is_ascii_digit) {
+                return Some((
+                    sp + 1 + k + 1 + sp2 + 1,
+                    format!("\\frac{{{}}}{{{d}}}", &body[..k]),
+                ));
+            }
+        }
+        None
+    })
+}
+
+/// `re.sub(r"\\frac\s?(\d)\s?{(.*?)}", r"\\frac{\1}{\2}", text)`.
+fn frac_digit_brace(text: &str) -> String {
+    rewrite(text, "\\frac", |after| {
+        let sp = opt_space(after);
+        let a = after[sp..].chars().next().filter(char::is_ascii_digit)?;
+        let rest = &after[sp + 1..];
+        let sp2 = opt_space(rest);
+        let body = rest[sp2..].strip_prefix('{')?;
+        let line = body.find('\n').unwrap_or(body.len());
+        let close = body[..line].find('}')?;
+        Some((
+            sp + 1 + sp2 + 1 + close + 1,
+            format!("\\frac{{{a}}}{{{}}}", &body[..close]),
+        ))
+    })
+}
+
+/// `re.sub(r"\\sqrt\s?(\d)", r"\\sqrt{\1}", text)`.
+fn sqrt_digit(text: &str) -> String {
+    rewrite(text, "\\sqrt", |after| {
+        let sp = opt_space(after);
+        let d = after[sp..].chars().next().filter(char::is_ascii_digit)?;
+        Some((sp + 1, format!("\\sqrt{{{d}}}")))
+    })
+}
+
+/// Each `head` whose continuation `f` rewrites (the length after `head` it consumes and the
+/// replacement), left to right, without overlaps, as `re.sub` does.
+fn rewrite(text: &str, head: &str, f: impl Fn(&str) -> Option<(usize, String)>) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < text.len() {
+        let rest = &text[i..];
+        if let Some(after) = rest.strip_prefix(head)
+            && let Some((len, replacement)) = f(after)
+        {
+            out.push_str(&replacement);
+            i += head.len() + len;
+            continue;
+        }
+        let c = rest.chars().next().map_or(1, char::len_utf8);
+        out.push_str(&rest[..c]);
+        i += c;
+    }
+    out
+}
+
+/// `_fix_sqrt`: `\sqrt` not followed by `{` or `[` takes its next character in braces.
+fn fix_sqrt(text: &str) -> String {
+    if !text.contains("\\sqrt") {
+        return text.to_owned();
+    }
+    let mut parts = text.split("\\sqrt");
+    let mut out = parts.next().unwrap_or_default().to_owned();
+    for part in parts {
+        let part = part.trim_start_matches(is_py_space);
+        match part.chars().next() {
+            Some(c) if c != '{' && c != '[' => {
+                out.push_str("\\sqrt{");
+                out.push(c);
+                out.push('}');
+                out.push_str(&part[c.len_utf8()..]);
+            }
+            _ => {
+                out.push_str("\\sqrt");
+                out.push_str(part);
+            }
         }
     }
-    if text.starts_with('.') {
-        text.insert(0, '0');
+    out
+}
+
+/// `_fix_fracs` (from hendrycks/math): `\frac` not followed by `{` takes its next two
+/// characters as numerator and denominator.
+fn fix_fracs(text: &str) -> String {
+    let mut parts = text.split("\\frac");
+    let mut out = parts.next().unwrap_or_default().to_owned();
+    for part in parts {
+        let part = part.trim_start_matches(is_py_space);
+        out.push_str("\\frac");
+        if part.starts_with('{') {
+            out.push_str(part);
+            continue;
+        }
+        let mut chars = part.chars();
+        let (Some(a), Some(b)) = (chars.next(), chars.next()) else {
+            return text.to_owned();
+        };
+        let post = chars.as_str();
+        if b == '{' {
+            out.push_str(&format!("{{{a}}}{b}{post}"));
+        } else {
+            out.push_str(&format!("{{{a}}}{{{b}}}{post}"));
+        }
     }
-    if text == "0.5" {
-        text = "\\frac{1}{2}".to_owned();
+    out
+}
+
+/// `_fix_a_slash_b`: a text that is exactly `a/b` for integers is `\frac{a}{b}`.
+fn fix_a_slash_b(text: &str) -> String {
+    let parts: Vec<&str> = text.split('/').collect();
+    if parts.len() != 2 {
+        return text.to_owned();
     }
-    text.trim_matches(is_py_space).to_owned()
+    let int = |s: &str| -> Option<String> {
+        let t = s.trim_matches(is_py_space);
+        let body = t.strip_prefix(['-', '+']).unwrap_or(t);
+        if body.is_empty() || !body.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let n: num_bigint::BigInt = t.parse().ok()?;
+        Some(n.to_string())
+    };
+    match (int(parts[0]), int(parts[1])) {
+        (Some(a), Some(b)) if text == format!("{a}/{b}") => format!("\\frac{{{a}}}{{{b}}}"),
+        _ => text.to_owned(),
+    }
 }
