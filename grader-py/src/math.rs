@@ -50,7 +50,7 @@ impl PyParsed {
     fn items(&self) -> Vec<String> {
         let mut out = Vec::new();
         if let Some(expr) = &self.inner.expr {
-            out.push(format!("{expr}"));
+            out.push(math::expr::show(expr));
         } else if let Some(choice) = &self.inner.choice {
             out.push(choice.clone());
         }
@@ -298,7 +298,7 @@ type Row = (Option<f64>, Option<String>, String, String);
 fn shown(parsed: &Parsed) -> String {
     let mut items = Vec::new();
     if let Some(expr) = &parsed.expr {
-        items.push(format!("{expr}"));
+        items.push(math::expr::show(expr));
     } else if let Some(choice) = &parsed.choice {
         items.push(choice.clone());
     }
