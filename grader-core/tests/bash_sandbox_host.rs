@@ -270,6 +270,40 @@ async fn an_inherited_working_directory_is_not_handed_over() {
     assert_eq!(owner(&here), before);
 }
 
+/// A working directory below one the host user may not search (a `0700` directory of root's,
+/// as pytest's and many tools' temporary folders are) is refused before anything changes,
+/// with an error naming that directory, where bwrap would fail with a bare "Permission denied".
+#[tokio::test]
+async fn a_working_directory_the_host_user_cannot_reach_is_refused_with_the_reason() {
+    use std::os::unix::fs::PermissionsExt as _;
+    if !sandboxing() || !root() {
+        return;
+    }
+    let private = scratch_dir("private");
+    let cwd = private.join("work");
+    std::fs::create_dir_all(&cwd).unwrap();
+    std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let result = bash("echo ran > f")
+        .login_shell(false)
+        .cwd(&cwd)
+        .sandbox(Sandbox::new())
+        .grade(1.0)
+        .await;
+    let error = result.unwrap_err().to_string();
+    assert!(
+        error.contains("cannot be reached by the sandbox's user")
+            && error.contains(private.to_str().unwrap())
+            && error.contains("mode 700"),
+        "{error}"
+    );
+    assert!(!cwd.join("f").exists());
+    assert_eq!(owner(&cwd), 0, "nothing was handed over");
+    std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let sub = sandboxed(bash("echo ran > f").cwd(&cwd), Sandbox::new()).await;
+    assert_eq!(sub.value(), 1.0, "{:?}", sub.info());
+    std::fs::remove_dir_all(&private).unwrap();
+}
+
 /// This process's effective uid.
 fn rustix_free_euid() -> u32 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap();

@@ -107,6 +107,26 @@ pub enum SandboxError {
         /// The gids it maps.
         gids: String,
     },
+    /// A directory the sandbox's user cannot reach: one of the directories above it may not
+    /// be searched by that user, so bwrap, running as it, cannot bind the directory.
+    #[error(
+        "{} cannot be reached by the sandbox's user (uid {uid}): {} above it may not be \
+         searched by that user (mode {mode:o}); give the command a directory under one that \
+         others may search, or make {} searchable (`chmod o+x`)",
+        path.display(),
+        above.display(),
+        above.display()
+    )]
+    Unreachable {
+        /// The directory.
+        path: PathBuf,
+        /// The directory above it that the user may not search.
+        above: PathBuf,
+        /// Its permission bits.
+        mode: u32,
+        /// The user.
+        uid: u32,
+    },
     /// A directory could not be handed over.
     #[error("cannot hand {} to the sandbox's user (uid {uid}): {source}", path.display())]
     HandOver {
@@ -261,7 +281,8 @@ impl HostUser {
     /// then binds exactly it) and what was done.
     ///
     /// # Errors
-    /// [`SandboxError::Protected`] for a refused directory, [`SandboxError::HandOver`] when
+    /// [`SandboxError::Protected`] for a refused directory, [`SandboxError::Unreachable`] for one
+    /// below a directory this user may not search, [`SandboxError::HandOver`] when
     /// the directory cannot be reached or an owner cannot be changed.
     pub fn hand_over(
         &self,
@@ -274,6 +295,7 @@ impl HostUser {
         };
         let root = tree::open_trusted(dir, |link| link.st_uid == 0).map_err(failed)?;
         self.check_not_protected(dir, root.as_fd())?;
+        self.check_reachable(dir, root.as_fd())?;
         let mut done = HandedOver::default();
         let top = tree::meta(root.as_fd(), c"").map_err(failed)?;
         self.give(root.as_fd(), &top, &mut done).map_err(failed)?;
@@ -340,6 +362,40 @@ impl HostUser {
     /// Refuses `/`, the system directories, and what holds this process's `HOME`, compared
     /// by the directory actually reached (device and inode), so a second name for one of them
     /// is refused too.
+    /// Checks that this user may search every directory above the one `root` opens (as bwrap,
+    /// running as this user, walks the path of what it binds), before anything is changed.
+    fn check_reachable(&self, dir: &Path, root: BorrowedFd<'_>) -> Result<(), SandboxError> {
+        use std::os::fd::AsRawFd as _;
+        // The path the kernel reached, whatever links led there.
+        let Ok(reached) = std::fs::read_link(format!("/proc/self/fd/{}", root.as_raw_fd())) else {
+            return Ok(());
+        };
+        let mut above = reached.as_path();
+        while let Some(parent) = above.parent() {
+            above = parent;
+            let Ok(meta) = rustix::fs::stat(above) else {
+                continue;
+            };
+            let mode = meta.st_mode & 0o7777;
+            let searchable = if meta.st_uid == self.uid {
+                mode & 0o100 != 0
+            } else if meta.st_gid == self.gid {
+                mode & 0o010 != 0
+            } else {
+                mode & 0o001 != 0
+            };
+            if !searchable {
+                return Err(SandboxError::Unreachable {
+                    path: dir.to_owned(),
+                    above: above.to_owned(),
+                    mode,
+                    uid: self.uid,
+                });
+            }
+        }
+        Ok(())
+    }
+
     fn check_not_protected(&self, dir: &Path, root: BorrowedFd<'_>) -> Result<(), SandboxError> {
         let reached = rustix::fs::fstat(root).map_err(|e| SandboxError::HandOver {
             path: dir.to_owned(),
