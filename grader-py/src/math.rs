@@ -63,6 +63,7 @@ impl PyParsed {
 
 #[pymethods]
 impl PyParsed {
+    /// How many items: 0 when nothing was found, else the answer and the extracted text.
     fn __len__(&self) -> usize {
         self.items().len()
     }
@@ -71,6 +72,7 @@ impl PyParsed {
         !self.items().is_empty()
     }
 
+    /// The item at `index` (negative from the end): the answer's text, then the extracted text.
     fn __getitem__(&self, index: isize) -> PyResult<String> {
         let items = self.items();
         let len = isize::try_from(items.len()).unwrap_or(isize::MAX);
@@ -81,6 +83,7 @@ impl PyParsed {
             .ok_or_else(|| pyo3::exceptions::PyIndexError::new_err("Parsed index out of range"))
     }
 
+    /// As math-verify's list prints: `[answer, 'extracted text']`.
     fn __str__(&self) -> String {
         let items = self.items();
         let mut out = String::from("[");
@@ -98,6 +101,7 @@ impl PyParsed {
         out
     }
 
+    /// `Parsed([...])`.
     fn __repr__(&self) -> String {
         format!("Parsed({})", self.__str__())
     }

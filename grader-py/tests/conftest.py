@@ -88,3 +88,19 @@ def verifiers(verifiers_site: Path) -> types.SimpleNamespace:
         ThinkParser=loaded["think_parser"].ThinkParser,
         MaybeThinkParser=loaded["maybe_think_parser"].MaybeThinkParser,
     )
+
+
+@pytest.fixture
+def searchable_tmp(tmp_path: Path):
+    """A fresh directory that every user may search down to, for sandboxed commands: run as
+    root, the sandbox binds its directories as an unprivileged host user, which cannot pass
+    pytest's own ``0700`` temporary folder."""
+    import shutil
+    import tempfile
+
+    path = Path(tempfile.mkdtemp(prefix="graderkit-test-"))
+    path.chmod(0o755)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)

@@ -207,7 +207,9 @@ def test_an_agent_s_profile_passes_a_login_shell_check_only(tmp_path: Path) -> N
     assert BashGrader("false", env=env, timeout=30, login_shell=False).grade()["value"] == 0.0
 
 
-def test_the_sandbox_hides_the_host_and_its_network(tmp_path: Path) -> None:
+def test_the_sandbox_hides_the_host_and_its_network(searchable_tmp: Path) -> None:
+    tmp_path = searchable_tmp / "case"
+    tmp_path.mkdir()
     secret = tmp_path.parent / f"graderkit-secret-{os.getpid()}"
     secret.write_text("the answer key")
     work = tmp_path / "work"
@@ -351,7 +353,8 @@ def _pickled_grade(grader: BashGrader) -> dict[str, Any]:
     return grader.grade()
 
 
-def test_graders_pickle_into_a_pool_with_their_options(tmp_path: Path) -> None:
+def test_graders_pickle_into_a_pool_with_their_options(searchable_tmp: Path) -> None:
+    tmp_path = searchable_tmp
     grader = BashGrader("echo $GRADERKIT_X; pwd", cwd=tmp_path, env={"GRADERKIT_X": "v"},
                         timeout=30, login_shell=False, memory=512 * MIB,
                         sandbox=Sandbox(network=False, read_only=["/opt"]))
@@ -400,3 +403,12 @@ def test_programming_errors_raise_and_a_bad_cwd_is_the_grader_s_failure(tmp_path
         BashGrader("true", cwd=missing, timeout=30).grade()
     assert isinstance(error.value, graderkit.GraderError)
     assert isinstance(error.value, Exception)
+
+
+def test_a_sandboxed_cwd_the_host_user_cannot_reach_is_the_grader_s_failure(tmp_path: Path) -> None:
+    # pytest's own temporary folder is 0700 root's: as root, the sandbox's host user cannot
+    # pass it, and the grade says so rather than scoring 0.
+    if os.geteuid() != 0:
+        pytest.skip("the host user applies only to a grading process running as root")
+    with pytest.raises(graderkit.CommandError, match="cannot be reached by the sandbox's user"):
+        BashGrader("true", cwd=tmp_path, sandbox=True, login_shell=False).grade()

@@ -69,7 +69,7 @@ def trl_call(func, prompts, completions, **columns):
 
 
 def test_trl_accuracy_reward_as_the_trainer_calls_it() -> None:
-    solutions = [r"\frac{1}{3}", r"\frac{1}{3}", "$\\text{not read}$", "42"]
+    solutions = [r"\frac{1}{3}", r"\frac{1}{3}", "the answer is 72", "42"]
     completions = [
         [{"role": "assistant", "content": r"My answer is \boxed{\frac{1}{3}}"}],
         [{"role": "assistant", "content": r"My answer is \boxed{\frac{1}{2}}"}],
@@ -128,7 +128,7 @@ def test_verl_compute_score_both_forms() -> None:
     batch = verl.compute_score(
         data_sources=["math", "math", "math"],
         solution_strs=["x = 3", "4", "5"],
-        ground_truths=["3", "5", "the answer is 72"],
+        ground_truths=["3", "5", "???"],
         extra_infos=[{}, {}, {}],
     )
     assert [r["score"] for r in batch] == [1.0, 0.0, 0.0]
@@ -145,7 +145,7 @@ def test_openrlhf_reward_func_in_a_thread_as_openrlhf_calls_it() -> None:
     async def fetch():
         return await asyncio.gather(
             asyncio.to_thread(openrlhf.reward_func, ["Q: 1+1? A: \\boxed{2}"], ["Q: 1+1? A: "], ["2"]),
-            asyncio.to_thread(openrlhf.reward_func, ["Q: A: 3"], ["Q: A: "], ["$\\text{prose}$"]),
+            asyncio.to_thread(openrlhf.reward_func, ["Q: A: 3"], ["Q: A: "], ["the answer is 72"]),
         )
 
     right, missing = asyncio.run(fetch())
@@ -161,7 +161,7 @@ def test_verifiers_math_reward_through_the_rubric_s_call() -> None:
     assert any(p.kind == p.VAR_KEYWORD for p in sig.parameters.values())
     assert float(verifiers.math_reward(**merged)) == 1.0
     with pytest.raises(verifiers.NotComputed):
-        verifiers.math_reward(completion="7", answer="$\\text{prose}$")
+        verifiers.math_reward(completion="7", answer="the answer is 72")
     assert issubclass(verifiers.NotComputed, Exception)
 
 

@@ -3,7 +3,7 @@
 import logging
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple, TypeAlias
 
 from graderkit import scorer as scorer
 
@@ -274,3 +274,141 @@ class BashGrader:
         """Runs the command and returns its subscore, a dict in the wire format."""
 
 __all__: list[str]
+
+# Math answers (math-verify's names, keywords and defaults)
+
+MATH_SEMANTICS: int
+PRESETS: tuple[str, ...]
+
+class NormalizationConfig:
+    """latex2sympy2_extended 1.11.0's ``NormalizationConfig``."""
+
+    basic_latex: bool
+    units: bool
+    malformed_operators: bool
+    nits: bool
+    boxed: str
+    equations: bool
+    def __init__(
+        self,
+        basic_latex: bool = True,
+        units: bool = False,
+        malformed_operators: bool = False,
+        nits: bool = False,
+        boxed: str = "all",
+        equations: bool = False,
+    ) -> None: ...
+
+class LatexExtractionConfig:
+    """math-verify 0.9.0's ``LatexExtractionConfig``."""
+
+    try_extract_without_anchor: bool
+    boxed_match_priority: int
+    normalization_config: NormalizationConfig
+    def __init__(
+        self,
+        try_extract_without_anchor: bool = True,
+        boxed_match_priority: int = 50,
+        normalization_config: NormalizationConfig = ...,
+    ) -> None: ...
+
+class ExprExtractionConfig:
+    """math-verify 0.9.0's ``ExprExtractionConfig``."""
+
+    try_extract_without_anchor: bool
+    def __init__(self, try_extract_without_anchor: bool = True) -> None: ...
+
+class StringExtractionConfig:
+    """math-verify 0.9.0's ``StringExtractionConfig``."""
+
+    strings: tuple[str, ...]
+    try_extract_without_anchor: bool
+    lowercase: bool
+    def __init__(
+        self,
+        strings: tuple[str, ...] = ...,
+        try_extract_without_anchor: bool = True,
+        lowercase: bool = True,
+    ) -> None: ...
+
+ExtractionTarget: TypeAlias = LatexExtractionConfig | ExprExtractionConfig | StringExtractionConfig
+
+class Parsed:
+    """What ``parse`` returned: math-verify's list of the answer and the extracted text."""
+
+    def __len__(self) -> int:
+        """How many items: 0 when nothing was found."""
+    def __bool__(self) -> bool: ...
+    def __getitem__(self, key: int) -> str:
+        """The item at ``key``: the answer's text, then the extracted text."""
+    def __str__(self) -> str:
+        """As math-verify's list prints."""
+    @property
+    def span(self) -> tuple[int, int] | None:
+        """Where in the text the answer was found, in characters."""
+
+class MathConfig:
+    """How a math reward reads golds and answers and compares them."""
+
+    preset: str
+    gold_extraction_config: Sequence[ExtractionTarget] | None
+    answer_extraction_config: Sequence[ExtractionTarget] | None
+    gold_extraction_mode: str | None
+    answer_extraction_mode: str | None
+    float_rounding: int | None
+    numeric_precision: int | None
+    strict: bool | None
+    allow_set_relation_comp: bool | None
+    semantics: str
+    def __init__(
+        self,
+        preset: str = "math_verify",
+        gold_extraction_config: Sequence[ExtractionTarget] | None = None,
+        answer_extraction_config: Sequence[ExtractionTarget] | None = None,
+        gold_extraction_mode: str | None = None,
+        answer_extraction_mode: str | None = None,
+        float_rounding: int | None = None,
+        numeric_precision: int | None = None,
+        strict: bool | None = None,
+        allow_set_relation_comp: bool | None = None,
+        semantics: str = "exact",
+    ) -> None: ...
+    def to_json(self) -> str:
+        """The configuration as the native module reads it."""
+
+def parse(
+    pred: str,
+    extraction_config: Sequence[ExtractionTarget] = ...,
+    fallback_mode: Literal["no_fallback", "first_match"] = "first_match",
+    extraction_mode: Literal["first_match", "any_match"] = "any_match",
+    parsing_timeout: int | None = 5,
+    raise_on_error: bool = False,
+    *,
+    semantics: Literal["exact", "parity"] = "exact",
+) -> Parsed:
+    """math-verify's ``parse``: the final answer in ``pred``."""
+
+def verify(
+    gold: Parsed | str,
+    target: Parsed | str,
+    float_rounding: int = 6,
+    numeric_precision: int = 15,
+    strict: bool = True,
+    allow_set_relation_comp: bool = False,
+    timeout_seconds: int | None = 5,
+    raise_on_error: bool = False,
+    *,
+    semantics: Literal["exact", "parity"] = "exact",
+) -> bool:
+    """math-verify's ``verify``: whether ``target``'s answer is ``gold``'s."""
+
+def verify_many(
+    golds: Sequence[str],
+    answers: Sequence[str],
+    *,
+    config: MathConfig | None = None,
+    threads: int | None = None,
+    deadline: float | None = None,
+) -> list[bool | None]:
+    """Each answer against its gold, on native threads without the GIL; ``None`` where not
+    computed."""
