@@ -1,4 +1,4 @@
-"""A reward function in OpenRLHF's shape (OpenRLHF 0.11.2's ``--remote_rm_url reward.py``).
+"""A reward function in OpenRLHF's shape (OpenRLHF 0.11.2's ``--reward.remote_url reward.py``).
 
 OpenRLHF loads ``reward_func`` from the file and calls ``reward_func(queries, prompts, labels)``
 in a thread (``SingleTurnAgentExecutor._fetch_rewards_via_func``), where each query is the
