@@ -16,6 +16,8 @@
 #[cfg(feature = "workspace")]
 mod attach;
 mod capture;
+#[cfg(feature = "workspace")]
+mod cgroup;
 mod changes;
 mod difflib;
 #[cfg(feature = "workspace")]
@@ -25,22 +27,28 @@ mod error;
 #[cfg(feature = "workspace")]
 mod filetracking;
 #[cfg(feature = "workspace")]
+mod hook;
+#[cfg(feature = "workspace")]
 mod mount;
 mod pattern;
 #[cfg(feature = "workspace")]
 mod pty;
+mod root;
 #[cfg(feature = "workspace")]
 mod sandbox;
 #[cfg(feature = "workspace")]
 mod server;
 #[cfg(feature = "workspace")]
 mod ssh;
+#[cfg(feature = "workspace")]
+mod uid;
 
 #[cfg(feature = "workspace")]
 pub use attach::WorkspaceHandle;
 pub use capture::{Artifact, CAPTURE_CONTENT_TYPES, Capture, Flush};
 pub use changes::{
-    Change, Changes, DEFAULT_MAX_FILE_SIZE, Diff, ManifestEntry, Status, Tracker, TrackerError,
+    Change, Changes, DEFAULT_MAX_FILE_SIZE, Diff, MAX_DEPTH, MAX_PATH_BYTES, ManifestEntry,
+    Status, Tracker, TrackerError,
 };
 #[cfg(feature = "workspace")]
 pub use egress::{ANY_HOST, Peer};
@@ -49,5 +57,6 @@ pub use error::WorkspaceError;
 #[cfg(feature = "workspace")]
 pub use mount::Mount;
 pub use pattern::{DEFAULT_EXCLUDES, SECRET_DENY, fnmatch};
+pub use root::{Root, RootError};
 #[cfg(feature = "workspace")]
 pub use server::{Isolation, Workspace, WorkspaceBuilder};

@@ -12,12 +12,19 @@ use russh::keys::{Algorithm, PrivateKey};
 use russh::{MethodKind, MethodSet};
 use tokio::task::JoinHandle;
 
+use grader_core::sandbox::Limits;
+
 use super::egress::{Egress, Peer, Policy, valid_host};
 use super::error::{WorkspaceError, listen};
 use super::filetracking::FileTracking;
 use super::mount::Mount;
-use super::sandbox::{Launcher, Spec, on_path, tmpfs_modes};
+use super::root::{Root, RootError};
+use super::sandbox::{
+    GRADING_DIR, Graded, HELPER_PATH, Launcher, Spec, bind_fd, grading_dir, on_path, tmpfs_modes,
+    withheld,
+};
 use super::ssh::{Shared, accept_loop};
+use super::uid::{DEFAULT_RANGE, HeldUid};
 use crate::Capability;
 
 /// Whether sessions run sandboxed: the `isolation` param of the `ssh/2` capability.
@@ -61,6 +68,10 @@ pub struct WorkspaceBuilder {
     private_addresses: bool,
     peers: Vec<Peer>,
     mounts: Vec<Mount>,
+    uids: std::ops::Range<u32>,
+    limits: Limits,
+    tmp_size: Option<u64>,
+    graded: Graded,
 }
 
 impl WorkspaceBuilder {
@@ -155,6 +166,52 @@ impl WorkspaceBuilder {
         self
     }
 
+    /// The host uids a workspace's sandbox may run as when the server runs as root (default
+    /// `1500000000..1500065536`): each workspace takes one no other workspace on the machine
+    /// holds and no process runs as, and root inside its sandbox is that uid outside. Choose
+    /// a range no other service of the machine uses (not one of `/etc/subuid`'s).
+    pub fn uid_range(mut self, uids: std::ops::Range<u32>) -> Self {
+        self.uids = uids;
+        self
+    }
+
+    /// The workspace's limits, for the agent's sessions together (default
+    /// [`Limits::default()`]: 4 GiB of memory, 4096 processes, files of 8 GiB, 4096 open
+    /// files): memory and processes through the workspace's cgroup (its `/tmp` counts as
+    /// memory), which every session and everything it starts is in; written file size, open
+    /// files and CPU time as each session's rlimits. Where the machine offers no cgroup,
+    /// processes are bounded per uid (the workspace's own, when the server runs as root) and
+    /// memory is not. A fork bomb or a memory hog is contained, and the task is still
+    /// graded: graders run in cgroups of their own.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The size of the sandbox's `/tmp` in bytes (default: unbounded but by the memory limit,
+    /// which a tmpfs counts against). Needs bubblewrap 0.6 or later.
+    pub fn tmp_size(mut self, bytes: u64) -> Self {
+        self.tmp_size = Some(bytes);
+        self
+    }
+
+    /// Processes named `name` (the kernel's `comm`: the program's file name, at most 15
+    /// bytes) that the agent left running keep running into the grade, with what they
+    /// started: a service the agent was asked to start and the template grades. Everything
+    /// else the agent left is killed before grading ([`Workspace::seal`]). Prefer
+    /// [`graded_port`](Self::graded_port): any process of the agent's can take a name.
+    pub fn graded_process(mut self, name: impl Into<String>) -> Self {
+        self.graded.processes.push(name.into());
+        self
+    }
+
+    /// The processes listening on TCP `port` inside the sandbox (and what they started) keep
+    /// running into the grade, as [`graded_process`](Self::graded_process) says.
+    pub fn graded_port(mut self, port: u16) -> Self {
+        self.graded.ports.push(port);
+        self
+    }
+
     /// Refuse to start where bwrap cannot sandbox (default `false`: start with
     /// `isolation: none`, and say so at warn level).
     pub fn require_isolation(mut self, require: bool) -> Self {
@@ -245,6 +302,12 @@ pub struct Workspace {
     client_key: String,
     host_pubkey: String,
     file_tracking: Option<FileTracking>,
+    /// The uid the sandbox runs as, held while the workspace lives.
+    uid: Option<HeldUid>,
+    /// The serving process's variables sessions do not get.
+    withheld: Vec<String>,
+    /// The host directory graders get their home in (bound at `/run/grader` in the sandbox).
+    grading: Arc<tempfile::TempDir>,
 }
 
 impl std::fmt::Debug for Workspace {
@@ -276,15 +339,44 @@ impl Workspace {
             private_addresses: false,
             peers: Vec::new(),
             mounts: Vec::new(),
+            uids: DEFAULT_RANGE,
+            limits: Limits::default(),
+            tmp_size: None,
+            graded: Graded::default(),
         }
     }
 
     async fn start_with(options: WorkspaceBuilder) -> Result<Workspace, WorkspaceError> {
-        let spec = isolation_spec(&options)?;
+        // Nothing the serving process inherited (a directory, a socket) reaches a sandbox.
+        super::hook::close_on_exec_all();
+        let grading = Arc::new(grading_dir()?);
+        let mut spec = isolation_spec(&options, &grading)?;
         if !valid_guest_path(&options.guest_path) {
             return Err(WorkspaceError::GuestPath(options.guest_path));
         }
         let root = make_root(&options.root)?;
+        // Root inside the sandbox is an unprivileged uid of its own outside, when the server
+        // runs as root (bwrap as root would map root to root); the root becomes its.
+        let mut uid = None;
+        if let Some(spec) = &mut spec
+            && rustix::process::geteuid().is_root()
+        {
+            let held = HeldUid::take(&options.uids).map_err(WorkspaceError::Sandbox)?;
+            spec.uid = Some(held.get());
+            let owner = held.get();
+            let opened = Root::open(&root).map_err(|e| WorkspaceError::Root {
+                path: root.clone(),
+                source: e.source,
+            })?;
+            opened.chown_all(owner, owner);
+            uid = Some(held);
+        }
+        let mut withheld: Vec<String> = std::env::vars_os()
+            .map(|(key, _)| key)
+            .filter(|key| withheld(key))
+            .map(|key| key.to_string_lossy().into_owned())
+            .collect();
+        withheld.sort();
         let isolation = if spec.is_some() {
             Isolation::Bwrap
         } else {
@@ -308,7 +400,7 @@ impl Workspace {
             _ => None,
         };
 
-        let launcher = Launcher::new(spec, root, cwd.clone(), options.env);
+        let launcher = Launcher::new(spec, root, cwd.clone(), options.env, options.graded);
         launcher.prepare().await?;
         let shared = Arc::new(Shared::new(client.public_key().clone(), launcher));
         let mut methods = MethodSet::empty();
@@ -338,6 +430,9 @@ impl Workspace {
             client_key,
             host_pubkey,
             file_tracking,
+            uid,
+            withheld,
+            grading,
         })
     }
 
@@ -350,15 +445,84 @@ impl Workspace {
     /// The `ssh/2` capability under another name, with the reference's params: `user`,
     /// `host_pubkey`, `shell` (`bash`), `client_key` (the private key's OpenSSH text, so that a
     /// client in another network namespace can authenticate), `cwd` and `isolation`.
+    ///
+    /// It also says which of the serving process's variables sessions do not get
+    /// (`withheld_env`: their names, sorted; see [`withheld_env`](Self::withheld_env)).
     #[must_use]
     pub fn capability_named(&self, name: &str) -> Capability {
+        self.capability_with_key(name, self.client_key.clone())
+    }
+
+    fn capability_with_key(&self, name: &str, client_key: String) -> Capability {
         Capability::new(name, "ssh/2", self.url())
             .param("user", self.user.clone())
             .param("host_pubkey", self.host_pubkey.clone())
             .param("shell", "bash")
-            .param("client_key", self.client_key.clone())
+            .param("client_key", client_key)
             .param("cwd", self.cwd.clone())
             .param("isolation", self.isolation.as_str())
+            .param("withheld_env", self.withheld.clone())
+    }
+
+    /// The capability a control session gets in its `hello`: its own client key, which
+    /// reaches the sandbox only while that session's task holds the workspace.
+    pub(crate) fn session_capability(
+        &self,
+        name: &str,
+        session: &str,
+    ) -> Result<Capability, WorkspaceError> {
+        let key_error = |e: russh::keys::ssh_key::Error| WorkspaceError::Key(e.to_string());
+        let key = self.shared.session_key(session).map_err(key_error)?;
+        let text = key.to_openssh(LineEnding::LF).map_err(key_error)?.to_string();
+        Ok(self.capability_with_key(name, text))
+    }
+
+    /// From now on only the keys given to control sessions log in (the workspace serves an
+    /// environment, whose `hello` gives each session its own).
+    pub(crate) fn sessions_only(&self) {
+        self.shared.sessions_only();
+    }
+
+    /// `session`'s task holds the workspace now: its key reaches the sandbox.
+    pub(crate) fn task_started(&self, session: &str) {
+        self.shared.set_owner(session);
+    }
+
+    /// `session`'s task ended (or the session is gone): its key stops working, its
+    /// connections are closed.
+    pub(crate) async fn session_ended(&self, session: &str) {
+        self.shared.revoke(session, "the task ended").await;
+    }
+
+    /// The names of the serving process's variables sessions do not get: those that look like
+    /// credentials, as `BashGrader` withholds them from its commands
+    /// (`grader_core::bash::secrets`: `HUD_*`, `*_KEY`, `*_TOKEN`, `*SECRET*`, …), sorted.
+    /// Read when the workspace started.
+    #[must_use]
+    pub fn withheld_env(&self) -> &[String] {
+        &self.withheld
+    }
+
+    /// The host uid the sandbox runs as (root inside is this uid outside), when the server
+    /// runs as root and sessions are sandboxed; `None` when the sandbox runs as the serving
+    /// user (an unprivileged one already) or there is no sandbox.
+    #[must_use]
+    pub fn uid(&self) -> Option<u32> {
+        self.uid.as_ref().map(HeldUid::get)
+    }
+
+    /// The root, for host-side code that prepares or reads it: every path beneath it is
+    /// opened without following a link, and what it creates is owned by the sandbox's
+    /// [`uid`](Self::uid), so the agent can edit it. See [`Root`].
+    ///
+    /// # Errors
+    /// When the root cannot be opened.
+    pub fn root(&self) -> Result<Root, RootError> {
+        let root = Root::open(self.shared.launcher.root())?;
+        Ok(match self.uid() {
+            Some(uid) => root.owned_by(uid, uid),
+            None => root,
+        })
     }
 
     /// The `filetracking/1` capability, named `filetracking`, when the workspace tracks files
@@ -435,7 +599,7 @@ impl Workspace {
         let mut process = self
             .shared
             .launcher
-            .spawn(Some(command.as_bytes()), &[], None)
+            .spawn(Some(command.as_bytes()), &[], None, true)
             .await
             .map_err(failed)?;
         drop(process.child.stdin.take());
@@ -452,13 +616,33 @@ impl Workspace {
     }
 
     /// A [`BashGrader`](grader_core::BashGrader) whose command runs inside this workspace's
-    /// sandbox, joining its namespaces as a session does (starting the sandbox if none runs):
-    /// it sees the processes the agent left running and the files where the agent sees them
-    /// (its working directory is the guest path). Everything else is `BashGrader`'s: the
-    /// timeout, the limits (the command's cgroup is joined before the namespaces are), the
-    /// output budget, credentials withheld, nothing it starts left running. Where hosts are
-    /// [allowed](WorkspaceBuilder::allowed_hosts) it gets the sessions' proxy variables (and
-    /// so their policy). Without isolation the command runs in the root on the host.
+    /// sandbox, joining its namespaces as a session does (starting the sandbox if none runs),
+    /// in an environment the agent cannot have prepared. First the workspace is
+    /// [sealed](Self::seal): what the agent left running is stopped (but what the template
+    /// declared it grades) and no session starts any more. Then the command runs:
+    ///
+    /// - in the guest path, where it sees the agent's files as the agent saw them, and the
+    ///   processes the template grades;
+    /// - with `bash -c` (no login shell: no profile is read) and no capability (root inside,
+    ///   reading the files as their owner, without root's overrides);
+    /// - with only these variables: `PATH` of read-only system directories
+    ///   (`/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`), `HOME` and `TMPDIR`
+    ///   of its own under `/run/grader` (made when the workspace was sealed, where nothing of
+    ///   the agent's could write), `LANG=C.UTF-8`, `PYTHONNOUSERSITE=1`, and
+    ///   `PYTHONPYCACHEPREFIX` under `/run/grader` (Python reads and writes bytecode there,
+    ///   never from a `__pycache__` the agent wrote); the proxy's variables where hosts are
+    ///   [allowed](WorkspaceBuilder::allowed_hosts). Add others with `.env(…)`.
+    ///
+    /// The sandbox's `/` is read-only but for the root, `/tmp` and the author's mounts, so no
+    /// start-up file can wait there. What it cannot stop is code the grader runs from the root
+    /// itself: a test runner imports the agent's code into its own process (see
+    /// `docs/workspaces.md`, "Grading code an agent wrote").
+    ///
+    /// Everything else is `BashGrader`'s: the timeout, the limits (the command's own cgroup,
+    /// joined before the namespaces are, so a workspace at its limit still gets graded), the
+    /// output budget, nothing it starts left running. Without isolation the command runs in
+    /// the root on the host, with the same variables (`HOME` and `TMPDIR` in a private
+    /// directory).
     ///
     /// # Errors
     /// When the sandbox cannot be started, or the workspace has stopped.
@@ -466,7 +650,21 @@ impl Workspace {
         &self,
         command: impl Into<String>,
     ) -> Result<grader_core::BashGrader, WorkspaceError> {
-        let mut grader = grader_core::BashGrader::new(command);
+        self.seal().await;
+        super::hook::close_on_exec_all();
+        let base = match self.isolation {
+            Isolation::Bwrap => PathBuf::from(GRADING_DIR),
+            Isolation::None => self.grading.path().to_path_buf(),
+        };
+        let mut grader = grader_core::BashGrader::new(command)
+            .login_shell(false)
+            .env_clear()
+            .env("PATH", HELPER_PATH)
+            .env("HOME", base.join("home"))
+            .env("TMPDIR", base.join("tmp"))
+            .env("LANG", "C.UTF-8")
+            .env("PYTHONNOUSERSITE", "1")
+            .env("PYTHONPYCACHEPREFIX", base.join("pycache"));
         for (key, value) in self.shared.launcher.proxy_environment() {
             grader = grader.env(key, value);
         }
@@ -474,6 +672,41 @@ impl Workspace {
             Some(prefix) => grader.launcher(prefix),
             None => grader.cwd(self.shared.launcher.root()),
         })
+    }
+
+    /// Seals the workspace for grading: every process the agent started is killed, but those
+    /// the template declared it grades ([`graded_process`](WorkspaceBuilder::graded_process),
+    /// [`graded_port`](WorkspaceBuilder::graded_port)) with their descendants; no session
+    /// starts any more and every SSH connection is closed, until the sandbox is
+    /// [discarded](Self::discard_sandbox) (the next task). Graders get a fresh home under
+    /// `/run/grader`. [`bash`](Self::bash) seals first; an environment seals its workspace
+    /// when a grade begins, before the template sees the answer. Sealing again kills anything
+    /// new that is not kept. Where the agent's processes cannot all be stopped within seconds
+    /// (faster forks than kills), the whole sandbox is ended and graders run in a fresh one.
+    pub async fn seal(&self) {
+        let sealed = self.shared.launcher.seal().await;
+        self.shared
+            .disconnect_where_all("the task is being graded")
+            .await;
+        tracing::debug!(
+            stopped = sealed.stopped,
+            kept = sealed.kept,
+            restarted = sealed.restarted,
+            "workspace sealed for grading"
+        );
+        if sealed.seen.out_of_memory > 0 || sealed.seen.process_limit_hit > 0 {
+            tracing::info!(
+                out_of_memory_kills = sealed.seen.out_of_memory,
+                forks_refused = sealed.seen.process_limit_hit,
+                "the agent's workspace reached its limits"
+            );
+        }
+    }
+
+    /// Whether the workspace is sealed for grading (until the next task).
+    #[must_use]
+    pub fn is_sealed(&self) -> bool {
+        self.shared.launcher.is_sealed()
     }
 
     /// Ends the sandbox and every process in it (detached ones included), returning once they
@@ -562,11 +795,17 @@ fn hosts_file(egress: Option<&Egress>) -> Result<Option<tempfile::TempDir>, Work
         .tempdir()
         .map_err(failed)?;
     std::fs::write(dir.path().join("hosts"), text).map_err(failed)?;
+    // Readable by the uid the sandbox runs as.
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).map_err(failed)?;
     Ok(Some(dir))
 }
 
 /// The sandbox's makings, or `None` (said at warn level) where bwrap cannot sandbox.
-fn isolation_spec(options: &WorkspaceBuilder) -> Result<Option<Spec>, WorkspaceError> {
+fn isolation_spec(
+    options: &WorkspaceBuilder,
+    grading: &Arc<tempfile::TempDir>,
+) -> Result<Option<Spec>, WorkspaceError> {
     let egress = egress(options)?;
     if !options.sandboxed {
         if options.require_isolation {
@@ -594,6 +833,7 @@ fn isolation_spec(options: &WorkspaceBuilder) -> Result<Option<Spec>, WorkspaceE
                 );
             }
             Ok(Some(Spec {
+                bind_fd: bind_fd(&bwrap),
                 bwrap,
                 nsenter,
                 network: egress.is_none(),
@@ -601,6 +841,10 @@ fn isolation_spec(options: &WorkspaceBuilder) -> Result<Option<Spec>, WorkspaceE
                 hosts: hosts_file(egress.as_ref())?.map(Arc::new),
                 egress,
                 mounts: options.mounts.clone(),
+                uid: None,
+                limits: options.limits,
+                tmp_size: options.tmp_size,
+                grading: Arc::clone(grading),
             }))
         }
         Err(reason) if options.require_isolation => {
