@@ -150,7 +150,7 @@ impl SessionHooks for Sessions {
     fn task_started<'a>(&'a self, session: &'a str) -> SessionFuture<'a, ()> {
         Box::pin(async move {
             if let Some(workspace) = self.slot.lock().await.as_ref() {
-                workspace.task_started(session);
+                workspace.task_started(session).await;
             }
         })
     }

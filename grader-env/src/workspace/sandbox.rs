@@ -413,6 +413,8 @@ impl Holder {
         let Some(monitor) = starting.monitor.take() else {
             return Err(WorkspaceError::Sandbox("bwrap did not start".to_owned()));
         };
+        // Started: from here on the holder ends it.
+        starting.group = None;
         Ok(Holder {
             monitor,
             init,
@@ -1121,43 +1123,86 @@ mod tests {
 
     #[test]
     fn the_holder_mounts_the_root_at_the_guest_path_then_the_authors_mounts() {
-        let spec = Spec {
+        let grading = Arc::new(grading_dir().unwrap());
+        let mut spec = Spec {
             bwrap: "/usr/bin/bwrap".into(),
             nsenter: "/usr/bin/nsenter".into(),
             network: false,
             tmpfs_modes: true,
+            bind_fd: false,
             egress: None,
             hosts: None,
             mounts: vec![Mount::read_only("/srv/tests", "/workspace/tests")],
+            uid: Some(1_500_000_123),
+            limits: Limits::default(),
+            tmp_size: Some(1 << 20),
+            grading: Arc::clone(&grading),
         };
-        let argv: Vec<String> = spec
-            .holder_argv(Path::new("/srv/task"), "/workspace")
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
-        let end = argv.iter().position(|a| a == "--").unwrap_or(0);
+        let argv = |spec: &Spec| -> Vec<String> {
+            spec.holder_argv(Path::new("/srv/task"), "/workspace")
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect()
+        };
+        let args = argv(&spec);
+        let end = args.iter().position(|a| a == "--").unwrap_or(0);
+        let grading = grading.path().to_string_lossy().into_owned();
         assert_eq!(
-            argv[end - 10..end],
+            args[end - 15..end],
             [
                 "--dir",
                 "/",
                 "--bind",
                 "/srv/task",
                 "/workspace",
+                "--bind",
+                &grading,
+                GRADING_DIR,
                 "--ro-bind",
                 "/srv/tests",
                 "/workspace/tests",
+                "--remount-ro",
+                "/",
                 "--chdir",
                 "/workspace"
             ]
         );
-        assert_eq!(argv[end + 1..], HOLDER);
-        assert!(argv.contains(&"--unshare-net".to_owned()));
-        assert!(argv.windows(3).any(|w| w == ["--ro-bind", "/usr", "/usr"]));
+        assert_eq!(args[end + 1..], HOLDER);
+        assert!(args.contains(&"--unshare-net".to_owned()));
+        assert!(args.windows(4).any(|w| w == ["--unshare-user", "--uid", "0", "--gid"]));
+        assert!(args.windows(3).any(|w| w == ["--ro-bind", "/usr", "/usr"]));
+        assert!(args.windows(3).any(|w| w == ["--symlink", "usr/bin", "/bin"]));
         assert!(
-            argv.windows(3)
-                .any(|w| w == ["--symlink", "usr/bin", "/bin"])
+            args.windows(5)
+                .any(|w| w == ["--perms", "1777", "--size", "1048576", "--tmpfs"])
         );
+        spec.bind_fd = true;
+        let args = argv(&spec);
+        assert!(args.windows(3).any(|w| w == ["--bind-fd", "3", "/workspace"]));
+    }
+
+    #[test]
+    fn session_rlimits_bound_processes_per_uid_only_without_a_pids_cgroup() {
+        let grading = Arc::new(grading_dir().unwrap());
+        let spec = Spec {
+            bwrap: "/usr/bin/bwrap".into(),
+            nsenter: "/usr/bin/nsenter".into(),
+            network: false,
+            tmpfs_modes: true,
+            bind_fd: false,
+            egress: None,
+            hosts: None,
+            mounts: Vec::new(),
+            uid: Some(1_500_000_123),
+            limits: Limits::default().processes(64),
+            tmp_size: None,
+            grading,
+        };
+        let has_nproc = |rlimits: Vec<(Resource, u64, u64)>| {
+            rlimits.iter().any(|(r, soft, _)| *r == Resource::Nproc && *soft <= 64)
+        };
+        assert!(has_nproc(spec.session_rlimits(false)));
+        assert!(!has_nproc(spec.session_rlimits(true)));
     }
 
     #[test]

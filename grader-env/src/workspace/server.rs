@@ -483,9 +483,16 @@ impl Workspace {
         self.shared.sessions_only();
     }
 
-    /// `session`'s task holds the workspace now: its key reaches the sandbox.
-    pub(crate) fn task_started(&self, session: &str) {
-        self.shared.set_owner(session);
+    /// `session`'s task holds the workspace now: its key reaches the sandbox. Where another
+    /// session's task held it (tasks are served one at a time), that one's connections are
+    /// closed and its sandbox discarded, so that nothing of it reaches the new task.
+    pub(crate) async fn task_started(&self, session: &str) {
+        if let Some(before) = self.shared.set_owner(session) {
+            self.shared
+                .disconnect_session(&before, "another task holds the workspace")
+                .await;
+            self.shared.launcher.discard().await;
+        }
     }
 
     /// `session`'s task ended (or the session is gone): its key stops working, its

@@ -129,9 +129,19 @@ impl Shared {
         Ok(private)
     }
 
-    /// `session`'s task holds the workspace now.
-    pub(crate) fn set_owner(&self, session: &str) {
-        self.keys().owner = Some(session.to_owned());
+    /// `session`'s task holds the workspace now; the session whose task held it before, if
+    /// another.
+    pub(crate) fn set_owner(&self, session: &str) -> Option<String> {
+        self.keys()
+            .owner
+            .replace(session.to_owned())
+            .filter(|before| before != session)
+    }
+
+    /// Disconnects the connections made with `session`'s key (which stays valid).
+    pub(crate) async fn disconnect_session(&self, session: &str, why: &str) {
+        let access = Some(Access::Session(session.to_owned()));
+        self.disconnect_where(|who| *who == access, why).await;
     }
 
     /// Lets `session`'s key go and disconnects the connections that logged in with it.
