@@ -39,6 +39,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use grader_core::sandbox::Limits;
 use grader_core::{EvaluationResult, Grade, Info, SubScore};
 use grader_env::workspace::{Changes, Root, Tracker, Workspace, WorkspaceHandle};
 use grader_env::{Environment, NoArgs, ServeConfig, Session, Template};
@@ -75,10 +76,12 @@ class TotalTest(unittest.TestCase):
 
 /// What the grader runs in the sandbox, with `python3 -I` (isolated: no user site, no
 /// `PYTHON*` variables, neither the working directory nor a script's before the standard
-/// library): the checkout is put at the end of the path, `total` is called on each case of
-/// `GRADER_CASES`, and the results are printed on one line after `GRADER_MARK`. Whatever the
-/// agent's code does in this process, all it can change is what this line says: the grader
-/// compares it with results of its own.
+/// library) and `-X pycache_prefix` (bytecode only from the grader's own cache, never from a
+/// `__pycache__` the agent wrote): the checkout is put at the end of the path, `total` is
+/// called on each case of `GRADER_CASES`, and the results are printed on one line after
+/// `GRADER_MARK`. Whatever the agent's code does in this process, all it can change is what
+/// this line says: the grader compares it with results of its own, and a run that printed
+/// the line more than once is not believed.
 const RUNNER: &str = r#"
 import json, math, os, sys
 sys.path.append(os.getcwd())
@@ -152,7 +155,7 @@ async fn hidden_cases_pass(workspace: &WorkspaceHandle) -> Result<SubScore, Fail
     let cases = hidden_cases(&mut random);
     let mark = format!("grader-results-{:016x}:", random.below(u64::MAX));
     let ran = workspace
-        .bash(r#"exec python3 -I -c "$GRADER_RUNNER""#)
+        .bash(r#"exec python3 -I -X "pycache_prefix=$PYTHONPYCACHEPREFIX" -c "$GRADER_RUNNER""#)
         .await?
         .env("GRADER_RUNNER", RUNNER)
         .env("GRADER_CASES", serde_json::to_string(&cases)?)
@@ -162,11 +165,14 @@ async fn hidden_cases_pass(workspace: &WorkspaceHandle) -> Result<SubScore, Fail
         .await?;
     let ran_info = ran.info().cloned().unwrap_or_default();
     let stdout = ran_info.get("stdout").and_then(Value::as_str).unwrap_or("");
-    let results: Option<Vec<Option<f64>>> = stdout
+    let marked: Vec<&str> = stdout
         .lines()
-        .rev()
-        .find_map(|line| line.strip_prefix(&mark))
-        .and_then(|line| serde_json::from_str(line).ok());
+        .filter_map(|line| line.strip_prefix(&mark))
+        .collect();
+    let results: Option<Vec<Option<f64>>> = match marked.as_slice() {
+        [line] => serde_json::from_str(line).ok(),
+        _ => None,
+    };
     let mut info = Info::new();
     info.insert("cases".into(), cases.len().into());
     for key in ["exit_code", "timed_out", "limit_exceeded", "stderr"] {
@@ -175,7 +181,12 @@ async fn hidden_cases_pass(workspace: &WorkspaceHandle) -> Result<SubScore, Fail
         }
     }
     let Some(results) = results.filter(|results| results.len() == cases.len()) else {
-        info.insert("error".into(), "the runner printed no results".into());
+        let why = if marked.len() > 1 {
+            "the results were printed more than once"
+        } else {
+            "the runner printed no results"
+        };
+        info.insert("error".into(), why.into());
         return Ok(SubScore::new("hidden_cases", 0.0)?.with_info(info));
     };
     let mut wrong = Vec::new();
@@ -253,7 +264,11 @@ fn environment(root: &Path) -> Result<Environment, grader_env::EnvironmentError>
         .workspace_shared(
             // The agent may install packages from PyPI, and reach nothing else: the sandbox's
             // one way out is a proxy that lets through these hosts (and their subdomains).
-            Workspace::builder(root).allowed_hosts(["pypi.org", "files.pythonhosted.org"]),
+            // Its sessions share 2 GiB of memory and 1024 processes, and a `/tmp` of 256 MiB.
+            Workspace::builder(root)
+                .allowed_hosts(["pypi.org", "files.pythonhosted.org"])
+                .limits(Limits::default().memory(2 << 30).processes(1024))
+                .tmp_size(256 << 20),
             "shell",
             &handle,
         )

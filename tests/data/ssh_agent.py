@@ -57,6 +57,11 @@ async def answer(state, request, control=None):
         if "env" in request:
             kwargs["env"] = request["env"]
         return completed(await client.run(request["cmd"], timeout=BOUND_S, **kwargs))
+    if op == "env_flood":
+        # One channel whose command is preceded by `count` env requests of `size` bytes each.
+        env = {f"FLOOD_{i}": "x" * request["size"] for i in range(request["count"])}
+        result = await client.run("echo ran", timeout=BOUND_S, env=env)
+        return completed(result)
     if op == "run_len":
         result = await client.run(request["cmd"], timeout=BOUND_S, encoding=None)
         return {"stdout_len": len(result.stdout), "exit_status": result.exit_status}
