@@ -17,6 +17,7 @@
 //! 256 MiB).
 #![allow(missing_docs, clippy::unwrap_used)] // a test that cannot unwrap has failed
 
+#[allow(dead_code)] // the coding agent of the other tests
 mod support;
 
 use support::examples_dir;

@@ -5,7 +5,10 @@
 #![allow(clippy::unwrap_used)]
 
 use std::path::Path;
+use std::process::Command;
 use std::time::Duration;
+
+use grader_tests::child::Bounded as _;
 
 use grader_core::sandbox::Limits;
 use grader_env::workspace::{Workspace, WorkspaceHandle};
@@ -150,4 +153,93 @@ async fn a_handle_before_the_environment_serves_says_so() {
         error.to_string().contains("workspace is not running"),
         "{error}"
     );
+}
+
+/// A fork bomb and a memory hog left in a workspace are held to its limits, and the grade
+/// still happens (its own cgroup), scoring what the command does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_workspace_at_its_limits_is_still_graded() {
+    if !can_sandbox() {
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let workspace = Workspace::builder(root.path())
+        .require_isolation(true)
+        .limits(Limits::default().processes(64).memory(256 * 1024 * 1024))
+        .tmp_size(8 * 1024 * 1024)
+        .start()
+        .await
+        .unwrap();
+    let out = workspace
+        .run(
+            "echo fixed > made.txt; \
+             setsid -f bash -c 'b() { b | b & }; b' </dev/null >/dev/null 2>&1; \
+             setsid -f python3 -c 'a = []\nwhile True: a.append(bytearray(16 << 20))' \
+             </dev/null >/dev/null 2>&1; \
+             head -c 64M /dev/zero > /tmp/fill; echo \"tmp: $?\"; true",
+        )
+        .await
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.contains("tmp: 1"), "/tmp is bounded: {said}");
+    // The agent's processes never pass the workspace's limit.
+    if let Some(pid) = workspace.sandbox_pid() {
+        let namespace = std::fs::read_link(format!("/proc/{pid}/ns/pid")).unwrap();
+        let inside = std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter(|e| {
+                std::fs::read_link(e.path().join("ns/pid")).is_ok_and(|ns| ns == namespace)
+            })
+            .count();
+        assert!(inside <= 64 + 4, "{inside} processes in the sandbox");
+    }
+    let sub = workspace
+        .bash("test \"$(cat made.txt)\" = fixed")
+        .await
+        .unwrap()
+        .timeout(Duration::from_secs(60))
+        .grade(1.0)
+        .await
+        .unwrap();
+    assert_eq!(sub.value(), 1.0, "{:?}", sub.info());
+    workspace.stop().await;
+}
+
+/// A root on a small filesystem of its own (a 4 MiB tmpfs) that the agent fills: its writes
+/// fail, the grade happens, and nothing else is touched.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_workspace_that_fills_its_root_is_still_graded() {
+    if !can_sandbox() || !rustix::process::geteuid().is_root() {
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=4m", "tmpfs"])
+        .arg(root.path())
+        .status_bounded();
+    if !mounted.success() {
+        return;
+    }
+    let workspace = Workspace::builder(root.path())
+        .require_isolation(true)
+        .start()
+        .await
+        .unwrap();
+    let out = workspace
+        .run("echo fixed > made.txt; head -c 16M /dev/zero > fill; echo \"fill: $?\"")
+        .await
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("fill: 1"));
+    let sub = workspace
+        .bash("test \"$(cat made.txt)\" = fixed")
+        .await
+        .unwrap()
+        .grade(1.0)
+        .await
+        .unwrap();
+    assert_eq!(sub.value(), 1.0, "{:?}", sub.info());
+    workspace.stop().await;
+    let unmounted = Command::new("umount").arg(root.path()).status_bounded();
+    assert!(unmounted.success());
 }

@@ -879,3 +879,84 @@ async fn a_signal_request_reaches_the_command() {
     .unwrap();
     workspace.stop().await;
 }
+
+/// The host processes whose mounts show `path` (a sandbox with the root bound): none once a
+/// workspace is gone.
+fn sandboxes_of(path: &Path) -> usize {
+    let needle = path.to_string_lossy().into_owned();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|entry| entry.file_name().to_string_lossy().parse::<u32>().is_ok())
+        .filter(|entry| {
+            std::fs::read_to_string(entry.path().join("mountinfo"))
+                .is_ok_and(|mounts| mounts.contains(&needle))
+        })
+        .count()
+}
+
+/// A start stopped at any moment (its future dropped while bwrap builds the sandbox, waits for
+/// it, or joins its network) leaves no process: bwrap is stopped, what it started killed, its
+/// cgroup emptied.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_start_stopped_at_any_moment_leaves_no_sandbox() {
+    if !can_sandbox() {
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let (mut dropped, mut started) = (0, 0);
+    for i in 0..24u64 {
+        let start = Workspace::builder(root.path())
+            .require_isolation(true)
+            .allowed_hosts(["pypi.org"])
+            .start();
+        match tokio::time::timeout(std::time::Duration::from_millis(i * 3), start).await {
+            Ok(workspace) => {
+                workspace.unwrap().stop().await;
+                started += 1;
+            }
+            Err(_) => dropped += 1,
+        }
+    }
+    assert!(dropped > 0, "{started} started, none was stopped half-way");
+    let mut left = sandboxes_of(root.path());
+    for _ in 0..200 {
+        if left == 0 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+        left = sandboxes_of(root.path());
+    }
+    assert_eq!(left, 0, "sandboxes outlived their start ({dropped} stopped half-way)");
+}
+
+/// A root that already holds a tree 10 000 directories deep when the workspace starts: it
+/// starts (its file tracking's baseline says what it cannot track), and serves.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_root_ten_thousand_deep_at_start_is_served() {
+    let root = tempfile::tempdir().unwrap();
+    {
+        use rustix::fs::{Mode, OFlags};
+        let mut dir =
+            rustix::fs::open(root.path(), OFlags::DIRECTORY | OFlags::RDONLY, Mode::empty())
+                .unwrap();
+        for _ in 0..10_000 {
+            rustix::fs::mkdirat(&dir, "d", Mode::from_raw_mode(0o755)).unwrap();
+            dir = rustix::fs::openat(&dir, "d", OFlags::DIRECTORY | OFlags::RDONLY, Mode::empty())
+                .unwrap();
+        }
+    }
+    let workspace = Workspace::builder(root.path())
+        .track_files(true)
+        .start()
+        .await
+        .expect("a deep root starts");
+    assert!(workspace.file_tracking_capability().is_some());
+    let out = workspace.run("ls").await.unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "d\n");
+    workspace.stop().await;
+    grader_env::workspace::Root::open(root.path())
+        .unwrap()
+        .clear()
+        .unwrap();
+}

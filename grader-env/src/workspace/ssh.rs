@@ -35,7 +35,7 @@ pub(crate) const MAX_ENV_BYTES_PER_CHANNEL: usize = 64 * 1024;
 /// `resource shortage`).
 pub(crate) const MAX_CHANNELS_PER_CONNECTION: usize = 64;
 /// The most connections one key (one task's agent) may have open at once.
-pub(crate) const MAX_CONNECTIONS_PER_KEY: usize = 32;
+pub(crate) const MAX_CONNECTIONS_PER_KEY: usize = 128;
 /// The most session keys a workspace holds at once (one per control session that said
 /// `hello`); past it the oldest that holds no task is let go.
 const MAX_SESSION_KEYS: usize = 1024;
