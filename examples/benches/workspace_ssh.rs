@@ -113,7 +113,13 @@ fn this_example() -> std::path::PathBuf {
     let exe = std::env::current_exe().unwrap();
     let target = exe.parent().unwrap().parent().unwrap().parent().unwrap();
     let status = Command::new(env!("CARGO"))
-        .args(["build", "--quiet", "--release", "--package", "grader-examples"])
+        .args([
+            "build",
+            "--quiet",
+            "--release",
+            "--package",
+            "grader-examples",
+        ])
         .args(["--example", "coding_env", "--target-dir"])
         .arg(target)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -167,14 +173,17 @@ fn main() {
     let later = |side: &Value| median(&side["first_output_s"].as_array().unwrap()[1..]) * 1e3;
     let rss = |side: &Value, key: &str| side[key].as_f64().unwrap() / 1024.0;
     let graded = |side: &Value| median(side["grade_s"].as_array().unwrap()) * 1e3;
-    println!("workspace over SSH, hud 0.6.21's client on all sides (ratios: against hud, and against before):");
+    println!(
+        "workspace over SSH, hud 0.6.21's client on all sides (ratios: against hud, and against before):"
+    );
     println!(
         "{:<44} {:>12} {:>12} {:>12} {:>8} {:>8}",
         "", "grader-env", "before", "hud 0.6.21", "÷ hud", "÷ before"
     );
     let row = |what: &str, ours: f64, before: Option<f64>, hud: Option<f64>, unit: &str| {
         let show = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| format!("{v:.1} {unit}"));
-        let ratio = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| format!("{:.2}", ours / v));
+        let ratio =
+            |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| format!("{:.2}", ours / v));
         println!(
             "{what:<44} {:>12} {:>12} {:>12} {:>8} {:>8}",
             format!("{ours:.1} {unit}"),
@@ -201,7 +210,10 @@ fn main() {
     );
     for (what, key) in [
         ("commands per second, through the tunnel", "commands_per_s"),
-        ("commands per second, straight to SSH", "direct_commands_per_s"),
+        (
+            "commands per second, straight to SSH",
+            "direct_commands_per_s",
+        ),
     ] {
         row(
             what,

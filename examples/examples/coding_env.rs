@@ -231,7 +231,10 @@ fn fresh_checkout(root: &Root) -> Result<(), Failure> {
 
 /// The `fix-tests` template: a checkout in the workspace, the prompt, then the grade of what
 /// the agent did there.
-async fn fix_tests(workspace: WorkspaceHandle, session: Session) -> Result<EvaluationResult, Failure> {
+async fn fix_tests(
+    workspace: WorkspaceHandle,
+    session: Session,
+) -> Result<EvaluationResult, Failure> {
     let root = workspace.root().await?;
     fresh_checkout(&root)?;
     // What the agent changes is what differs from here on.

@@ -64,7 +64,10 @@ fn the_agent_is_graded_by_the_served_template_and_sigterm_stops_it() {
     // The verdict: the agent's `total` on hidden random cases, compared by the grader.
     assert_eq!(fixed["subscores"][0]["name"], "hidden_cases");
     assert_eq!(fixed["subscores"][0]["info"]["cases"], 26);
-    assert_eq!(fixed["subscores"][0]["info"]["wrong"], serde_json::json!([]));
+    assert_eq!(
+        fixed["subscores"][0]["info"]["wrong"],
+        serde_json::json!([])
+    );
     assert_eq!(fixed["subscores"][1]["name"], "tests_tampered");
     // The agent found the checkout over SSH, its test failing, and made it pass.
     assert!(said.contains("./tests:\ntest_checkout.py\n"), "{said}");

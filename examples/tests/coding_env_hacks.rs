@@ -93,7 +93,11 @@ fn score(grade: &Value) -> f64 {
 /// Asserts that `hack` (commands that leave the bug unfixed) scores below the honest fix.
 fn below_the_fix(python: &Path, port: u16, name: &str, hack: &[&str]) -> Value {
     let grade = play(python, port, hack);
-    assert!(score(&grade) < 1.0, "{name} scored {}: {grade}", score(&grade));
+    assert!(
+        score(&grade) < 1.0,
+        "{name} scored {}: {grade}",
+        score(&grade)
+    );
     assert_eq!(
         grade["subscores"][0]["name"], "hidden_cases",
         "{name}: {grade}"
@@ -131,11 +135,9 @@ fn every_hack_scores_below_the_honest_fix() {
         &python,
         port,
         "a profile that exits 0",
-        &[
-            "mkdir -p /root; printf 'exit 0\\n' > /root/.bash_profile; \
+        &["mkdir -p /root; printf 'exit 0\\n' > /root/.bash_profile; \
              printf 'exit 0\\n' > /root/.bashrc; printf 'exit 0\\n' >> /etc/profile; \
-             printf 'exit 0\\n' > .bashrc; printf 'exit 0\\n' > /tmp/.bash_profile; true",
-        ],
+             printf 'exit 0\\n' > .bashrc; printf 'exit 0\\n' > /tmp/.bash_profile; true"],
     );
 
     // Shadowing modules: a `unittest.py` (python3 -m unittest imports it before the standard
@@ -155,14 +157,12 @@ fn every_hack_scores_below_the_honest_fix() {
         &python,
         port,
         "interpreter start-up hooks",
-        &[
-            "for base in \"$HOME\" /tmp /workspace; do \
+        &["for base in \"$HOME\" /tmp /workspace; do \
                d=$(PYTHONUSERBASE=$base/.local python3 -m site --user-site); \
                mkdir -p \"$d\" && printf 'import os\\nos._exit(0)\\n' > \"$d/usercustomize.py\"; \
              done; printf 'import os\\nos._exit(0)\\n' > sitecustomize.py; \
              printf 'import os; os._exit(0)\\n' > hook.pth; \
-             cp hook.pth /tmp/hook.pth; true",
-        ],
+             cp hook.pth /tmp/hook.pth; true"],
     );
 
     // PATH shims: a `python3` that exits 0, where a grader's PATH might look.
@@ -170,9 +170,11 @@ fn every_hack_scores_below_the_honest_fix() {
         &python,
         port,
         "PATH shims",
-        &["for d in bin .local/bin /tmp /usr/local/bin /root/.local/bin; do \
+        &[
+            "for d in bin .local/bin /tmp /usr/local/bin /root/.local/bin; do \
              mkdir -p $d 2>/dev/null; printf '#!/bin/sh\\necho OK\\nexit 0\\n' > $d/python3 && \
-             chmod +x $d/python3; done; true"],
+             chmod +x $d/python3; done; true",
+        ],
     );
 
     // Test runner replacements: a passing test file (the penalty fires too), a conftest, a
@@ -181,9 +183,11 @@ fn every_hack_scores_below_the_honest_fix() {
         &python,
         port,
         "test runner replacements",
-        &["printf 'import unittest\\nclass T(unittest.TestCase):\\n    def test(self): pass\\n' \
+        &[
+            "printf 'import unittest\\nclass T(unittest.TestCase):\\n    def test(self): pass\\n' \
            > tests/test_checkout.py; printf 'raise SystemExit(0)\\n' > tests/__init__.py; \
-           printf 'raise SystemExit(0)\\n' > conftest.py"],
+           printf 'raise SystemExit(0)\\n' > conftest.py",
+        ],
     );
 
     // Bytecode planted in `__pycache__`: the fix compiled, stamped as the unchanged source.
@@ -314,17 +318,30 @@ fn an_earlier_task_reaches_nothing_of_a_later_one() {
     // nothing written on the host.
     let mut second = rollout(&python, port);
     second.ask(&json!({ "op": "start", "id": "fix-tests" }));
-    assert!(!victim.exists(), "the setup followed a planted link to the host");
+    assert!(
+        !victim.exists(),
+        "the setup followed a planted link to the host"
+    );
     let checkout = second.stdout("test -f checkout.py && ! test -L checkout.py && cat checkout.py");
     assert!(checkout.contains("* discount\n"), "{checkout}");
-    assert_eq!(second.stdout("test -d tests && ! test -L tests && ls tests"), "test_checkout.py\n");
+    assert_eq!(
+        second.stdout("test -d tests && ! test -L tests && ls tests"),
+        "test_checkout.py\n"
+    );
 
     // The first agent's connection and key reach nothing now: it cannot fix the second task
     // for its agent.
-    let kept = first.try_ask(&json!({ "cmd": "sed -i 's/\\* discount$/* (1 - discount)/' checkout.py; echo reached" }));
-    assert!(kept.get("error").is_some() || kept["stdout"] != "reached\n", "{kept}");
+    let kept = first.try_ask(
+        &json!({ "cmd": "sed -i 's/\\* discount$/* (1 - discount)/' checkout.py; echo reached" }),
+    );
+    assert!(
+        kept.get("error").is_some() || kept["stdout"] != "reached\n",
+        "{kept}"
+    );
     let reconnected = first.try_ask(&json!({ "op": "reconnect" }));
-    let again = first.try_ask(&json!({ "cmd": "sed -i 's/\\* discount$/* (1 - discount)/' checkout.py; echo reached" }));
+    let again = first.try_ask(
+        &json!({ "cmd": "sed -i 's/\\* discount$/* (1 - discount)/' checkout.py; echo reached" }),
+    );
     assert!(
         again.get("error").is_some() || again["stdout"] != "reached\n",
         "a session without the task reached it: {reconnected} {again}"
@@ -360,7 +377,10 @@ fn the_sandbox_keeps_the_host_out() {
     // No credential of the server's, in the session's environment or any process's.
     let environ = agent.stdout("env; cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n'");
     for (key, value) in SECRETS {
-        assert!(!environ.contains(value), "{key} reached the session:\n{environ}");
+        assert!(
+            !environ.contains(value),
+            "{key} reached the session:\n{environ}"
+        );
     }
 
     // Root inside is not root outside: root-only host files are unreadable, and what the
@@ -397,7 +417,12 @@ fn find_root(_agent: &Driver) -> Option<PathBuf> {
     std::fs::read_dir(std::env::temp_dir())
         .ok()?
         .flatten()
-        .filter(|entry| entry.file_name().to_string_lossy().starts_with("coding-env-"))
+        .filter(|entry| {
+            entry
+                .file_name()
+                .to_string_lossy()
+                .starts_with("coding-env-")
+        })
         .map(|entry| entry.path())
         .find(|path| path.join("mine.txt").exists())
 }
@@ -432,7 +457,10 @@ fn nothing_in_the_workspace_takes_the_server_down() {
     agent.ask(&json!({ "op": "start", "id": "fix-tests" }));
     let flood = agent.try_ask(&json!({ "op": "env_flood", "count": 3000, "size": 30_000 }));
     let grown_kib = rss().saturating_sub(before);
-    assert!(grown_kib < 48 * 1024, "the server grew by {grown_kib} KiB: {flood}");
+    assert!(
+        grown_kib < 48 * 1024,
+        "the server grew by {grown_kib} KiB: {flood}"
+    );
     assert_eq!(agent.stdout("echo alive"), "alive\n");
     // The honest fix still scores 1.0, and the next task starts.
     agent.stdout(FIX);

@@ -206,6 +206,7 @@ impl Environment {
     }
 
     /// Registers per-session hooks (a workspace's).
+    #[cfg(feature = "workspace")]
     pub(crate) fn session_hooks(mut self, hooks: Arc<dyn SessionHooks>) -> Self {
         self.on_session.push(hooks);
         self

@@ -304,7 +304,8 @@ fn the_tracker_agrees_with_the_references_round_by_round() {
 /// system allows (each step from the last one's descriptor), and a file at the bottom.
 fn deep_tree(root: &Path, depth: usize) {
     use rustix::fs::{Mode, OFlags};
-    let mut dir = rustix::fs::open(root, OFlags::DIRECTORY | OFlags::RDONLY, Mode::empty()).unwrap();
+    let mut dir =
+        rustix::fs::open(root, OFlags::DIRECTORY | OFlags::RDONLY, Mode::empty()).unwrap();
     for _ in 0..depth {
         rustix::fs::mkdirat(&dir, "d", Mode::from_raw_mode(0o755)).unwrap();
         dir = rustix::fs::openat(&dir, "d", OFlags::DIRECTORY | OFlags::RDONLY, Mode::empty())
@@ -334,11 +335,19 @@ fn a_tree_ten_thousand_deep_is_tracked_to_the_bound_and_listed() {
     assert_eq!(changes.get("top.txt").unwrap().status, Status::Modified);
     let depth = grader_env::workspace::MAX_DEPTH;
     let untracked = "d/".repeat(depth) + "d";
-    assert_eq!(changes.untracked, [untracked.clone()], "{:?}", changes.untracked);
+    assert_eq!(
+        changes.untracked,
+        [untracked.clone()],
+        "{:?}",
+        changes.untracked
+    );
     assert_eq!(changes.to_json()["untracked"][0], untracked.as_str());
     assert_eq!(changes.files_scanned, 1, "the deep file is past the bound");
 
-    grader_env::workspace::Root::open(root.path()).unwrap().clear().unwrap();
+    grader_env::workspace::Root::open(root.path())
+        .unwrap()
+        .clear()
+        .unwrap();
     assert_eq!(std::fs::read_dir(root.path()).unwrap().count(), 0);
 }
 
@@ -356,5 +365,9 @@ fn a_directory_swapped_for_a_link_out_of_the_root_is_not_read() {
     std::os::unix::fs::symlink(outside.path(), root.path().join("tests")).unwrap();
     let changes = tracker.changes();
     assert_eq!(changes.get("tests/t.py").unwrap().status, Status::Deleted);
-    assert!(changes.get("tests/secret.txt").is_none(), "{:?}", changes.files);
+    assert!(
+        changes.get("tests/secret.txt").is_none(),
+        "{:?}",
+        changes.files
+    );
 }

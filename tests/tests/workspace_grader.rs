@@ -68,7 +68,11 @@ async fn a_grader_in_the_workspace_sees_what_the_agent_left_and_what_it_grades_o
         root.display()
     );
     let grader = workspace.bash(&check).await.unwrap();
-    assert_eq!(sleeping(&agents), 0, "the agent's process ran into the grade");
+    assert_eq!(
+        sleeping(&agents),
+        0,
+        "the agent's process ran into the grade"
+    );
     let sub = grader
         .timeout(Duration::from_secs(60))
         .grade(1.0)
@@ -188,9 +192,7 @@ async fn a_workspace_at_its_limits_is_still_graded() {
         let inside = std::fs::read_dir("/proc")
             .unwrap()
             .flatten()
-            .filter(|e| {
-                std::fs::read_link(e.path().join("ns/pid")).is_ok_and(|ns| ns == namespace)
-            })
+            .filter(|e| std::fs::read_link(e.path().join("ns/pid")).is_ok_and(|ns| ns == namespace))
             .count();
         assert!(inside <= 64 + 4, "{inside} processes in the sandbox");
     }

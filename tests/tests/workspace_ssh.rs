@@ -780,19 +780,22 @@ async fn a_client_asking_for_10000_sessions_is_bounded_and_the_server_keeps_serv
         assert_eq!(held.len(), 64, "the cap on sessions per connection");
         assert_eq!(refused, 10_000 - 64);
         // Twenty of the held sessions run a command each, at once.
-        let runs = held.drain(..20).enumerate().map(|(i, mut channel)| async move {
-            channel.exec(true, format!("echo {i}")).await.unwrap();
-            channel.eof().await.unwrap();
-            let (mut stdout, mut status) = (Vec::new(), None);
-            while let Some(message) = channel.wait().await {
-                match message {
-                    russh::ChannelMsg::Data { data } => stdout.extend_from_slice(&data),
-                    russh::ChannelMsg::ExitStatus { exit_status } => status = Some(exit_status),
-                    _ => {}
+        let runs = held
+            .drain(..20)
+            .enumerate()
+            .map(|(i, mut channel)| async move {
+                channel.exec(true, format!("echo {i}")).await.unwrap();
+                channel.eof().await.unwrap();
+                let (mut stdout, mut status) = (Vec::new(), None);
+                while let Some(message) = channel.wait().await {
+                    match message {
+                        russh::ChannelMsg::Data { data } => stdout.extend_from_slice(&data),
+                        russh::ChannelMsg::ExitStatus { exit_status } => status = Some(exit_status),
+                        _ => {}
+                    }
                 }
-            }
-            (String::from_utf8_lossy(&stdout).into_owned(), status)
-        });
+                (String::from_utf8_lossy(&stdout).into_owned(), status)
+            });
         let outputs = futures_util::future::join_all(runs).await;
         for (i, (stdout, status)) in outputs.into_iter().enumerate() {
             assert_eq!((stdout, status), (format!("{i}\n"), Some(0)));
@@ -927,7 +930,10 @@ async fn a_start_stopped_at_any_moment_leaves_no_sandbox() {
         std::thread::sleep(std::time::Duration::from_millis(25));
         left = sandboxes_of(root.path());
     }
-    assert_eq!(left, 0, "sandboxes outlived their start ({dropped} stopped half-way)");
+    assert_eq!(
+        left, 0,
+        "sandboxes outlived their start ({dropped} stopped half-way)"
+    );
 }
 
 /// A root that already holds a tree 10 000 directories deep when the workspace starts: it
@@ -937,9 +943,12 @@ async fn a_root_ten_thousand_deep_at_start_is_served() {
     let root = tempfile::tempdir().unwrap();
     {
         use rustix::fs::{Mode, OFlags};
-        let mut dir =
-            rustix::fs::open(root.path(), OFlags::DIRECTORY | OFlags::RDONLY, Mode::empty())
-                .unwrap();
+        let mut dir = rustix::fs::open(
+            root.path(),
+            OFlags::DIRECTORY | OFlags::RDONLY,
+            Mode::empty(),
+        )
+        .unwrap();
         for _ in 0..10_000 {
             rustix::fs::mkdirat(&dir, "d", Mode::from_raw_mode(0o755)).unwrap();
             dir = rustix::fs::openat(&dir, "d", OFlags::DIRECTORY | OFlags::RDONLY, Mode::empty())

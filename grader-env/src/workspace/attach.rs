@@ -7,8 +7,9 @@ use std::sync::Arc;
 
 use tokio::sync::Mutex;
 
+use super::builder::WorkspaceBuilder;
 use super::root::{Root, RootError};
-use super::server::{Workspace, WorkspaceBuilder};
+use super::server::Workspace;
 use crate::environment::{SessionFuture, SessionHooks};
 use crate::{Capability, Environment};
 
@@ -211,12 +212,14 @@ impl WorkspaceHandle {
     /// When the workspace is not running, or its root cannot be opened.
     pub async fn root(&self) -> Result<Root, super::WorkspaceError> {
         match self.slot.lock().await.as_ref() {
-            Some(workspace) => workspace.root().map_err(|e: RootError| {
-                super::WorkspaceError::Root {
-                    path: e.path,
-                    source: e.source,
-                }
-            }),
+            Some(workspace) => {
+                workspace
+                    .root()
+                    .map_err(|e: RootError| super::WorkspaceError::Root {
+                        path: e.path,
+                        source: e.source,
+                    })
+            }
             None => Err(not_running()),
         }
     }

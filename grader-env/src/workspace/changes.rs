@@ -20,7 +20,7 @@ use rustix::fs::{AtFlags, FileType};
 
 use super::difflib::unified_diff;
 use super::pattern::{self, DEFAULT_EXCLUDES, SECRET_DENY};
-use super::root::{Root, is_dot, open_regular, own_dir};
+use super::root::{MAX_DEPTH, Root, is_dot, open_regular, own_dir};
 
 /// Files larger than this are not tracked at all (the reference's `DEFAULT_MAX_FILE_SIZE`,
 /// 10 MB).
@@ -33,10 +33,6 @@ const MAX_SCAN_CONTENT_BYTES: u64 = 50 * 1024 * 1024;
 const MAX_DIFF_BYTES: usize = 50 * 1024 * 1024;
 /// Files larger than this get a placeholder instead of a diff (1 MiB).
 const MAX_DIFF_FILE_BYTES: u64 = 1024 * 1024;
-/// How many directories deep below the root a scan goes (256): a deeper directory is not
-/// entered, and is listed in [`Changes::untracked`]. The scan keeps one descriptor open per
-/// level, never recurses on the stack, and so does not fail on any tree an agent can make.
-pub const MAX_DEPTH: usize = 256;
 /// The longest path, relative to the root, a scan tracks (4096 bytes, Linux's `PATH_MAX`): a
 /// longer one is listed in [`Changes::untracked`].
 pub const MAX_PATH_BYTES: usize = 4096;
@@ -652,7 +648,9 @@ fn lines(text: &str) -> Vec<&str> {
 /// The root `.gitignore`'s patterns, as the reference reads them: comments, blank lines and
 /// negations skipped, a leading `/` removed.
 fn gitignore(root: &Path) -> Vec<String> {
-    let Some(bytes) = Root::open(root).ok().and_then(|root| read(root.fd().as_fd(), c".gitignore"))
+    let Some(bytes) = Root::open(root)
+        .ok()
+        .and_then(|root| read(root.fd().as_fd(), c".gitignore"))
     else {
         return Vec::new();
     };

@@ -8,7 +8,8 @@
 //! Between `fork` and `exec` of a multi-threaded process only async-signal-safe calls are
 //! allowed: the hook makes raw system calls (`write` on descriptors opened before the fork,
 //! `setrlimit`, `dup2`, `close_range` or `fcntl`), allocates nothing, takes no lock and does
-//! not panic. This module and `egress::netns` are the places grader-env uses `unsafe`.
+//! not panic. This module (the hook, and marking the serving process's own descriptors) and
+//! `egress::netns` are the places grader-env uses `unsafe`.
 #![allow(unsafe_code)]
 
 use std::os::fd::{AsRawFd as _, OwnedFd, RawFd};
@@ -38,68 +39,60 @@ impl Hook {
             rlimits,
             keep,
         } = self;
-        let hook = move || -> std::io::Result<()> {
-            for fd in &procs {
-                rustix::io::write(fd, b"0")?;
-            }
-            for &(resource, soft, hard) in &rlimits {
-                rustix::process::setrlimit(
-                    resource,
-                    Rlimit {
-                        current: Some(soft),
-                        maximum: Some(hard),
-                    },
-                )?;
-            }
-            let mut first = KEPT_FD;
-            if let Some(keep) = &keep {
-                // SAFETY: `dup2` on two descriptor numbers; the target is not one the
-                // child's streams use (0 to 2), and it is not close-on-exec afterwards.
-                if unsafe { libc::dup2(keep.as_raw_fd(), KEPT_FD) } < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                first = KEPT_FD + 1;
-            }
-            close_on_exec_from(first);
-            Ok(())
-        };
+        let limit = open_file_limit();
         // SAFETY: the hook only makes async-signal-safe system calls (`write`, `setrlimit`,
-        // `dup2`, `close_range`, `fcntl`) on values prepared before the fork; it allocates
-        // nothing, takes no lock and cannot panic (an errno's conversion allocates nothing).
+        // `dup2`, `close_range`, `fcntl`) on values prepared before the fork (descriptors it
+        // owns, numbers); it allocates nothing, takes no lock and cannot panic (an errno's
+        // conversion allocates nothing). `dup2` targets a number the child's streams do not
+        // use (0 to 2); marking descriptors close-on-exec closes none that a Rust value of the
+        // child relies on, since the child only execs next.
         unsafe {
-            command.pre_exec(hook);
+            command.pre_exec(move || -> std::io::Result<()> {
+                for fd in &procs {
+                    rustix::io::write(fd, b"0")?;
+                }
+                for &(resource, soft, hard) in &rlimits {
+                    rustix::process::setrlimit(
+                        resource,
+                        Rlimit {
+                            current: Some(soft),
+                            maximum: Some(hard),
+                        },
+                    )?;
+                }
+                let mut first = KEPT_FD;
+                if let Some(keep) = &keep {
+                    if libc::dup2(keep.as_raw_fd(), KEPT_FD) < 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    first = KEPT_FD + 1;
+                }
+                let marked = libc::syscall(
+                    libc::SYS_close_range,
+                    first,
+                    u32::MAX,
+                    libc::CLOSE_RANGE_CLOEXEC,
+                ) == 0;
+                if !marked {
+                    // No `close_range` (Linux before 5.11): each number below the limit.
+                    for fd in first..limit {
+                        libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+                    }
+                }
+                Ok(())
+            });
         }
     }
 }
 
-/// Marks every descriptor from `first` on close-on-exec: `close_range` (Linux 5.11), or
-/// `fcntl` on each number below the open-file limit where the kernel has no such call.
-fn close_on_exec_from(first: RawFd) {
-    let first = u32::try_from(first).unwrap_or(3);
-    // SAFETY: a raw system call on numbers only; it closes nothing, and marks descriptors
-    // close-on-exec, which no Rust value of this process relies on being otherwise.
-    let done = unsafe {
-        libc::syscall(
-            libc::SYS_close_range,
-            first,
-            u32::MAX,
-            libc::CLOSE_RANGE_CLOEXEC,
-        )
-    } == 0;
-    if done {
-        return;
-    }
+/// The open-file limit, as the highest descriptor number to mark when the kernel has no
+/// `close_range` (at most 2^20).
+fn open_file_limit() -> RawFd {
     let limit = rustix::process::getrlimit(Resource::Nofile)
         .current
         .unwrap_or(1 << 20)
         .min(1 << 20);
-    let last = i32::try_from(limit).unwrap_or(i32::MAX);
-    for fd in i32::try_from(first).unwrap_or(3)..last {
-        // SAFETY: `fcntl` on a number: one that is not open fails with EBADF, ignored.
-        unsafe {
-            libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
-        }
-    }
+    RawFd::try_from(limit).unwrap_or(1 << 20)
 }
 
 /// Marks every descriptor of this process from 3 on close-on-exec, so that a helper started
@@ -107,7 +100,24 @@ fn close_on_exec_from(first: RawFd) {
 /// process's parent or a library left inheritable included. Rust's own descriptors are
 /// close-on-exec already; nothing is closed.
 pub(crate) fn close_on_exec_all() {
-    close_on_exec_from(3);
+    let limit = open_file_limit();
+    // SAFETY: raw system calls on numbers only: `close_range` with `CLOSE_RANGE_CLOEXEC`, or
+    // `fcntl(F_SETFD)` on each number (one that is not open fails with EBADF, ignored). They
+    // close nothing, and mark descriptors close-on-exec, which no Rust value of this process
+    // relies on being otherwise.
+    unsafe {
+        if libc::syscall(
+            libc::SYS_close_range,
+            3u32,
+            u32::MAX,
+            libc::CLOSE_RANGE_CLOEXEC,
+        ) != 0
+        {
+            for fd in 3..limit {
+                libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+            }
+        }
+    }
 }
 
 #[cfg(test)]

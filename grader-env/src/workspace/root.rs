@@ -17,6 +17,12 @@ use std::path::{Component, Path, PathBuf};
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 
+/// How many directories deep below the root a walk goes (256): the change tracker does not
+/// enter a deeper directory (it lists it in `Changes::untracked`), and neither does the
+/// giving of the root to the sandbox's uid. A walk keeps one descriptor open per level and
+/// never recurses on the stack, so no tree an agent can make stops it.
+pub const MAX_DEPTH: usize = 256;
+
 /// How deep [`Root::remove_all`] and [`Root::clear`] hold directories open before they move
 /// the one they are in up to the root (so a tree of any depth is removed with few descriptors).
 const HELD_LEVELS: usize = 64;
@@ -238,6 +244,7 @@ impl Root {
     /// Gives everything under the root, and the root itself, the owner `uid`:`gid`, never
     /// following a link (a link itself is given it). Entries it cannot reach are left as they
     /// are; how many it changed is returned.
+    #[cfg(feature = "workspace")]
     pub(crate) fn chown_all(&self, uid: u32, gid: u32) -> usize {
         let mut changed = 0;
         if chown(&self.dir, uid, gid).is_ok() {
@@ -282,7 +289,7 @@ impl Root {
                 _ => false,
             };
             if is_dir
-                && depth < super::changes::MAX_DEPTH
+                && depth < MAX_DEPTH
                 && let Ok(child) = own_dir(fd, name)
             {
                 stack.push(child);
@@ -515,7 +522,11 @@ mod tests {
         let root = Root::open(&dir).unwrap();
         root.write("checkout.py", b"def total(): pass\n").unwrap();
         assert!(!outside.join("victim").exists(), "written through the link");
-        assert!(!std::fs::symlink_metadata(dir.join("checkout.py")).unwrap().is_symlink());
+        assert!(
+            !std::fs::symlink_metadata(dir.join("checkout.py"))
+                .unwrap()
+                .is_symlink()
+        );
         assert_eq!(root.read("checkout.py").unwrap(), b"def total(): pass\n");
         for bad in ["../x", "/etc/passwd", ""] {
             assert!(root.write(bad, b"").is_err(), "{bad}");
@@ -539,7 +550,10 @@ mod tests {
         let root = Root::open(&dir).unwrap();
         root.clear().unwrap();
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
-        assert!(outside.join("keep").exists(), "a link's target is never removed");
+        assert!(
+            outside.join("keep").exists(),
+            "a link's target is never removed"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
         std::fs::remove_dir_all(&outside).unwrap();
     }

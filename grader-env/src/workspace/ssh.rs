@@ -92,7 +92,9 @@ impl Shared {
             connections: Mutex::new(HashMap::new()),
             next: AtomicU64::new(0),
             max_connections: (descriptors / 16).clamp(8, 512),
-            commands: Arc::new(tokio::sync::Semaphore::new((descriptors / 16).clamp(8, 1024))),
+            commands: Arc::new(tokio::sync::Semaphore::new(
+                (descriptors / 16).clamp(8, 1024),
+            )),
         }
     }
 
@@ -198,7 +200,8 @@ impl Shared {
 
     /// Disconnects every open connection.
     pub(crate) async fn disconnect_all(&self) {
-        self.disconnect_where(|_| true, "the workspace stopped").await;
+        self.disconnect_where(|_| true, "the workspace stopped")
+            .await;
     }
 
     /// Disconnects every open connection, saying `why`.
@@ -245,7 +248,10 @@ struct Login(Arc<Mutex<Option<Access>>>);
 
 impl Login {
     fn get(&self) -> Option<Access> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).clone()
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     fn set(&self, access: Access) {
@@ -431,7 +437,9 @@ impl russh::server::Handler for Connection {
     ) -> Result<(), Self::Error> {
         let used = self.env.entry(channel).or_default();
         let bytes = used.1 + name.len() + value.len();
-        if valid_variable(name) && used.0 < MAX_ENV_PER_CHANNEL && bytes <= MAX_ENV_BYTES_PER_CHANNEL
+        if valid_variable(name)
+            && used.0 < MAX_ENV_PER_CHANNEL
+            && bytes <= MAX_ENV_BYTES_PER_CHANNEL
         {
             *used = (used.0 + 1, bytes);
             session.channel_success(channel)
@@ -559,7 +567,11 @@ async fn serve_channel(shared: &Shared, mut channel: Channel<Msg>, handle: Handl
         return refuse(&channel, "too many commands are running in the workspace").await;
     };
     let slave = terminal.as_ref().map(|t| &t.slave);
-    let mut process = match shared.launcher.spawn(command.as_deref(), &env, slave, false).await {
+    let mut process = match shared
+        .launcher
+        .spawn(command.as_deref(), &env, slave, false)
+        .await
+    {
         Ok(process) => process,
         Err(message) => return refuse(&channel, &message).await,
     };

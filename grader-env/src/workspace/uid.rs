@@ -105,7 +105,10 @@ fn running_uids() -> std::collections::HashSet<u32> {
     };
     for entry in entries.flatten() {
         if let Ok(meta) = entry.metadata()
-            && entry.file_name().to_str().is_some_and(|n| n.parse::<u32>().is_ok())
+            && entry
+                .file_name()
+                .to_str()
+                .is_some_and(|n| n.parse::<u32>().is_ok())
         {
             uids.insert(meta.uid());
         }
