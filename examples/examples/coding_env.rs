@@ -5,7 +5,7 @@
 //! The environment gets a workspace (`Environment::workspace_shared`: hud's
 //! `env.workspace(root)`, with a handle the template grades through), served to the agent as
 //! hud's `ssh/2` capability `shell`: an SSH server whose sessions run in one bubblewrap sandbox
-//! per task (the checkout at `/workspace`, no network but a proxy to PyPI, no `HUD_*`
+//! per task (the checkout at `/workspace`, no network but a proxy to PyPI, no credential
 //! variables, its own PID namespace), reached through the control channel's `tunnel.open`, so the agent needs no
 //! path on this machine's disk and no route but the control port.
 //!

@@ -44,10 +44,15 @@ const SECRETS: [(&str, &str); 5] = [
 /// The example served as hud runs it, with credentials in its environment and a descriptor on
 /// `/` left inheritable by its parent (fd 3: a shell opens it, then execs the server).
 fn serve(dir: &Path) -> EnvProcess {
+    serve_with(dir, "")
+}
+
+/// As [`serve`], the shell running `prelude` first (`ulimit -Sn 1024 &&`).
+fn serve_with(dir: &Path, prelude: &str) -> EnvProcess {
     let mut command = Command::new("bash");
     command
         .arg("-c")
-        .arg(r#"exec 3</ && exec "$0""#)
+        .arg(format!(r#"{prelude} exec 3</ && exec "$0""#))
         .arg(dir.join("coding_env"));
     for (key, value) in SECRETS {
         command.env(key, value);
@@ -435,7 +440,8 @@ fn nothing_in_the_workspace_takes_the_server_down() {
     if !can_sandbox() {
         return;
     }
-    let served = serve(&examples_dir());
+    // A server with 1024 descriptors, as hud's runtimes often give.
+    let served = serve_with(&examples_dir(), "ulimit -Sn 1024 &&");
     let port = served.port;
     let rss = || -> u64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", served.pid())).unwrap();
@@ -469,5 +475,20 @@ fn nothing_in_the_workspace_takes_the_server_down() {
     drop(agent);
     let fixed = play(&python, port, &[FIX]);
     assert_eq!(score(&fixed), 1.0, "{fixed}");
+
+    // 1 200 idle connections to the proxy, held by a process the agent left: the proxy keeps
+    // what its cap allows (below the server's descriptor limit), the control channel answers,
+    // and the next rollout starts its task, connects over SSH and is graded.
+    let mut flooder = rollout(&python, port);
+    flooder.ask(&json!({ "op": "start", "id": "fix-tests" }));
+    let held = flooder.stdout(
+        "setsid -f bash -c 'ulimit -n 4096; n=0; for i in $(seq 1200); do exec {fd}<>/dev/tcp/127.0.0.1/3128 \
+         && n=$((n + 1)); done; echo $n > /tmp/held; sleep 120' </dev/null >/dev/null 2>&1; \
+         for _ in $(seq 300); do test -s /tmp/held && break; sleep 0.1; done; cat /tmp/held",
+    );
+    assert_eq!(held.trim(), "1200", "{held}");
+    let fixed = play(&python, port, &[FIX]);
+    assert_eq!(score(&fixed), 1.0, "at the descriptor limit: {fixed}");
+    drop(flooder);
     drop(served);
 }

@@ -142,6 +142,34 @@ async fn a_grader_in_the_workspace_sees_what_the_agent_left_and_what_it_grades_o
     assert_eq!(sub.value(), 1.0, "{:?}", sub.info());
     assert_eq!(sleeping_after(&graders, Duration::from_secs(5)), 0);
 
+    // Graders running at once each seal; none ends another's command or empties its home.
+    let slow = async {
+        workspace
+            .bash("touch \"$HOME/mine\"; sleep 1; test -e \"$HOME/mine\"")
+            .await
+            .unwrap()
+            .grade(1.0)
+            .await
+            .unwrap()
+    };
+    let later = async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        workspace
+            .bash("true")
+            .await
+            .unwrap()
+            .grade(1.0)
+            .await
+            .unwrap()
+    };
+    let (slow, later) = tokio::join!(slow, later);
+    assert_eq!(
+        (slow.value(), later.value()),
+        (1.0, 1.0),
+        "{:?}",
+        slow.info()
+    );
+
     // The next task: a fresh sandbox, unsealed.
     workspace.discard_sandbox().await;
     assert!(!workspace.is_sealed());

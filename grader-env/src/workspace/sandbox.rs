@@ -316,22 +316,27 @@ impl Launcher {
     }
 
     /// Seals the sandbox for grading: no session starts any more (until
-    /// [`discard`](Self::discard)), every process of the sandbox but its holder and what the
-    /// template declared it grades (with their descendants) is killed, and graders get a fresh
-    /// home and temporary directory under [`GRADING_DIR`]. Where the agent's processes do not
-    /// all stop within [`SEAL_WITHIN`], the whole sandbox is ended and graders run in a fresh
-    /// one. Idempotent: sealing a sealed sandbox kills what is not kept again.
-    pub(crate) async fn seal(&self) -> Sealed {
-        self.sealed.store(true, Ordering::SeqCst);
+    /// [`discard`](Self::discard)), every process the agent started is killed but what the
+    /// template declared it grades (with its descendants), and graders get a fresh home and
+    /// temporary directory in `grading` (the host directory bound at `/run/grader`, owned by
+    /// `uid`). The agent's processes are those of the sandbox's cgroup, which none of them can
+    /// leave (those of its PID namespace where there is no cgroup): a grader's command, in a
+    /// cgroup of its own, is never one. Where they do not all stop within [`SEAL_WITHIN`], the
+    /// whole sandbox is ended and graders run in a fresh one. Only the first call until the
+    /// next discard does this: graders running at once each seal, and none ends another's
+    /// command or empties its home.
+    pub(crate) async fn seal(&self, grading: &Path, uid: Option<u32>) -> Sealed {
         let mut sealed = Sealed::default();
-        let Some(spec) = &self.spec else {
-            return sealed;
-        };
         let mut state = self.state.lock().await;
+        if self.sealed.swap(true, Ordering::SeqCst) {
+            return sealed;
+        }
         if let State::Up(holder) = &mut *state {
-            let exempt: HashSet<i32> = [holder.init, holder.sleeper]
+            // bwrap (in the cgroup too), its init and the holder's sleep.
+            let mut exempt: HashSet<i32> = [holder.init, holder.sleeper]
                 .map(|pid| pid.as_raw_nonzero().get())
                 .into();
+            exempt.extend(holder.monitor.id().and_then(|pid| i32::try_from(pid).ok()));
             let graded = self.graded.clone();
             let init = holder.init.as_raw_nonzero().get();
             let start = Instant::now();
@@ -340,9 +345,12 @@ impl Launcher {
             let done = loop {
                 let processes = holder.processes();
                 let keep = kept_processes(init, &processes, &graded);
-                let targets: Vec<i32> = processes
-                    .iter()
-                    .copied()
+                let agents = match &holder.group {
+                    Some(group) => group.pids(),
+                    None => processes,
+                };
+                let targets: Vec<i32> = agents
+                    .into_iter()
                     .filter(|pid| !exempt.contains(pid) && !keep.contains(pid))
                     .collect();
                 kept = keep;
@@ -375,7 +383,8 @@ impl Launcher {
                 sealed.kept = 0;
             }
         }
-        if let Err(error) = fresh_grading_dirs(spec.grading.path(), spec.uid) {
+        drop(state);
+        if let Err(error) = fresh_grading_dirs(grading, uid) {
             tracing::warn!(%error, "cannot prepare the graders' directory");
         }
         sealed

@@ -44,7 +44,11 @@ impl WorkspaceBuilder {
 /// a private `/tmp`), the root read-write at `/workspace` (where sessions start), its own
 /// user, PID, IPC and UTS namespaces and no network (but the ways out
 /// [`allowed_hosts`](WorkspaceBuilder::allowed_hosts) and [`peer`](WorkspaceBuilder::peer)
-/// give), and the serving process's environment without `HUD_*` keys. [`capability`](Self::capability) is what an agent connects with.
+/// give), and the serving process's environment without credential-like variables. Root
+/// inside is an unprivileged uid outside (the workspace's own when the server runs as root),
+/// `/` is read-only but for the root, `/tmp` and the author's mounts, and the workspace's
+/// limits hold every session. [`capability`](Self::capability) is what an agent connects
+/// with; before grading the workspace is [sealed](Self::seal).
 ///
 /// [`stop`](Self::stop) (or dropping the workspace) ends every session and every process they
 /// started, detached ones included; [`discard_sandbox`](Self::discard_sandbox) does so between
@@ -446,11 +450,16 @@ impl Workspace {
     /// starts any more and every SSH connection is closed, until the sandbox is
     /// [discarded](Self::discard_sandbox) (the next task). Graders get a fresh home under
     /// `/run/grader`. [`bash`](Self::bash) seals first; an environment seals its workspace
-    /// when a grade begins, before the template sees the answer. Sealing again kills anything
-    /// new that is not kept. Where the agent's processes cannot all be stopped within seconds
-    /// (faster forks than kills), the whole sandbox is ended and graders run in a fresh one.
+    /// when a grade begins, before the template sees the answer. Only the first call until
+    /// the next task does this (graders running at once never end each other's commands).
+    /// Where the agent's processes cannot all be stopped within seconds (faster forks than
+    /// kills), the whole sandbox is ended and graders run in a fresh one.
     pub async fn seal(&self) {
-        let sealed = self.shared.launcher.seal().await;
+        let sealed = self
+            .shared
+            .launcher
+            .seal(self.grading.path(), self.uid())
+            .await;
         self.shared
             .disconnect_where_all("the task is being graded")
             .await;
