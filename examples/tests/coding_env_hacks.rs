@@ -397,28 +397,27 @@ fn the_sandbox_keeps_the_host_out() {
     assert_ne!(outside[1], "0", "root inside is host root: {map}");
     let shadow = agent.run("cat /etc/shadow");
     assert_ne!(shadow["exit_status"], 0, "{shadow}");
-    agent.stdout("echo mine > mine.txt");
+    let mine = format!("mine-{}-{}.txt", std::process::id(), served.port);
+    agent.stdout(&format!("echo mine > {mine}"));
 
     // No descriptor of the server's: only the session's own streams.
     let fds = agent.stdout("ls /proc/self/fd | sort -n | tr '\\n' ' '");
     assert_eq!(fds, "0 1 2 3 ", "descriptors the session inherited");
 
     // The owner of the agent's file, from the host: the workspace's uid.
-    let host_root = find_root(&agent);
-    if let Some(host_root) = host_root {
-        use std::os::unix::fs::MetadataExt as _;
-        let owner = std::fs::metadata(host_root.join("mine.txt")).unwrap().uid();
-        assert_ne!(owner, 0, "the agent's file is owned by host root");
-        assert_eq!(owner.to_string(), outside[1]);
-    }
+    let host_root = find_root(&mine).expect("the root holds the agent's file");
+    use std::os::unix::fs::MetadataExt as _;
+    let owner = std::fs::metadata(host_root.join(&mine)).unwrap().uid();
+    assert_ne!(owner, 0, "the agent's file is owned by host root");
+    assert_eq!(owner.to_string(), outside[1]);
     agent.ask(&json!({ "op": "grade", "answer": "done" }));
     drop(agent);
     drop(served);
 }
 
-/// The host path of the workspace's root: the `coding-env-*` directory holding the file the
-/// agent just wrote (the example makes its root under the temporary directory).
-fn find_root(_agent: &Driver) -> Option<PathBuf> {
+/// The host path of the workspace's root: the `coding-env-*` directory holding the file
+/// `name` the agent just wrote (the example makes its root under the temporary directory).
+fn find_root(name: &str) -> Option<PathBuf> {
     std::fs::read_dir(std::env::temp_dir())
         .ok()?
         .flatten()
@@ -429,7 +428,7 @@ fn find_root(_agent: &Driver) -> Option<PathBuf> {
                 .starts_with("coding-env-")
         })
         .map(|entry| entry.path())
-        .find(|path| path.join("mine.txt").exists())
+        .find(|path| path.join(name).exists())
 }
 
 #[test]
