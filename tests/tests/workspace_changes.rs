@@ -335,12 +335,8 @@ fn a_tree_ten_thousand_deep_is_tracked_to_the_bound_and_listed() {
     assert_eq!(changes.get("top.txt").unwrap().status, Status::Modified);
     let depth = grader_env::workspace::MAX_DEPTH;
     let untracked = "d/".repeat(depth) + "d";
-    assert_eq!(
-        changes.untracked,
-        [untracked.clone()],
-        "{:?}",
-        changes.untracked
-    );
+    assert_eq!(changes.untracked.len(), 1, "{:?}", changes.untracked);
+    assert_eq!(changes.untracked[0], untracked);
     assert_eq!(changes.to_json()["untracked"][0], untracked.as_str());
     assert_eq!(changes.files_scanned, 1, "the deep file is past the bound");
 

@@ -1,4 +1,4 @@
-//! [`WorkspaceBuilder`]: how a [`Workspace`] is set up (the reference's `Workspace(...)`
+//! [`WorkspaceBuilder`]: how a [`Workspace`](super::Workspace) is set up (the reference's `Workspace(...)`
 //! keywords, and the limits, uids and graded services it adds), and what it makes of them
 //! before the server starts: the routes out, the peers' hosts file, the sandbox's makings.
 
@@ -211,7 +211,7 @@ impl WorkspaceBuilder {
     /// Processes named `name` (the kernel's `comm`: the program's file name, at most 15
     /// bytes) that the agent left running keep running into the grade, with what they
     /// started: a service the agent was asked to start and the template grades. Everything
-    /// else the agent left is killed before grading ([`Workspace::seal`]). Prefer
+    /// else the agent left is killed before grading ([`Workspace::seal`](super::Workspace::seal)). Prefer
     /// [`graded_port`](Self::graded_port): any process of the agent's can take a name.
     pub fn graded_process(mut self, name: impl Into<String>) -> Self {
         self.graded.processes.push(name.into());

@@ -419,6 +419,7 @@ fn warn_once(why: &str) {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)] // a test that cannot unwrap has failed
 mod tests {
     use super::*;
     use crate::workspace::seal::grading_dir;

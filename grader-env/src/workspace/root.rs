@@ -473,9 +473,9 @@ pub(crate) fn open_regular(
 
 /// The names in `dir` but `.` and `..`.
 fn names(dir: &OwnedFd) -> io::Result<Vec<std::ffi::CString>> {
-    let mut entries = rustix::fs::Dir::read_from(dir)?;
+    let entries = rustix::fs::Dir::read_from(dir)?;
     let mut names = Vec::new();
-    while let Some(entry) = entries.next() {
+    for entry in entries {
         let entry = entry?;
         if !is_dot(entry.file_name()) {
             names.push(entry.file_name().to_owned());
@@ -563,7 +563,7 @@ mod tests {
         let dir = scratch("fifo");
         rustix::fs::mknodat(
             rustix::fs::CWD,
-            &dir.join("pipe"),
+            dir.join("pipe"),
             FileType::Fifo,
             Mode::from_raw_mode(0o644),
             0,
