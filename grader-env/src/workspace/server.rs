@@ -356,7 +356,10 @@ impl Workspace {
     /// Runs `command` as a session would (`bash -lc`, in the sandbox's namespaces: it sees the
     /// processes the agent left running and the files as the agent sees them, starting in the
     /// guest path), its stdin empty, and returns its exit status and output (held in memory:
-    /// for a grader's own commands, not the agent's).
+    /// for the template's own commands, not the agent's). It runs once the workspace is
+    /// sealed too, but in the session's environment (a login shell, the agent's profile if it
+    /// wrote one): for setting up and inspecting, not for grading, which is
+    /// [`bash`](Self::bash)'s.
     ///
     /// # Errors
     /// [`WorkspaceError::Command`] when it cannot start (the workspace stopped, the sandbox
