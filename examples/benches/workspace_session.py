@@ -5,8 +5,8 @@
 
 Prints one JSON object:
 - `first_output_s`: for each of N tasks, the seconds from sending `tasks.start` to the first
-  command's output (the task starts, the shell is opened the first time and kept, `echo`
-  runs in the task's sandbox);
+  command's output (the task starts, `hello` is said again and the shell opened with the key
+  it gives, as a new rollout does, `echo` runs in the task's sandbox);
 - `commands_per_s`: N commands (`echo i`) one after another on the shell opened through the
   control channel's tunnel, as an agent elsewhere reaches it;
 - `direct_commands_per_s`: the same on a connection made straight to the SSH port the binding
@@ -33,6 +33,15 @@ def rss_kib(pid):
     raise RuntimeError("no VmRSS")
 
 
+async def reopen(control):
+    """The shell opened with the key of a new `hello` on the same session."""
+    old = control._opened.pop("shell", None)
+    if old is not None:
+        await old.close()
+    await control.hello(control.manifest.session_id)
+    return await control.open("shell")
+
+
 async def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("port", type=int)
@@ -47,8 +56,9 @@ async def main():
         for _ in range(args.tasks):
             started = time.perf_counter()
             await control.start_task("work", {})
-            # hud's client opens the shell once and keeps it: later tasks reuse the connection.
-            client = await control.open("shell")
+            # Each task's shell is opened anew with the key of a new hello, as a rollout does
+            # (a task's end closes its connections and takes its key).
+            client = await reopen(control)
             result = await client.run("echo first", timeout=60)
             firsts.append(time.perf_counter() - started)
             assert result.stdout == "first\n", result
@@ -56,6 +66,7 @@ async def main():
         out["first_output_s"] = firsts
 
         await control.start_task("work", {})
+        client = await reopen(control)
         started = time.perf_counter()
         for i in range(args.commands):
             result = await client.run(f"echo {i}", timeout=60)

@@ -8,7 +8,8 @@
 //! Run `cargo run -p grader-examples --example coding_env` first, then
 //! `cargo run -p grader-examples --example coding_agent -- <port>` with the port it printed: it
 //! fixes the bug (reward 1). `--cheat` edits the test to expect what the code returns, and
-//! `--empty-tests` empties the test file; the penalty for touching the tests cancels the reward.
+//! `--empty-tests` empties the test file: the grade's hidden cases still fail, and the penalty
+//! for touching the tests takes the reward below 0.
 
 use std::error::Error;
 use std::sync::Arc;

@@ -61,8 +61,13 @@ fn the_agent_is_graded_by_the_served_template_and_sigterm_stops_it() {
 
     let (fixed, said) = coding_agent(&dir, served.port, &[]);
     assert_eq!(fixed["score"], 1.0, "{said}\n{fixed}");
-    assert_eq!(fixed["subscores"][0]["name"], "BashGrader");
-    assert_eq!(fixed["subscores"][0]["info"]["exit_code"], 0);
+    // The verdict: the agent's `total` on hidden random cases, compared by the grader.
+    assert_eq!(fixed["subscores"][0]["name"], "hidden_cases");
+    assert_eq!(fixed["subscores"][0]["info"]["cases"], 26);
+    assert_eq!(
+        fixed["subscores"][0]["info"]["wrong"],
+        serde_json::json!([])
+    );
     assert_eq!(fixed["subscores"][1]["name"], "tests_tampered");
     // The agent found the checkout over SSH, its test failing, and made it pass.
     assert!(said.contains("./tests:\ntest_checkout.py\n"), "{said}");
@@ -73,22 +78,20 @@ fn the_agent_is_graded_by_the_served_template_and_sigterm_stops_it() {
         fixed["subscores"][1]["info"]["changed"],
         serde_json::json!([])
     );
-    // The tests ran inside the workspace's sandbox wherever bwrap can make one (CI installs
-    // it), joining it with nsenter; elsewhere in the unsandboxed root.
+    // The grade ran inside the workspace's sandbox wherever bwrap can make one (CI installs
+    // it); elsewhere in the unsandboxed root.
     let isolated = said.contains("(isolation \"bwrap\")");
     assert!(
         isolated || (std::env::var_os("CI").is_none() && said.contains("(isolation \"none\")")),
         "{said}"
     );
-    let launcher = &fixed["subscores"][0]["info"]["_parameters"]["launcher"];
-    assert_eq!(launcher == "nsenter", isolated, "{fixed}");
 
-    let (cheated, _) = coding_agent(&dir, served.port, &["--cheat"]);
-    assert_eq!(cheated["score"], 0.0);
-    assert_eq!(
-        cheated["subscores"][0]["value"], 1.0,
-        "the edited test passes"
-    );
+    // Editing the test to expect what the code returns makes the visible test pass, and
+    // fixes nothing: the hidden cases fail, and the penalty fires.
+    let (cheated, said) = coding_agent(&dir, served.port, &["--cheat"]);
+    assert!(said.contains("the tests after: exit Some(0)"), "{said}");
+    assert!(cheated["score"].as_f64().unwrap() < 0.0, "{cheated}");
+    assert!(cheated["subscores"][0]["value"].as_f64().unwrap() < 1.0);
     assert_eq!(cheated["subscores"][1]["value"], 1.0);
     // The penalty says what the agent did to the tests: the tracker's patch.
     let changed = &cheated["subscores"][1]["info"]["changed"][0];

@@ -157,7 +157,7 @@ fn hud_client_works_and_is_graded_in_the_served_workspace() {
     assert_ne!(hidden["exit_status"], 0, "{hidden}");
     assert_eq!(
         agent.stdout("ls /"),
-        "bin\ndev\netc\nlib\nlib64\nproc\nsbin\ntmp\nusr\nworkspace\n"
+        "bin\ndev\netc\nlib\nlib64\nproc\nrun\nsbin\ntmp\nusr\nworkspace\n"
     );
     let homes = agent.run("ls /root /home /var");
     assert_ne!(homes["exit_status"], 0, "{homes}");
@@ -213,6 +213,7 @@ fn hud_client_works_and_is_graded_in_the_served_workspace() {
     let graded = agent.ask(&json!({ "op": "grade", "answer": "done" }));
     let grade = &graded["grade"];
     assert_eq!(grade["score"].as_f64(), Some(1.0), "{grade}");
+    assert_eq!(grade["subscores"][0]["name"], "hidden_cases", "{grade}");
     assert_eq!(grade["subscores"][0]["info"]["exit_code"], 0, "{grade}");
     assert_eq!(grade["subscores"][1]["name"], "tests_tampered");
     assert_eq!(grade["subscores"][1]["value"], 0.0);
@@ -223,8 +224,10 @@ fn hud_client_works_and_is_graded_in_the_served_workspace() {
         "a detached process outlived the graded task"
     );
 
-    // The next task: a fresh checkout; the tests emptied over SSH grade below 1.0.
+    // The next task: a fresh checkout, reached with the key of a new hello (the task's end
+    // took the last one); the tests emptied over SSH grade below 1.0.
     agent.ask(&json!({ "op": "start", "id": "fix-tests" }));
+    agent.ask(&json!({ "op": "reconnect" }));
     let again = agent.ask(&json!({ "op": "read", "path": "checkout.py" }));
     assert!(
         again["content"].as_str().unwrap().contains("* discount\n"),

@@ -13,6 +13,28 @@ type HookFuture = Pin<Box<dyn Future<Output = Result<(), String>> + Send>>;
 type InitHook = Arc<dyn Fn(Capabilities) -> HookFuture + Send + Sync>;
 type Hook = Arc<dyn Fn() -> HookFuture + Send + Sync>;
 
+/// A future of a [`SessionHooks`] call.
+pub(crate) type SessionFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// What a part of the environment does at each step of a control session, for parts that are
+/// per session (a workspace's key per session): `hello` (the session's own bindings, replacing
+/// the published capabilities of the same names), a task started, its grade beginning, the
+/// task ended, and the session's connection gone.
+pub(crate) trait SessionHooks: Send + Sync {
+    /// The capabilities `session` gets in its `hello` bindings instead of the published ones
+    /// of the same names.
+    fn bindings<'a>(&'a self, session: &'a str) -> SessionFuture<'a, Vec<Capability>>;
+    /// `session` started a task (before its template runs).
+    fn task_started<'a>(&'a self, session: &'a str) -> SessionFuture<'a, ()>;
+    /// The grade of `session`'s task begins (before the template gets the answer).
+    fn grading<'a>(&'a self, session: &'a str) -> SessionFuture<'a, ()>;
+    /// `session`'s task ended: graded, cancelled, replaced or its session gone for good.
+    fn task_ended<'a>(&'a self, session: &'a str) -> SessionFuture<'a, ()>;
+    /// The connection speaking for `session` is gone, and it holds no task (nothing can
+    /// resume it).
+    fn session_closed<'a>(&'a self, session: &'a str) -> SessionFuture<'a, ()>;
+}
+
 /// Why an environment cannot be declared as written.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EnvironmentError {
@@ -58,6 +80,7 @@ pub struct Environment<S = ()> {
     pub(crate) on_start: Vec<InitHook>,
     pub(crate) on_stop: Vec<Hook>,
     pub(crate) on_teardown: Vec<Hook>,
+    pub(crate) on_session: Vec<Arc<dyn SessionHooks>>,
     /// The workspaces attached, by capability name, for the templates' sessions.
     #[cfg(feature = "workspace")]
     pub(crate) workspaces: crate::workspace::Attached,
@@ -87,6 +110,7 @@ impl Environment {
             on_start: Vec::new(),
             on_stop: Vec::new(),
             on_teardown: Vec::new(),
+            on_session: Vec::new(),
             #[cfg(feature = "workspace")]
             workspaces: crate::workspace::Attached::default(),
             state: (),
@@ -127,6 +151,7 @@ impl<S> Environment<S> {
             on_start: self.on_start,
             on_stop: self.on_stop,
             on_teardown: self.on_teardown,
+            on_session: self.on_session,
             #[cfg(feature = "workspace")]
             workspaces: self.workspaces,
             state,
@@ -238,6 +263,52 @@ impl<S> Environment<S> {
     {
         self.on_teardown.push(wrap(hook));
         self
+    }
+
+    /// Registers per-session hooks (a workspace's).
+    #[cfg(feature = "workspace")]
+    pub(crate) fn session_hooks(mut self, hooks: Arc<dyn SessionHooks>) -> Self {
+        self.on_session.push(hooks);
+        self
+    }
+
+    /// The `hello` bindings of `session`: the published capabilities, each replaced by the
+    /// session's own of the same name where a part of the environment has one.
+    pub(crate) async fn bindings(&self, session: &str) -> Vec<Capability> {
+        let mut bindings = self.capabilities.list();
+        for hooks in &self.on_session {
+            for own in hooks.bindings(session).await {
+                match bindings.iter_mut().find(|b| b.name == own.name) {
+                    Some(published) => *published = own,
+                    None => bindings.push(own),
+                }
+            }
+        }
+        bindings
+    }
+
+    pub(crate) async fn task_started(&self, session: &str) {
+        for hooks in &self.on_session {
+            hooks.task_started(session).await;
+        }
+    }
+
+    pub(crate) async fn grading(&self, session: &str) {
+        for hooks in &self.on_session {
+            hooks.grading(session).await;
+        }
+    }
+
+    pub(crate) async fn task_ended(&self, session: &str) {
+        for hooks in &self.on_session {
+            hooks.task_ended(session).await;
+        }
+    }
+
+    pub(crate) async fn session_closed(&self, session: &str) {
+        for hooks in &self.on_session {
+            hooks.session_closed(session).await;
+        }
     }
 
     pub(crate) async fn run_teardown(&self) {

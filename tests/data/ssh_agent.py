@@ -5,10 +5,13 @@ argv[1]: the ssh/2 capability manifest (JSON), or an environment's control chann
 `client.open("shell")` through the control channel's tunnel) and can start and grade tasks.
 argv[2] (optional): "wrong-key" to connect with a freshly generated key instead of the
 published one. Prints {"connected": true, ...} or {"connect_error": ...}, then answers one JSON
-request per line of stdin.
+request per line of stdin. Through a control channel, {"op": "reconnect"} says `hello` again
+on the same session and opens the shell anew with the key it gives (a task's end takes the
+session's key and closes its connections).
 """
 
 import asyncio
+import contextlib
 import json
 import sys
 
@@ -30,8 +33,19 @@ def completed(result):
     }
 
 
-async def answer(client, request, control=None):
+async def answer(state, request, control=None):
+    client = state["client"]
     op = request.get("op", "run")
+    if op == "reconnect":
+        # A new `hello` on the same session (a task that ended took its key with it), then a
+        # new SSH connection with the key that hello gave.
+        old = control._opened.pop("shell", None)
+        if old is not None:
+            with contextlib.suppress(Exception):
+                await old.close()
+        await control.hello(control.manifest.session_id)
+        state["client"] = await asyncio.wait_for(control.open("shell"), BOUND_S)
+        return {"reconnected": True}
     if op == "start":
         return {"prompt": await control.start_task(request["id"], request.get("args", {}))}
     if op == "grade":
@@ -43,6 +57,11 @@ async def answer(client, request, control=None):
         if "env" in request:
             kwargs["env"] = request["env"]
         return completed(await client.run(request["cmd"], timeout=BOUND_S, **kwargs))
+    if op == "env_flood":
+        # One channel whose command is preceded by `count` env requests of `size` bytes each.
+        env = {f"FLOOD_{i}": "x" * request["size"] for i in range(request["count"])}
+        result = await client.run("echo ran", timeout=BOUND_S, env=env)
+        return completed(result)
     if op == "run_len":
         result = await client.run(request["cmd"], timeout=BOUND_S, encoding=None)
         return {"stdout_len": len(result.stdout), "exit_status": result.exit_status}
@@ -63,9 +82,10 @@ async def answer(client, request, control=None):
 
 async def serve(client, control=None):
     loop = asyncio.get_running_loop()
+    state = {"client": client}
     while line := await loop.run_in_executor(None, sys.stdin.readline):
         try:
-            reply = await answer(client, json.loads(line), control)
+            reply = await answer(state, json.loads(line), control)
         except Exception as exc:  # noqa: BLE001
             reply = {"error": f"{type(exc).__name__}: {exc}"}
         print(json.dumps(reply), flush=True)

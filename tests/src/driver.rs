@@ -52,16 +52,24 @@ impl Driver {
     /// # Panics
     /// When the reply is not JSON or holds an `error`.
     pub fn ask(&mut self, request: &Value) -> Value {
+        let reply = self.try_ask(request);
+        assert!(reply.get("error").is_none(), "{request} failed: {reply}");
+        reply
+    }
+
+    /// Sends one request and returns the reply as it is, an `error` included.
+    ///
+    /// # Panics
+    /// When the reply is not JSON.
+    pub fn try_ask(&mut self, request: &Value) -> Value {
         writeln!(self.stdin, "{request}").expect("write to the driver");
         self.stdin.flush().expect("write to the driver");
         let mut line = String::new();
         self.stdout
             .read_line(&mut line)
             .expect("read from the driver");
-        let reply: Value = serde_json::from_str(&line)
-            .unwrap_or_else(|_| panic!("the driver answered {line:?} to {request}"));
-        assert!(reply.get("error").is_none(), "{request} failed: {reply}");
-        reply
+        serde_json::from_str(&line)
+            .unwrap_or_else(|_| panic!("the driver answered {line:?} to {request}"))
     }
 
     /// `ssh_agent.py`: runs `cmd` over SSH; the reply holds `exit_status`, `stdout` and

@@ -115,18 +115,21 @@ fn long_files_say_why() {
     );
 }
 
-/// The files allowed `unsafe` (the workspace denies it everywhere else), each for one call
-/// of `pre_exec`: the hook that runs between `fork` and `exec` to put a command in its
-/// cgroups, close what it would inherit, set its rlimits and drop root to the sandbox's host
-/// user, and the child that creates a workspace sandbox's listeners inside its network
-/// namespace.
-const UNSAFE_ALLOWED: [&str; 2] = [
-    "grader-core/src/sandbox/hook.rs",
-    "grader-env/src/workspace/egress/netns.rs",
+/// The files allowed `unsafe` (the workspace denies it everywhere else), and how many
+/// `unsafe` blocks each has: one call of `pre_exec` each (the hook that runs between `fork`
+/// and `exec` to put a command in its cgroups, close what it would inherit, set its rlimits
+/// and drop root to the sandbox's host user; the child that creates a workspace sandbox's
+/// listeners inside its network namespace; the hook that puts a workspace's sandbox helpers
+/// in its cgroup and leaves them no descriptor of the server's), and the server marking its
+/// own descriptors close-on-exec (raw `close_range`).
+const UNSAFE_ALLOWED: [(&str, usize); 3] = [
+    ("grader-core/src/sandbox/hook.rs", 1),
+    ("grader-env/src/workspace/egress/netns.rs", 1),
+    ("grader-env/src/workspace/hook.rs", 2),
 ];
 
 #[test]
-fn unsafe_code_is_allowed_in_two_files_only() {
+fn unsafe_code_is_allowed_in_three_files_only() {
     let root = workspace_root();
     let mut offenders = Vec::new();
     for (_, src) in crate_src_dirs(&root) {
@@ -135,7 +138,9 @@ fn unsafe_code_is_allowed_in_two_files_only() {
         for file in files {
             let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{e}"));
             let name = shown(&root, &file);
-            if text.contains("allow(unsafe_code)") && !UNSAFE_ALLOWED.contains(&name.as_str()) {
+            if text.contains("allow(unsafe_code)")
+                && !UNSAFE_ALLOWED.iter().any(|(allowed, _)| *allowed == name)
+            {
                 offenders.push(name);
             }
         }
@@ -144,17 +149,17 @@ fn unsafe_code_is_allowed_in_two_files_only() {
         offenders.is_empty(),
         "only {UNSAFE_ALLOWED:?} may allow unsafe code: {offenders:?}"
     );
-    for allowed in UNSAFE_ALLOWED {
+    for (allowed, blocks) in UNSAFE_ALLOWED {
         let text = std::fs::read_to_string(root.join(allowed)).expect("the file exists");
         assert_eq!(
             text.matches("unsafe {").count(),
-            1,
-            "{allowed}: one unsafe block"
+            blocks,
+            "{allowed}: {blocks} unsafe block(s)"
         );
         assert_eq!(
             text.matches("// SAFETY:").count(),
-            1,
-            "{allowed}: the block says why it is safe"
+            blocks,
+            "{allowed}: each block says why it is safe"
         );
     }
 }

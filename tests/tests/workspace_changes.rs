@@ -299,3 +299,71 @@ fn the_tracker_agrees_with_the_references_round_by_round() {
     drop(reference);
     std::fs::remove_dir_all(&root).unwrap();
 }
+
+/// Makes a chain of `depth` directories named `d` under `root`, without a path longer than the
+/// system allows (each step from the last one's descriptor), and a file at the bottom.
+fn deep_tree(root: &Path, depth: usize) {
+    use rustix::fs::{Mode, OFlags};
+    let mut dir =
+        rustix::fs::open(root, OFlags::DIRECTORY | OFlags::RDONLY, Mode::empty()).unwrap();
+    for _ in 0..depth {
+        rustix::fs::mkdirat(&dir, "d", Mode::from_raw_mode(0o755)).unwrap();
+        dir = rustix::fs::openat(&dir, "d", OFlags::DIRECTORY | OFlags::RDONLY, Mode::empty())
+            .unwrap();
+    }
+    let file = rustix::fs::openat(
+        &dir,
+        "bottom.txt",
+        OFlags::CREATE | OFlags::WRONLY,
+        Mode::from_raw_mode(0o644),
+    )
+    .unwrap();
+    rustix::io::write(&file, b"deep\n").unwrap();
+}
+
+/// A root that already holds a tree 10 000 directories deep (which overflowed a recursive
+/// walk's stack and took the server down): the tracker starts, tracks what is within its
+/// bounds, and lists what it left untracked; removing the tree through `Root` works too.
+#[test]
+fn a_tree_ten_thousand_deep_is_tracked_to_the_bound_and_listed() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("top.txt"), "top\n").unwrap();
+    deep_tree(root.path(), 10_000);
+    let tracker = Tracker::start(root.path()).unwrap();
+    std::fs::write(root.path().join("top.txt"), "changed\n").unwrap();
+    let changes = tracker.changes();
+    assert_eq!(changes.get("top.txt").unwrap().status, Status::Modified);
+    let depth = grader_env::workspace::MAX_DEPTH;
+    let untracked = "d/".repeat(depth) + "d";
+    assert_eq!(changes.untracked.len(), 1, "{:?}", changes.untracked);
+    assert_eq!(changes.untracked[0], untracked);
+    assert_eq!(changes.to_json()["untracked"][0], untracked.as_str());
+    assert_eq!(changes.files_scanned, 1, "the deep file is past the bound");
+
+    grader_env::workspace::Root::open(root.path())
+        .unwrap()
+        .clear()
+        .unwrap();
+    assert_eq!(std::fs::read_dir(root.path()).unwrap().count(), 0);
+}
+
+/// Links are never followed, whatever the agent swaps while the tracker reads: a directory
+/// replaced by a link out of the root reads as nothing.
+#[test]
+fn a_directory_swapped_for_a_link_out_of_the_root_is_not_read() {
+    let root = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.txt"), "host only\n").unwrap();
+    std::fs::create_dir(root.path().join("tests")).unwrap();
+    std::fs::write(root.path().join("tests/t.py"), "assert True\n").unwrap();
+    let tracker = Tracker::start(root.path()).unwrap();
+    std::fs::remove_dir_all(root.path().join("tests")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), root.path().join("tests")).unwrap();
+    let changes = tracker.changes();
+    assert_eq!(changes.get("tests/t.py").unwrap().status, Status::Deleted);
+    assert!(
+        changes.get("tests/secret.txt").is_none(),
+        "{:?}",
+        changes.files
+    );
+}

@@ -238,7 +238,7 @@ async fn sessions_cannot_reach_the_host() {
         assert_ne!(hidden["exit_status"], 0, "{hidden}");
         assert_eq!(
             agent.stdout("ls /"),
-            "bin\ndev\netc\nlib\nlib64\nproc\nsbin\ntmp\nusr\nworkspace\n"
+            "bin\ndev\netc\nlib\nlib64\nproc\nrun\nsbin\ntmp\nusr\nworkspace\n"
         );
         let home = agent.run("ls /root /home /var");
         assert_ne!(home["exit_status"], 0, "{home}");
@@ -616,8 +616,12 @@ async fn an_environment_publishes_its_workspace_and_each_task_end_clears_it() {
             }
             std::thread::sleep(std::time::Duration::from_millis(25));
         }
+        // The task's end closed the agent's connection and took its key: the old connection
+        // runs nothing.
+        let closed = agent.try_ask(&json!({ "cmd": "echo still here" }));
         // The next task's agent finds a fresh sandbox; what it leaves goes with the server.
         agent.ask(&json!({ "op": "start", "id": "fix" }));
+        agent.ask(&json!({ "op": "reconnect" }));
         agent.stdout(&format!("setsid -f sleep {mark2}"));
         let fresh = agent.stdout("ls /proc | grep -c '^[0-9]'");
         (
@@ -628,12 +632,17 @@ async fn an_environment_publishes_its_workspace_and_each_task_end_clears_it() {
             left,
             fresh,
             sleeping(&mark2),
+            closed,
         )
     })
     .await
     .unwrap();
     server.shutdown().await;
-    let (greeting, prompt, running, grade, left, fresh, second_running) = seen;
+    let (greeting, prompt, running, grade, left, fresh, second_running, closed) = seen;
+    assert!(
+        closed.get("error").is_some() || closed["stdout"] != "still here\n",
+        "a connection outlived its task: {closed}"
+    );
     assert_eq!(greeting["connected"], true, "{greeting}");
     let binding = &greeting["binding"];
     assert_eq!(binding["protocol"], "ssh/2");
@@ -749,11 +758,11 @@ async fn exec(handle: &russh::client::Handle<Pinned>, command: &str) -> (String,
     (String::from_utf8_lossy(&stdout).into_owned(), status)
 }
 
-/// A client that opens 500 sessions on one connection and holds them, running commands on a
-/// few at once: every session it asked for works, and another client is served meanwhile and
-/// after it hangs up.
+/// A client that asks for 10 000 sessions on one connection and holds what it gets: past the
+/// cap per connection (64) each is refused, the sessions it holds still run commands, and
+/// another client is served meanwhile and after it hangs up.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_client_holding_500_sessions_does_not_stop_the_server() {
+async fn a_client_asking_for_10000_sessions_is_bounded_and_the_server_keeps_serving() {
     let root = tempfile::tempdir().unwrap();
     let Some(workspace) = start(root.path()).await else {
         return;
@@ -761,12 +770,32 @@ async fn a_client_holding_500_sessions_does_not_stop_the_server() {
     let checked = tokio::time::timeout(std::time::Duration::from_secs(300), async {
         let greedy = log_in(&workspace).await;
         let mut held = Vec::new();
-        for _ in 0..500 {
-            held.push(greedy.channel_open_session().await.expect("a session"));
+        let mut refused = 0;
+        for _ in 0..10_000 {
+            match greedy.channel_open_session().await {
+                Ok(channel) => held.push(channel),
+                Err(_) => refused += 1,
+            }
         }
-        // Twenty commands at once on the greedy connection, each on a session of its own.
-        let commands: Vec<String> = (0..20).map(|i| format!("echo {i}")).collect();
-        let runs = commands.iter().map(|command| exec(&greedy, command));
+        assert_eq!(held.len(), 64, "the cap on sessions per connection");
+        assert_eq!(refused, 10_000 - 64);
+        // Twenty of the held sessions run a command each, at once.
+        let runs = held
+            .drain(..20)
+            .enumerate()
+            .map(|(i, mut channel)| async move {
+                channel.exec(true, format!("echo {i}")).await.unwrap();
+                channel.eof().await.unwrap();
+                let (mut stdout, mut status) = (Vec::new(), None);
+                while let Some(message) = channel.wait().await {
+                    match message {
+                        russh::ChannelMsg::Data { data } => stdout.extend_from_slice(&data),
+                        russh::ChannelMsg::ExitStatus { exit_status } => status = Some(exit_status),
+                        _ => {}
+                    }
+                }
+                (String::from_utf8_lossy(&stdout).into_owned(), status)
+            });
         let outputs = futures_util::future::join_all(runs).await;
         for (i, (stdout, status)) in outputs.into_iter().enumerate() {
             assert_eq!((stdout, status), (format!("{i}\n"), Some(0)));
@@ -852,4 +881,91 @@ async fn a_signal_request_reaches_the_command() {
     .await
     .unwrap();
     workspace.stop().await;
+}
+
+/// The host processes whose mounts show `path` (a sandbox with the root bound): none once a
+/// workspace is gone.
+fn sandboxes_of(path: &Path) -> usize {
+    let needle = path.to_string_lossy().into_owned();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|entry| entry.file_name().to_string_lossy().parse::<u32>().is_ok())
+        .filter(|entry| {
+            std::fs::read_to_string(entry.path().join("mountinfo"))
+                .is_ok_and(|mounts| mounts.contains(&needle))
+        })
+        .count()
+}
+
+/// A start stopped at any moment (its future dropped while bwrap builds the sandbox, waits for
+/// it, or joins its network) leaves no process: bwrap is stopped, what it started killed, its
+/// cgroup emptied.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_start_stopped_at_any_moment_leaves_no_sandbox() {
+    if !can_sandbox() {
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let (mut dropped, mut started) = (0, 0);
+    for i in 0..24u64 {
+        let start = Workspace::builder(root.path())
+            .require_isolation(true)
+            .allowed_hosts(["pypi.org"])
+            .start();
+        match tokio::time::timeout(std::time::Duration::from_millis(i * 3), start).await {
+            Ok(workspace) => {
+                workspace.unwrap().stop().await;
+                started += 1;
+            }
+            Err(_) => dropped += 1,
+        }
+    }
+    assert!(dropped > 0, "{started} started, none was stopped half-way");
+    let mut left = sandboxes_of(root.path());
+    for _ in 0..200 {
+        if left == 0 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+        left = sandboxes_of(root.path());
+    }
+    assert_eq!(
+        left, 0,
+        "sandboxes outlived their start ({dropped} stopped half-way)"
+    );
+}
+
+/// A root that already holds a tree 10 000 directories deep when the workspace starts: it
+/// starts (its file tracking's baseline says what it cannot track), and serves.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_root_ten_thousand_deep_at_start_is_served() {
+    let root = tempfile::tempdir().unwrap();
+    {
+        use rustix::fs::{Mode, OFlags};
+        let mut dir = rustix::fs::open(
+            root.path(),
+            OFlags::DIRECTORY | OFlags::RDONLY,
+            Mode::empty(),
+        )
+        .unwrap();
+        for _ in 0..10_000 {
+            rustix::fs::mkdirat(&dir, "d", Mode::from_raw_mode(0o755)).unwrap();
+            dir = rustix::fs::openat(&dir, "d", OFlags::DIRECTORY | OFlags::RDONLY, Mode::empty())
+                .unwrap();
+        }
+    }
+    let workspace = Workspace::builder(root.path())
+        .track_files(true)
+        .start()
+        .await
+        .expect("a deep root starts");
+    assert!(workspace.file_tracking_capability().is_some());
+    let out = workspace.run("ls").await.unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "d\n");
+    workspace.stop().await;
+    grader_env::workspace::Root::open(root.path())
+        .unwrap()
+        .clear()
+        .unwrap();
 }

@@ -21,6 +21,8 @@ use crate::template::Template;
 /// task) and the channel its answer goes through. Dropping it aborts the template.
 pub(crate) struct Runner {
     pub(crate) task_id: String,
+    /// The session that started it (whose task it is, whichever connection grades it).
+    pub(crate) session: String,
     handle: Option<JoinHandle<Result<Map<String, Value>, GradeError>>>,
     prompt: Option<oneshot::Receiver<Value>>,
     answer: Option<oneshot::Sender<Map<String, Value>>>,
@@ -180,6 +182,7 @@ impl Channel {
     /// spawned. Nothing of the template runs when the args are bad.
     pub(crate) fn begin(
         &self,
+        session_id: &str,
         template: &Template,
         args: Map<String, Value>,
     ) -> Result<Runner, String> {
@@ -191,6 +194,7 @@ impl Channel {
         let future = template.begin(args, session)?;
         Ok(Runner {
             task_id: template.id().to_owned(),
+            session: session_id.to_owned(),
             handle: Some(tokio::spawn(future)),
             prompt: Some(prompt_rx),
             answer: Some(answer_tx),
@@ -230,9 +234,11 @@ impl Channel {
         }
     }
 
-    /// Ends a task: stops its template and runs the teardown hooks.
+    /// Ends a task: stops its template, ends what is its session's (its workspace key and
+    /// connections), and runs the teardown hooks.
     pub(crate) async fn finish(&self, mut runner: Runner) {
         runner.stop().await;
+        self.env.task_ended(&runner.session).await;
         self.env.run_teardown().await;
     }
 

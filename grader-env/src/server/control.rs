@@ -150,6 +150,9 @@ pub(crate) async fn run(
     let result = control.serve(first, reader, shutdown, connection).await;
     control.stop_work().await;
     control.channel.close_session(&control.id);
+    if !control.channel.holds(&control.id) {
+        control.channel.env.session_closed(&control.id).await;
+    }
     result
 }
 
@@ -402,7 +405,7 @@ impl Control {
             return send_error(&self.writer, id, -32000, &no_workspace(capability)).await;
         }
         let env = &self.channel.env;
-        let bindings: Vec<crate::Capability> = env.capabilities.list();
+        let bindings: Vec<crate::Capability> = env.bindings(&self.id).await;
         let result = json!({
             "session_id": self.id,
             "env": {"name": env.name, "version": env.version},
@@ -479,8 +482,11 @@ impl Call {
             return self.error(-32602, &message).await;
         };
         self.channel.cancel(&self.session).await;
-        let mut runner = match self.channel.begin(template, args) {
-            Ok(runner) => runner,
+        let mut runner = match self.channel.begin(&self.session, template, args) {
+            Ok(runner) => {
+                self.channel.env.task_started(&self.session).await;
+                runner
+            }
             Err(message) => {
                 self.failed("tasks.start", task_id, &message);
                 return self.error(-32000, &message).await;
@@ -531,6 +537,9 @@ impl Call {
             return self.error(-32000, &no_get(&params)).await;
         };
         let runner_task = runner.task_id.clone();
+        // What the agent left running is stopped, and its sessions refused, before the
+        // template sees the answer and grades.
+        self.channel.env.grading(&runner.session).await;
         let outcome = tokio::select! {
             biased;
             _ = &mut stop => None,

@@ -3,15 +3,15 @@
 //! reads them (its extensions, its limits, and a file never read through a link or outside
 //! the root, nor when it changed since the scan saw it).
 
-use std::fs;
 use std::io::Read as _;
-use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt as _};
+use std::os::unix::fs::MetadataExt as _;
 use std::path::Path;
 
 use serde_json::{Value, json};
 use sha2::{Digest as _, Sha256};
 
 use super::changes::{Diff, Entry, ScanTime, Snapshot, Status, Tracker, hex, mtime_ns, round2};
+use super::root::Root;
 
 /// The extensions whose files are captured, with the content type each is sent as (the
 /// reference's `DEFAULT_CAPTURE_EXTENSIONS` and `CAPTURE_CONTENT_TYPES`).
@@ -147,7 +147,7 @@ impl Tracker {
     /// `filetracking/1` `flush` method. Secrets are never captured.
     pub fn flush(&mut self) -> Flush {
         let (current, time) = self.scan_timed();
-        let capture = capture(self.root(), &self.baseline, &current, time);
+        let capture = capture(self.root(), &self.baseline, &current.files, time);
         Flush {
             diff: self.diff_current(current, time),
             capture,
@@ -229,27 +229,14 @@ fn content_type(path: &str) -> Option<&'static str> {
 /// without a link, and it is still what the scan saw (size, time, and content where the scan
 /// hashed it) before and after reading.
 fn read_artifact(root: &Path, rel: &str, entry: &Entry) -> Option<(Vec<u8>, String)> {
-    let raw = root.join(rel);
-    if fs::symlink_metadata(&raw).ok()?.file_type().is_symlink() {
-        return None;
-    }
-    let path = fs::canonicalize(&raw).ok()?;
-    if !path.starts_with(root) {
-        return None;
-    }
-    let before = fs::metadata(&path).ok()?;
-    if !before.is_file()
-        || before.len() != entry.size
+    let mut file = Root::open(root).ok()?.open_file(rel).ok()?;
+    let before = file.metadata().ok()?;
+    if before.len() != entry.size
         || mtime_ns(&before) != entry.mtime_ns
         || before.len() > MAX_CAPTURE_FILE_BYTES
     {
         return None;
     }
-    let mut file = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(i32::try_from(rustix::fs::OFlags::NOFOLLOW.bits()).unwrap_or(0))
-        .open(&path)
-        .ok()?;
     let mut data = Vec::new();
     (&mut file)
         .take(entry.size.saturating_add(1))

@@ -13,8 +13,14 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use serde::Serialize;
 use sha2::{Digest as _, Sha256};
 
+use std::ffi::CStr;
+use std::os::fd::{AsFd as _, BorrowedFd};
+
+use rustix::fs::{AtFlags, FileType};
+
 use super::difflib::unified_diff;
 use super::pattern::{self, DEFAULT_EXCLUDES, SECRET_DENY};
+use super::root::{MAX_DEPTH, Root, is_dot, open_regular, own_dir};
 
 /// Files larger than this are not tracked at all (the reference's `DEFAULT_MAX_FILE_SIZE`,
 /// 10 MB).
@@ -27,6 +33,11 @@ const MAX_SCAN_CONTENT_BYTES: u64 = 50 * 1024 * 1024;
 const MAX_DIFF_BYTES: usize = 50 * 1024 * 1024;
 /// Files larger than this get a placeholder instead of a diff (1 MiB).
 const MAX_DIFF_FILE_BYTES: u64 = 1024 * 1024;
+/// The longest path, relative to the root, a scan tracks (4096 bytes, Linux's `PATH_MAX`): a
+/// longer one is listed in [`Changes::untracked`].
+pub const MAX_PATH_BYTES: usize = 4096;
+/// How many untracked paths a scan lists (the first 100 it meets).
+const MAX_UNTRACKED_LISTED: usize = 100;
 
 /// Why a tracker could not start.
 #[derive(Debug, thiserror::Error)]
@@ -90,6 +101,12 @@ pub struct Changes {
     /// Whether changes were left out because the patches would exceed 50 MB.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub truncated: bool,
+    /// Directories and files the scan did not track because they are deeper than
+    /// [`MAX_DEPTH`] or their path is longer than [`MAX_PATH_BYTES`] (the first 100; the
+    /// reference has no such bound, and fails on such a tree). Empty, and not serialized, when
+    /// the whole root was tracked.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub untracked: Vec<String>,
 }
 
 impl Changes {
@@ -188,6 +205,13 @@ pub(super) struct Entry {
 
 pub(super) type Snapshot = HashMap<String, Entry>;
 
+/// What one scan found: the files, and what it left untracked (see [`MAX_DEPTH`]).
+#[derive(Debug, Clone, Default)]
+pub(super) struct Scan {
+    pub(super) files: Snapshot,
+    pub(super) untracked: Vec<String>,
+}
+
 /// When a scan ended (seconds since the Unix epoch) and how long it took (milliseconds).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct ScanTime {
@@ -269,8 +293,16 @@ impl Tracker {
             previous: Snapshot::new(),
         };
         let baseline = tracker.scan();
-        tracker.baseline = baseline.clone();
-        tracker.previous = baseline;
+        if !baseline.untracked.is_empty() {
+            tracing::warn!(
+                root = %tracker.root.display(),
+                untracked = ?baseline.untracked,
+                "the change tracker does not track these paths: deeper than {MAX_DEPTH} \
+                 directories or longer than {MAX_PATH_BYTES} bytes"
+            );
+        }
+        tracker.baseline = baseline.files.clone();
+        tracker.previous = baseline.files;
         Ok(tracker)
     }
 
@@ -285,7 +317,9 @@ impl Tracker {
     #[must_use]
     pub fn changes(&self) -> Changes {
         let current = self.scan_after(&self.baseline);
-        diff(&self.baseline, &current).0
+        let mut changes = diff(&self.baseline, &current.files).0;
+        changes.untracked = current.untracked;
+        changes
     }
 
     /// What changed since the last `diff` (or the baseline), then remembers the current
@@ -324,9 +358,10 @@ impl Tracker {
     /// ```
     pub fn setup(&mut self) -> Diff {
         let (current, time) = self.scan_timed();
-        let (changes, _) = diff(&self.previous, &current);
-        self.baseline = current.clone();
-        self.previous = current;
+        let (mut changes, _) = diff(&self.previous, &current.files);
+        changes.untracked = current.untracked;
+        self.baseline = current.files.clone();
+        self.previous = current.files;
         timed(changes, time)
     }
 
@@ -334,8 +369,8 @@ impl Tracker {
     /// `advance_baseline`, the `filetracking/1` `advance` method.
     pub fn advance(&mut self) {
         let (current, _) = self.scan_timed();
-        self.baseline = current.clone();
-        self.previous = current;
+        self.baseline = current.files.clone();
+        self.previous = current.files;
     }
 
     /// The files of the last scan, by path, without their content and without secrets: the
@@ -359,8 +394,13 @@ impl Tracker {
 
     /// Diffs `current` against the last scan and keeps it as the last scan (with the changes
     /// the patch budget left out still pending).
-    pub(super) fn diff_current(&mut self, mut current: Snapshot, time: ScanTime) -> Diff {
-        let (changes, skipped) = diff(&self.previous, &current);
+    pub(super) fn diff_current(&mut self, current: Scan, time: ScanTime) -> Diff {
+        let Scan {
+            files: mut current,
+            untracked,
+        } = current;
+        let (mut changes, skipped) = diff(&self.previous, &current);
+        changes.untracked = untracked;
         for path in skipped {
             match self.previous.get(&path) {
                 Some(old) => {
@@ -376,7 +416,7 @@ impl Tracker {
     }
 
     /// A scan reusing what the last one read, with its time.
-    pub(super) fn scan_timed(&self) -> (Snapshot, ScanTime) {
+    pub(super) fn scan_timed(&self) -> (Scan, ScanTime) {
         let start = Instant::now();
         let files = self.scan_after(&self.previous);
         let duration_ms = start.elapsed().as_secs_f64() * 1000.0;
@@ -392,54 +432,94 @@ impl Tracker {
         )
     }
 
-    fn scan(&self) -> Snapshot {
+    fn scan(&self) -> Scan {
         self.scan_after(&Snapshot::new())
     }
 
     /// A scan that reuses what `previous` read of a file whose size and time are unchanged.
-    fn scan_after(&self, previous: &Snapshot) -> Snapshot {
-        let mut files = Snapshot::new();
+    ///
+    /// It walks the root on descriptors, depth first without recursion, opening each entry
+    /// beneath its directory's descriptor without following a link, so that nothing the agent
+    /// does meanwhile (a directory swapped for a link out of the root, a file for a FIFO)
+    /// makes it read outside the root or wait. It goes [`MAX_DEPTH`] directories deep and
+    /// tracks paths up to [`MAX_PATH_BYTES`], listing what lies beyond as untracked.
+    fn scan_after(&self, previous: &Snapshot) -> Scan {
+        let mut scan = Scan::default();
         let mut budget = 0;
-        self.walk(&self.root, previous, &mut files, &mut budget);
-        files
-    }
-
-    fn walk(&self, dir: &Path, previous: &Snapshot, files: &mut Snapshot, budget: &mut u64) {
-        let Ok(entries) = fs::read_dir(dir) else {
-            return;
+        let Ok(root) = Root::open(&self.root) else {
+            return scan;
         };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            let Ok(rel) = path.strip_prefix(&self.root) else {
+        let Ok(top) = own_dir(root.fd(), c".") else {
+            return scan;
+        };
+        let untracked = |path: String, scan: &mut Scan| {
+            if scan.untracked.len() < MAX_UNTRACKED_LISTED {
+                scan.untracked.push(path);
+            }
+        };
+        // Each frame: a directory's entries (one descriptor) and its path with a final `/`.
+        let mut stack: Vec<(rustix::fs::Dir, String)> = vec![(top, String::new())];
+        loop {
+            let depth = stack.len();
+            let Some((entries, prefix)) = stack.last_mut() else {
+                break;
+            };
+            let Some(Ok(entry)) = entries.next() else {
+                stack.pop();
                 continue;
             };
-            let Some(rel) = rel.to_str() else {
+            let Ok(dir) = entries.fd() else {
+                stack.pop();
+                continue;
+            };
+            let name = entry.file_name();
+            if is_dot(name) {
+                continue;
+            }
+            let Ok(text) = name.to_str() else {
                 // Python reads such a name as surrogate escapes; left out here.
                 continue;
             };
-            let Ok(kind) = entry.file_type() else {
+            let rel = format!("{prefix}{text}");
+            let kind = match entry.file_type() {
+                FileType::Unknown => match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
+                {
+                    Ok(stat) => FileType::from_raw_mode(stat.st_mode),
+                    Err(_) => continue,
+                },
+                kind => kind,
+            };
+            let is_dir = kind == FileType::Directory;
+            if pattern::matches(&rel, is_dir, &self.excludes) {
+                continue;
+            }
+            if rel.len() > MAX_PATH_BYTES {
+                untracked(rel, &mut scan);
+                continue;
+            }
+            if is_dir {
+                if depth > MAX_DEPTH {
+                    untracked(rel, &mut scan);
+                } else if let Ok(child) = own_dir(dir, name) {
+                    stack.push((child, format!("{rel}/")));
+                }
+                continue;
+            }
+            if kind != FileType::RegularFile {
+                continue;
+            }
+            let Ok(stat) = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) else {
                 continue;
             };
-            if pattern::matches(rel, kind.is_dir(), &self.excludes) {
+            if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile
+                || stat.st_size.unsigned_abs() > self.max_file_size
+            {
                 continue;
             }
-            if kind.is_dir() {
-                self.walk(&path, previous, files, budget);
-                continue;
-            }
-            if !kind.is_file() {
-                continue;
-            }
-            // Not following a link (on Unix a directory entry's metadata is `lstat`'s).
-            let Ok(meta) = entry.metadata() else {
-                continue;
-            };
-            if meta.len() > self.max_file_size {
-                continue;
-            }
-            let entry = build(&path, rel, &meta, previous.get(rel), budget);
-            files.insert(rel.to_owned(), entry);
+            let entry = build(dir, name, &rel, &stat, previous.get(&rel), &mut budget);
+            scan.files.insert(rel, entry);
         }
+        scan
     }
 }
 
@@ -455,15 +535,21 @@ pub(super) fn mtime_ns(meta: &fs::Metadata) -> i128 {
     i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec())
 }
 
-/// What a scan records of one file: the reference's `_build_entry`.
+/// The modification time of `stat`, in nanoseconds.
+pub(super) fn stat_mtime_ns(stat: &rustix::fs::Stat) -> i128 {
+    i128::from(stat.st_mtime) * 1_000_000_000 + i128::from(stat.st_mtime_nsec)
+}
+
+/// What a scan records of the file `name` in `dir`: the reference's `_build_entry`.
 fn build(
-    path: &Path,
+    dir: BorrowedFd<'_>,
+    name: &CStr,
     rel: &str,
-    meta: &fs::Metadata,
+    stat: &rustix::fs::Stat,
     prev: Option<&Entry>,
     budget: &mut u64,
 ) -> Entry {
-    let (size, mtime) = (meta.len(), mtime_ns(meta));
+    let (size, mtime) = (stat.st_size.unsigned_abs(), stat_mtime_ns(stat));
     if let Some(prev) = prev
         && prev.size == size
         && prev.mtime_ns == mtime
@@ -486,7 +572,7 @@ fn build(
         (placeholder("budget_exceeded"), None)
     } else {
         *budget += size;
-        match read(path) {
+        match read(dir, name) {
             Some(bytes) => (hex(&Sha256::digest(&bytes)), text(bytes)),
             None => (format!("unreadable:{size}"), None),
         }
@@ -500,17 +586,15 @@ fn build(
     }
 }
 
-/// The file's bytes, never following a link (a file replaced by a link since the scan saw it
-/// reads as unreadable).
-fn read(path: &Path) -> Option<Vec<u8>> {
-    use std::os::unix::fs::OpenOptionsExt as _;
-    let mut file = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(i32::try_from(rustix::fs::OFlags::NOFOLLOW.bits()).unwrap_or(0))
-        .open(path)
-        .ok()?;
+/// The bytes of the regular file `name` in `dir` (at most [`MAX_DIFF_FILE_BYTES`] and one),
+/// never following a link and never waiting on a FIFO: a file replaced by anything else since
+/// the scan saw it reads as unreadable.
+fn read(dir: BorrowedFd<'_>, name: &CStr) -> Option<Vec<u8>> {
+    let file = open_regular(dir, name).ok()?;
     let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes).ok()?;
+    file.take(MAX_DIFF_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .ok()?;
     Some(bytes)
 }
 
@@ -564,7 +648,10 @@ fn lines(text: &str) -> Vec<&str> {
 /// The root `.gitignore`'s patterns, as the reference reads them: comments, blank lines and
 /// negations skipped, a leading `/` removed.
 fn gitignore(root: &Path) -> Vec<String> {
-    let Some(bytes) = read(&root.join(".gitignore")) else {
+    let Some(bytes) = Root::open(root)
+        .ok()
+        .and_then(|root| read(root.fd().as_fd(), c".gitignore"))
+    else {
         return Vec::new();
     };
     String::from_utf8_lossy(&bytes)
@@ -620,6 +707,7 @@ fn diff(old: &Snapshot, new: &Snapshot) -> (Changes, Vec<String>) {
         });
     }
     let changes = Changes {
+        untracked: Vec::new(),
         files_scanned: new.len(),
         files_changed: files.len() + skipped.len(),
         truncated: !skipped.is_empty(),

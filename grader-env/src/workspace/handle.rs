@@ -6,13 +6,14 @@ use std::sync::Arc;
 use tokio::sync::Mutex;
 
 use super::error::WorkspaceError;
+use super::root::{Root, RootError};
 use super::server::Workspace;
 
 /// A template's handle on the workspace its environment attached
 /// ([`workspace_with`](crate::Environment::workspace_with)), from its task's
 /// [`Session::workspace`](crate::Session::workspace): while the environment serves,
 /// [`bash`](Self::bash) grades a command inside the workspace's sandbox, where the task's agent
-/// works.
+/// works, and [`root`](Self::root) opens its root for host-side code that prepares or reads it.
 #[derive(Clone)]
 pub struct WorkspaceHandle {
     slot: Arc<Mutex<Option<Workspace>>>,
@@ -84,6 +85,24 @@ impl WorkspaceHandle {
         Arc::clone(&self.slot)
     }
 
+    /// [`Workspace::root`] of the running workspace: the root for host-side code that
+    /// prepares or reads it, never following a link the agent planted, what it creates owned
+    /// by the sandbox's uid.
+    ///
+    /// # Errors
+    /// When the workspace is not running, or its root cannot be opened.
+    pub async fn root(&self) -> Result<Root, WorkspaceError> {
+        match self.slot.lock().await.as_ref() {
+            Some(workspace) => workspace
+                .root()
+                .map_err(|e: RootError| WorkspaceError::Root {
+                    path: e.path,
+                    source: e.source,
+                }),
+            None => Err(not_running()),
+        }
+    }
+
     /// [`Workspace::bash`] on the running workspace: a `BashGrader` whose command runs in the
     /// task's sandbox, seeing what the agent left there.
     ///
@@ -96,11 +115,14 @@ impl WorkspaceHandle {
     ) -> Result<grader_core::BashGrader, WorkspaceError> {
         match self.slot.lock().await.as_ref() {
             Some(workspace) => workspace.bash(command).await,
-            None => Err(WorkspaceError::Sandbox(
-                "the environment's workspace is not running (it starts when the environment \
-                 serves)"
-                    .to_owned(),
-            )),
+            None => Err(not_running()),
         }
     }
+}
+
+fn not_running() -> WorkspaceError {
+    WorkspaceError::Sandbox(
+        "the environment's workspace is not running (it starts when the environment serves)"
+            .to_owned(),
+    )
 }

@@ -15,7 +15,11 @@
 
 #[cfg(feature = "workspace")]
 mod attach;
+#[cfg(feature = "workspace")]
+mod builder;
 mod capture;
+#[cfg(feature = "workspace")]
+mod cgroup;
 mod changes;
 mod difflib;
 #[cfg(feature = "workspace")]
@@ -27,20 +31,34 @@ mod filetracking;
 #[cfg(feature = "workspace")]
 mod handle;
 #[cfg(feature = "workspace")]
+mod holder;
+#[cfg(feature = "workspace")]
+mod hook;
+#[cfg(feature = "workspace")]
 mod mount;
 mod pattern;
 #[cfg(feature = "workspace")]
+mod procs;
+#[cfg(feature = "workspace")]
 mod pty;
+mod root;
 #[cfg(feature = "workspace")]
 mod sandbox;
+#[cfg(feature = "workspace")]
+mod seal;
 #[cfg(feature = "workspace")]
 mod server;
 #[cfg(feature = "workspace")]
 mod ssh;
+#[cfg(feature = "workspace")]
+mod uid;
 
+#[cfg(feature = "workspace")]
+pub use builder::{Isolation, WorkspaceBuilder};
 pub use capture::{Artifact, CAPTURE_CONTENT_TYPES, Capture, Flush};
 pub use changes::{
-    Change, Changes, DEFAULT_MAX_FILE_SIZE, Diff, ManifestEntry, Status, Tracker, TrackerError,
+    Change, Changes, DEFAULT_MAX_FILE_SIZE, Diff, MAX_PATH_BYTES, ManifestEntry, Status, Tracker,
+    TrackerError,
 };
 #[cfg(feature = "workspace")]
 pub use egress::{ANY_HOST, Peer};
@@ -53,5 +71,6 @@ pub use handle::WorkspaceHandle;
 #[cfg(feature = "workspace")]
 pub use mount::Mount;
 pub use pattern::{DEFAULT_EXCLUDES, SECRET_DENY, fnmatch};
+pub use root::{MAX_DEPTH, Root, RootError};
 #[cfg(feature = "workspace")]
-pub use server::{Isolation, Workspace, WorkspaceBuilder};
+pub use server::Workspace;

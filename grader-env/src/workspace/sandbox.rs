@@ -1,297 +1,56 @@
-//! The sandbox a workspace's sessions share, and how each session's command is started in it.
+//! How sessions' commands are started in the sandbox a workspace's sessions share
+//! ([`Launcher`]), how graders join it, and how it is sealed for grading.
 //!
 //! Under isolation, one bubblewrap sandbox (a *holder*: `sleep` under bwrap's own init, in new
-//! user, PID, mount, IPC, UTS and, by default, network namespaces) is started with the
-//! workspace, and again by the next session after a discard; every session joins its
-//! namespaces with `nsenter`. Ending it is one signal: the
-//! PID namespace's init is killed, and the kernel kills every process in the namespace with
-//! it, those the agent detached included (`setsid -f`, `nohup`, double forks). [`Launcher::stop`]
-//! returns only once bwrap has reaped that init, which the kernel lets exit only after the
-//! last process of its namespace is gone.
+//! user, PID, mount, IPC, UTS and, by default, network namespaces; see [`super::holder`]) is
+//! started with the workspace, and again by the next session after a discard; every session
+//! joins its namespaces with `nsenter`. Ending it is one signal: the PID namespace's init is
+//! killed, and the kernel kills every process in the namespace with it, those the agent
+//! detached included (`setsid -f`, `nohup`, double forks). [`Launcher::stop`] returns only
+//! once bwrap has reaped that init, which the kernel lets exit only after the last process of
+//! its namespace is gone.
+//!
+//! When the server runs as root, bwrap runs as the workspace's own unprivileged uid (dropped
+//! to before it starts): root inside is that uid outside. bwrap, the holder and every session
+//! are in the workspace's cgroup (its memory and process limits), and start with no
+//! descriptor of the serving process but their streams. The sandbox's `/` is read-only but for
+//! the root, `/tmp`, `/dev` and what the author mounts. Before grading the sandbox is *sealed*
+//! ([`Launcher::seal`]): every process the agent started is killed but those the template
+//! declared it grades, no session starts any more, and graders get a home of their own at
+//! `/run/grader` that nothing of the agent's existed to prepare.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::ffi::{OsStr, OsString};
 use std::os::fd::OwnedFd;
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::ffi::OsStringExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicI32, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rustix::process::{Pid, Signal, kill_process, kill_process_group};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio::sync::Mutex;
 
-use super::egress::{Egress, Routes};
+use super::egress::Egress;
 use super::error::WorkspaceError;
-use super::mount::Mount;
+use super::holder::{HELPER_PATH, Holder, Spec};
+use super::hook::Hook;
+use super::procs::child_of;
+use super::seal::{Graded, Sealed, fresh_grading_dirs, kept_processes};
 
-/// The `PATH` the host-side helpers (bwrap, nsenter) run with: they get no other variable,
-/// so neither the serving process's secrets nor a session's variables reach them.
-const HELPER_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-
-/// What the sandbox runs to stay alive between sessions. Its first line is the readiness
-/// signal, printed from inside once bwrap has finished building the namespaces (as the
-/// reference's holder).
-const HOLDER: [&str; 3] = ["sh", "-c", "echo ready; exec sleep 2147483647"];
-
-/// A bound on bwrap's start-up: a sandbox that is not ready by then is an error, not a hang.
-const READY_WITHIN: Duration = Duration::from_secs(30);
-
-/// A bound on waiting for bwrap to reap the namespace's init once it was killed.
-const END_WITHIN: Duration = Duration::from_secs(10);
+/// How long sealing may take to stop the agent's processes before it ends the whole sandbox
+/// instead.
+const SEAL_WITHIN: Duration = Duration::from_secs(3);
 
 /// The capabilities a session gives up, as the reference's sessions (`--cap-drop`): it is root
 /// in the sandbox's own user namespace, but cannot mount, reconfigure its network or open raw
 /// sockets there.
 const DROPPED_CAPABILITIES: &str = "--bounding-set=-sys_admin,-net_admin,-net_raw";
 
-/// What the shared sandbox is made of.
-#[derive(Debug, Clone)]
-pub(crate) struct Spec {
-    /// bwrap, as `grader_core::sandbox::Sandbox::check` found it.
-    pub(crate) bwrap: PathBuf,
-    /// `nsenter`, which sessions join the sandbox with.
-    pub(crate) nsenter: PathBuf,
-    /// Whether the sandbox shares the host's network (otherwise it has none, not even the
-    /// host's loopback).
-    pub(crate) network: bool,
-    /// Whether this bwrap can set a tmpfs's mode (`--perms`, bubblewrap 0.5+): `/tmp` is
-    /// made world-writable with it, as the reference's.
-    pub(crate) tmpfs_modes: bool,
-    /// The routes out of a sandbox with its own network (the proxy, the peers).
-    pub(crate) egress: Option<Egress>,
-    /// The sandbox's own `/etc/hosts` (the host's, plus the peers), where there are peers.
-    /// (a private temporary directory holding `hosts`, removed with the workspace).
-    pub(crate) hosts: Option<Arc<tempfile::TempDir>>,
-    /// The author's mounts, after the system's and before the root.
-    pub(crate) mounts: Vec<Mount>,
-}
-
-/// Whether `bwrap` understands `--perms` before `--tmpfs` (bubblewrap 0.5+); checked once per
-/// process, as `grader_core::sandbox::Sandbox::check` checks bwrap itself.
-pub(crate) fn tmpfs_modes(bwrap: &Path) -> bool {
-    static PROBED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *PROBED.get_or_init(|| probe_tmpfs_modes(bwrap))
-}
-
-fn probe_tmpfs_modes(bwrap: &Path) -> bool {
-    std::process::Command::new(bwrap)
-        .args(["--unshare-user", "--ro-bind", "/", "/", "--perms", "1777"])
-        .args(["--tmpfs", "/tmp", "--", "true"])
-        .env_clear()
-        .env("PATH", HELPER_PATH)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|status| status.success())
-}
-
-impl Spec {
-    /// bwrap's command line for the holder: the reference's system mounts, the root at the
-    /// guest path, the author's mounts, the peers' hosts file, new namespaces.
-    fn holder_argv(&self, root: &Path, guest: &str) -> Vec<OsString> {
-        let mut argv: Vec<OsString> = vec![self.bwrap.clone().into()];
-        let mut push = |items: &[&str]| argv.extend(items.iter().map(OsString::from));
-        push(&[
-            "--die-with-parent",
-            "--unshare-user",
-            "--unshare-pid",
-            "--unshare-ipc",
-            "--unshare-uts",
-            "--unshare-cgroup-try",
-        ]);
-        if !self.network {
-            push(&["--unshare-net"]);
-        }
-        // The reference's DEFAULT_SYSTEM_MOUNTS, as BashGrader's sandbox mounts them (the host's
-        // own links for a merged /usr, read-only binds where /lib and /bin are directories).
-        argv.extend(grader_core::sandbox::system_mounts());
-        let mut push = |items: &[&str]| argv.extend(items.iter().map(OsString::from));
-        if self.tmpfs_modes {
-            push(&["--perms", "1777"]);
-        }
-        push(&["--tmpfs", "/tmp"]);
-        let parent = Path::new(guest)
-            .parent()
-            .map_or_else(|| OsString::from("/"), |p| p.as_os_str().to_owned());
-        argv.push("--dir".into());
-        argv.push(parent);
-        argv.push("--bind".into());
-        argv.push(root.as_os_str().to_owned());
-        argv.push(guest.into());
-        // The author's mounts after the root, as the reference's, so that one can go inside
-        // it (a read-only `tests/`); the hosts file last, so that it survives a mount over
-        // `/etc`.
-        for mount in &self.mounts {
-            argv.extend(mount.bwrap_args());
-        }
-        if let Some(hosts) = &self.hosts {
-            argv.push("--ro-bind".into());
-            argv.push(hosts.path().join("hosts").into());
-            argv.push("/etc/hosts".into());
-        }
-        argv.push("--chdir".into());
-        argv.push(guest.into());
-        argv.push("--".into());
-        argv.extend(HOLDER.iter().map(OsString::from));
-        argv
-    }
-}
-
-/// One running sandbox: bwrap (our child) and the init of its PID namespace.
-struct Holder {
-    /// bwrap's outer process; killed if dropped.
-    monitor: Child,
-    /// The host PID of the namespace's init (bwrap's reaper, PID 1 inside).
-    init: Pid,
-    /// The host PID of the holder's `sleep` (PID 2 inside): bwrap's init exits, and the
-    /// namespace with it, when it does.
-    sleeper: Pid,
-    /// The routes out of its network, served while it runs.
-    routes: Option<Routes>,
-}
-
-impl Holder {
-    async fn start(spec: &Spec, root: &Path, guest: &str) -> Result<Self, WorkspaceError> {
-        let argv = spec.holder_argv(root, guest);
-        let mut monitor = Command::new(&argv[0])
-            .args(&argv[1..])
-            .current_dir(root)
-            .env_clear()
-            .env("PATH", HELPER_PATH)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|e| {
-                WorkspaceError::Sandbox(format!("cannot run {}: {e}", spec.bwrap.display()))
-            })?;
-        let mut line = String::new();
-        if let Some(stdout) = monitor.stdout.take() {
-            let mut reader = BufReader::new(stdout);
-            // A read error or the bound reached leaves `line` short of "ready": reported below.
-            let _ = tokio::time::timeout(READY_WITHIN, reader.read_line(&mut line)).await;
-        }
-        if line != "ready\n" {
-            let _ = monitor.start_kill();
-            let mut said = String::new();
-            if let Some(mut stderr) = monitor.stderr.take() {
-                let _ = tokio::time::timeout(END_WITHIN, stderr.read_to_string(&mut said)).await;
-            }
-            return Err(WorkspaceError::Sandbox(format!(
-                "bwrap did not become ready: {}",
-                said.trim()
-            )));
-        }
-        let init = monitor
-            .id()
-            .and_then(|pid| i32::try_from(pid).ok())
-            .and_then(child_of)
-            .ok_or_else(|| {
-                WorkspaceError::Sandbox("bwrap's namespace init could not be found".to_owned())
-            })?;
-        let sleeper = child_of(init.as_raw_nonzero().get()).ok_or_else(|| {
-            WorkspaceError::Sandbox("the sandbox's holder could not be found".to_owned())
-        })?;
-        let mut holder = Holder {
-            monitor,
-            init,
-            sleeper,
-            routes: None,
-        };
-        if let Some(egress) = &spec.egress {
-            // On failure `holder` is dropped, which kills the sandbox just started.
-            let pid = init.as_raw_nonzero().get().unsigned_abs();
-            holder.routes = Some(egress.open(pid, HELPER_PATH).await?);
-        }
-        Ok(holder)
-    }
-
-    /// Whether the sandbox is up and staying up: bwrap runs, and neither its init nor the
-    /// holder has exited or has a SIGKILL pending (as when the agent ran `kill -9 -1`: the
-    /// signal is pending before that command returns, so the next session sees it).
-    fn alive(&mut self) -> bool {
-        let init = self.init.as_raw_nonzero().get();
-        matches!(self.monitor.try_wait(), Ok(None))
-            && living(init).is_some()
-            && living(self.sleeper.as_raw_nonzero().get()) == Some(init)
-    }
-
-    /// Kills the namespace's init (and so everything in the namespace), then waits for bwrap
-    /// to reap it.
-    async fn end(&mut self) {
-        // The routes first: their listeners hold the network namespace.
-        self.routes = None;
-        let _ = kill_process(self.init, Signal::KILL);
-        if tokio::time::timeout(END_WITHIN, self.monitor.wait())
-            .await
-            .is_err()
-        {
-            let _ = self.monitor.kill().await;
-        }
-    }
-}
-
-impl Drop for Holder {
-    fn drop(&mut self) {
-        // Only while bwrap runs: once it has exited it has reaped the init, whose PID may
-        // then name another process.
-        if matches!(self.monitor.try_wait(), Ok(None)) {
-            let _ = kill_process(self.init, Signal::KILL);
-        }
-    }
-}
-
-/// The parent of `pid` while it lives with no SIGKILL pending (read from `/proc`).
-fn living(pid: i32) -> Option<i32> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let mut parent = None;
-    for line in status.lines() {
-        let (key, value) = line.split_once(':')?;
-        let value = value.trim();
-        match key {
-            "State" if value.starts_with(['Z', 'X']) => return None,
-            "PPid" => parent = value.parse().ok(),
-            "SigPnd" | "ShdPnd" => {
-                let pending = u64::from_str_radix(value, 16).ok()?;
-                if pending & (1 << (Signal::KILL.as_raw() - 1)) != 0 {
-                    return None;
-                }
-            }
-            _ => {}
-        }
-    }
-    parent
-}
-
-/// The child of `parent`, read from `/proc`.
-fn child_of(parent: i32) -> Option<Pid> {
-    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        // `pid (comm) state ppid …`; comm may hold spaces and parentheses.
-        let Some((_, after)) = stat.rsplit_once(')') else {
-            continue;
-        };
-        if after.split_whitespace().nth(1) == Some(parent.to_string().as_str()) {
-            return Pid::from_raw(pid);
-        }
-    }
-    None
-}
+/// What a grader's command keeps of root's powers inside the sandbox: none (it reads the
+/// agent's files as their owner, and cannot trace, signal or outrank anything).
+const GRADER_CAPABILITIES: [&str; 2] = ["--bounding-set=-all", "--inh-caps=-all"];
 
 /// Where the shared sandbox stands.
 enum State {
@@ -337,7 +96,6 @@ impl Drop for Process {
         }
     }
 }
-
 /// Starts sessions' commands: in the shared sandbox (starting it on first use), or directly in
 /// the root where there is no sandbox.
 pub(crate) struct Launcher {
@@ -349,8 +107,12 @@ pub(crate) struct Launcher {
     cwd: String,
     /// The workspace's own variables, over the serving process's.
     env: BTreeMap<String, String>,
+    /// What keeps running when the sandbox is sealed.
+    graded: Graded,
     /// The shared sandbox.
     state: Mutex<State>,
+    /// Whether the sandbox is sealed for grading: no session starts until it is discarded.
+    sealed: std::sync::atomic::AtomicBool,
     /// The running sandbox's init, for a `Drop` that cannot wait on `state` (0: none).
     init: AtomicI32,
 }
@@ -362,13 +124,16 @@ impl Launcher {
         root: PathBuf,
         cwd: String,
         env: BTreeMap<String, String>,
+        graded: Graded,
     ) -> Self {
         Launcher {
             spec,
             root,
             cwd,
             env,
+            graded,
             state: Mutex::new(State::Idle),
+            sealed: std::sync::atomic::AtomicBool::new(false),
             init: AtomicI32::new(0),
         }
     }
@@ -393,7 +158,24 @@ impl Launcher {
             *state = State::Idle;
         }
         if matches!(state, State::Idle) {
-            let holder = Holder::start(spec, &self.root, &self.cwd).await?;
+            let root_fd = if spec.bind_fd {
+                Some(
+                    rustix::fs::open(
+                        &self.root,
+                        rustix::fs::OFlags::PATH
+                            | rustix::fs::OFlags::DIRECTORY
+                            | rustix::fs::OFlags::CLOEXEC,
+                        rustix::fs::Mode::empty(),
+                    )
+                    .map_err(|e| WorkspaceError::Root {
+                        path: self.root.clone(),
+                        source: e.into(),
+                    })?,
+                )
+            } else {
+                None
+            };
+            let holder = Holder::start(spec, &self.root, &self.cwd, root_fd).await?;
             self.init
                 .store(holder.init.as_raw_nonzero().get(), Ordering::SeqCst);
             *state = State::Up(Box::new(holder));
@@ -402,7 +184,8 @@ impl Launcher {
     }
 
     /// Starts a session's command (`None`: a login shell reading stdin) with the session's
-    /// variables over the workspace's, its three streams piped.
+    /// variables over the workspace's, its three streams piped; refused once the sandbox is
+    /// sealed for grading, unless `sealed_too` (the template's own [`run`](super::Workspace::run)).
     ///
     /// With a `terminal` (the slave side of a pseudo-terminal; only under isolation) the
     /// command gets it as its three streams and its controlling terminal instead.
@@ -411,7 +194,13 @@ impl Launcher {
         command: Option<&[u8]>,
         session_env: &[(String, String)],
         terminal: Option<&OwnedFd>,
+        sealed_too: bool,
     ) -> Result<Process, String> {
+        if !sealed_too && self.sealed.load(Ordering::SeqCst) {
+            return Err(
+                "the task is being graded: no session starts until the next task".to_owned(),
+            );
+        }
         let env = self.environment(session_env);
         let mut payload: Vec<OsString> = vec!["bash".into()];
         match command {
@@ -428,6 +217,7 @@ impl Launcher {
                 .env_clear()
                 .envs(env)
                 .process_group(0);
+            Hook::default().install(&mut cmd);
             let child = launch(&mut cmd, None).map_err(|e| format!("cannot spawn shell: {e}"))?;
             let group = child
                 .id()
@@ -438,6 +228,11 @@ impl Launcher {
         // Held while nsenter starts, so that `stop` cannot end the sandbox (freeing its init's
         // PID) between reading the PID and nsenter opening its namespaces.
         let mut state = self.state.lock().await;
+        if !sealed_too && self.sealed.load(Ordering::SeqCst) {
+            return Err(
+                "the task is being graded: no session starts until the next task".to_owned(),
+            );
+        }
         self.ensure_up(spec, &mut state)
             .await
             .map_err(|e| e.to_string())?;
@@ -466,9 +261,23 @@ impl Launcher {
             cmd.arg(pair);
         }
         cmd.args(payload)
-            .current_dir(&self.root)
+            .current_dir("/")
             .env_clear()
             .env("PATH", HELPER_PATH);
+        let group = holder.group.as_ref();
+        let procs = match group {
+            Some(group) => group
+                .procs()
+                .map_err(|e| format!("cannot open the workspace's cgroup: {e}"))?,
+            None => Vec::new(),
+        };
+        let cgroup_processes = group.is_some_and(|group| group.has().1);
+        Hook {
+            procs,
+            rlimits: spec.session_rlimits(cgroup_processes),
+            keep: None,
+        }
+        .install(&mut cmd);
         let child =
             launch(&mut cmd, terminal).map_err(|e| format!("cannot join the sandbox: {e}"))?;
         drop(state);
@@ -476,9 +285,8 @@ impl Launcher {
     }
 
     /// How a grader's command joins the shared sandbox (starting it if needed): `nsenter` into
-    /// its namespaces, the capabilities sessions lose dropped, then `env --chdir=CWD`, to be
-    /// followed by the shell. `None` without isolation (the command then runs in the root).
-    /// The command keeps its own environment (the grader's: credentials already withheld).
+    /// its namespaces with every capability dropped, then `env --chdir=CWD`, to be followed by
+    /// the shell. `None` without isolation (the command then runs in the root).
     pub(crate) async fn join_prefix(&self) -> Result<Option<Vec<OsString>>, WorkspaceError> {
         let Some(spec) = &self.spec else {
             return Ok(None);
@@ -497,12 +305,94 @@ impl Launcher {
         ];
         prefix.extend(["-U", "-m", "-p", "-n", "-i", "-u", "-r", "--"].map(OsString::from));
         if Path::new("/usr/bin/setpriv").is_file() {
-            prefix.extend(["/usr/bin/setpriv", DROPPED_CAPABILITIES, "--"].map(OsString::from));
+            prefix.push("/usr/bin/setpriv".into());
+            prefix.extend(GRADER_CAPABILITIES.map(OsString::from));
+            prefix.push("--".into());
         }
         let mut chdir = OsString::from("--chdir=");
         chdir.push(&self.cwd);
         prefix.extend([OsString::from("/usr/bin/env"), chdir]);
         Ok(Some(prefix))
+    }
+
+    /// Seals the sandbox for grading: no session starts any more (until
+    /// [`discard`](Self::discard)), every process the agent started is killed but what the
+    /// template declared it grades (with its descendants), and graders get a fresh home and
+    /// temporary directory in `grading` (the host directory bound at `/run/grader`, owned by
+    /// `uid`). The agent's processes are those of the sandbox's cgroup, which none of them can
+    /// leave (those of its PID namespace where there is no cgroup): a grader's command, in a
+    /// cgroup of its own, is never one. Where they do not all stop within [`SEAL_WITHIN`], the
+    /// whole sandbox is ended and graders run in a fresh one. Only the first call until the
+    /// next discard does this: graders running at once each seal, and none ends another's
+    /// command or empties its home.
+    pub(crate) async fn seal(&self, grading: &Path, uid: Option<u32>) -> Sealed {
+        let mut sealed = Sealed::default();
+        let mut state = self.state.lock().await;
+        if self.sealed.swap(true, Ordering::SeqCst) {
+            return sealed;
+        }
+        if let State::Up(holder) = &mut *state {
+            // bwrap (in the cgroup too), its init and the holder's sleep.
+            let mut exempt: HashSet<i32> = [holder.init, holder.sleeper]
+                .map(|pid| pid.as_raw_nonzero().get())
+                .into();
+            exempt.extend(holder.monitor.id().and_then(|pid| i32::try_from(pid).ok()));
+            let graded = self.graded.clone();
+            let init = holder.init.as_raw_nonzero().get();
+            let start = Instant::now();
+            let mut stopped = HashSet::new();
+            let mut kept;
+            let done = loop {
+                let processes = holder.processes();
+                let keep = kept_processes(init, &processes, &graded);
+                let agents = match &holder.group {
+                    Some(group) => group.pids(),
+                    None => processes,
+                };
+                let targets: Vec<i32> = agents
+                    .into_iter()
+                    .filter(|pid| !exempt.contains(pid) && !keep.contains(pid))
+                    .collect();
+                kept = keep;
+                if targets.is_empty() {
+                    break true;
+                }
+                for pid in targets {
+                    if let Some(target) = Pid::from_raw(pid) {
+                        let _ = kill_process(target, Signal::KILL);
+                        stopped.insert(pid);
+                    }
+                }
+                if start.elapsed() >= SEAL_WITHIN {
+                    break false;
+                }
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            };
+            sealed.stopped = stopped.len();
+            sealed.kept = kept.len();
+            sealed.seen = holder.group.as_ref().map(|g| g.seen()).unwrap_or_default();
+            if !done {
+                tracing::warn!(
+                    "the agent's processes did not all stop within {SEAL_WITHIN:?}; grading in \
+                     a fresh sandbox"
+                );
+                holder.end().await;
+                self.init.store(0, Ordering::SeqCst);
+                *state = State::Idle;
+                sealed.restarted = true;
+                sealed.kept = 0;
+            }
+        }
+        drop(state);
+        if let Err(error) = fresh_grading_dirs(grading, uid) {
+            tracing::warn!(%error, "cannot prepare the graders' directory");
+        }
+        sealed
+    }
+
+    /// Whether the sandbox is sealed for grading.
+    pub(crate) fn is_sealed(&self) -> bool {
+        self.sealed.load(Ordering::SeqCst)
     }
 
     /// The root on the host.
@@ -511,11 +401,12 @@ impl Launcher {
     }
 
     /// A session's environment: the serving process's without the harness's configuration
-    /// (no `HUD_*` key), then the proxy's variables where hosts are allowed, then the
-    /// workspace's variables, then the session's.
+    /// and without credential-like variables (`grader_core::bash::secrets`: `HUD_*`, `*_KEY`,
+    /// `*_TOKEN`, …), then the proxy's variables where hosts are allowed, then the workspace's
+    /// variables, then the session's.
     fn environment(&self, session_env: &[(String, String)]) -> BTreeMap<OsString, OsString> {
         let mut env: BTreeMap<OsString, OsString> = std::env::vars_os()
-            .filter(|(key, _)| !key.as_bytes().starts_with(b"HUD_"))
+            .filter(|(key, _)| !withheld(key))
             .collect();
         let proxy = self.proxy_environment();
         for (key, value) in proxy
@@ -538,7 +429,8 @@ impl Launcher {
             .unwrap_or_default()
     }
 
-    /// Ends the shared sandbox and every process in it; the next session starts a fresh one.
+    /// Ends the shared sandbox and every process in it; the next session starts a fresh one,
+    /// unsealed.
     pub(crate) async fn discard(&self) {
         let mut state = self.state.lock().await;
         if let State::Up(holder) = &mut *state {
@@ -546,6 +438,7 @@ impl Launcher {
             self.init.store(0, Ordering::SeqCst);
             *state = State::Idle;
         }
+        self.sealed.store(false, Ordering::SeqCst);
     }
 
     /// Ends the shared sandbox and every process in it, for good.
@@ -577,7 +470,11 @@ impl Launcher {
             .filter(|pid| *pid != 0)
     }
 }
-
+/// Whether a variable of the serving process is withheld from sessions: what `BashGrader`
+/// withholds from its commands (credential-like names, `HUD_*`).
+pub(crate) fn withheld(name: &OsStr) -> bool {
+    grader_core::bash::secrets::looks_like_a_secret(name)
+}
 /// Spawns `cmd` with its three streams piped, or all three on `terminal`, killed if its handle
 /// is dropped.
 fn launch(cmd: &mut Command, terminal: Option<&OwnedFd>) -> std::io::Result<Child> {
@@ -610,47 +507,6 @@ pub(crate) fn on_path(name: &str) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_holder_mounts_the_root_at_the_guest_path_then_the_authors_mounts() {
-        let spec = Spec {
-            bwrap: "/usr/bin/bwrap".into(),
-            nsenter: "/usr/bin/nsenter".into(),
-            network: false,
-            tmpfs_modes: true,
-            egress: None,
-            hosts: None,
-            mounts: vec![Mount::read_only("/srv/tests", "/workspace/tests")],
-        };
-        let argv: Vec<String> = spec
-            .holder_argv(Path::new("/srv/task"), "/workspace")
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
-        let end = argv.iter().position(|a| a == "--").unwrap_or(0);
-        assert_eq!(
-            argv[end - 10..end],
-            [
-                "--dir",
-                "/",
-                "--bind",
-                "/srv/task",
-                "/workspace",
-                "--ro-bind",
-                "/srv/tests",
-                "/workspace/tests",
-                "--chdir",
-                "/workspace"
-            ]
-        );
-        assert_eq!(argv[end + 1..], HOLDER);
-        assert!(argv.contains(&"--unshare-net".to_owned()));
-        assert!(argv.windows(3).any(|w| w == ["--ro-bind", "/usr", "/usr"]));
-        assert!(
-            argv.windows(3)
-                .any(|w| w == ["--symlink", "usr/bin", "/bin"])
-        );
-    }
 
     #[test]
     fn variable_names_that_env_would_split_are_refused() {

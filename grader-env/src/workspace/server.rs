@@ -1,7 +1,7 @@
 //! [`Workspace`]: a directory served to the agent over SSH, every session inside one
-//! bubblewrap sandbox, published as hud's `ssh/2` capability.
+//! bubblewrap sandbox, published as hud's `ssh/2` capability; its keys, its sealed grading
+//! and its root for host-side code.
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -12,186 +12,18 @@ use russh::keys::{Algorithm, PrivateKey};
 use russh::{MethodKind, MethodSet};
 use tokio::task::JoinHandle;
 
-use super::egress::{Egress, Peer, Policy, valid_host};
+use super::builder::{Isolation, WorkspaceBuilder, isolation_spec};
 use super::error::{WorkspaceError, listen};
 use super::filetracking::FileTracking;
-use super::mount::Mount;
-use super::sandbox::{Launcher, Spec, on_path, tmpfs_modes};
+use super::holder::HELPER_PATH;
+use super::root::{Root, RootError};
+use super::sandbox::{Launcher, withheld};
+use super::seal::{GRADING_DIR, grading_dir};
 use super::ssh::{Shared, accept_loop};
+use super::uid::HeldUid;
 use crate::Capability;
 
-/// Whether sessions run sandboxed: the `isolation` param of the `ssh/2` capability.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Isolation {
-    /// Every session runs inside the workspace's bubblewrap sandbox.
-    Bwrap,
-    /// Sessions run directly on the host, in the root (bwrap cannot sandbox here, or the
-    /// workspace was built with [`sandboxed(false)`](WorkspaceBuilder::sandboxed)).
-    None,
-}
-
-impl Isolation {
-    /// The param's value: `"bwrap"` or `"none"`.
-    #[must_use]
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Isolation::Bwrap => "bwrap",
-            Isolation::None => "none",
-        }
-    }
-}
-
-/// How a [`Workspace`] is set up; [`start`](Self::start) serves it.
-///
-/// The options are the reference's `Workspace(...)` keywords of the same names.
-#[derive(Debug, Clone)]
-#[must_use]
-pub struct WorkspaceBuilder {
-    root: PathBuf,
-    host: String,
-    port: u16,
-    user: String,
-    guest_path: String,
-    network: bool,
-    env: BTreeMap<String, String>,
-    require_isolation: bool,
-    sandboxed: bool,
-    track_files: Option<bool>,
-    allowed_hosts: Option<BTreeSet<String>>,
-    private_addresses: bool,
-    peers: Vec<Peer>,
-    mounts: Vec<Mount>,
-}
-
 impl WorkspaceBuilder {
-    /// The address the SSH server listens on (default `127.0.0.1`).
-    pub fn host(mut self, host: impl Into<String>) -> Self {
-        self.host = host.into();
-        self
-    }
-
-    /// The port (default 0: one the system picks).
-    pub fn port(mut self, port: u16) -> Self {
-        self.port = port;
-        self
-    }
-
-    /// The user name published in the capability (default `agent`); any name logs in with
-    /// the managed key, as the reference's server.
-    pub fn user(mut self, user: impl Into<String>) -> Self {
-        self.user = user.into();
-        self
-    }
-
-    /// Where the root is mounted inside the sandbox, and where sessions start (default
-    /// `/workspace`).
-    pub fn guest_path(mut self, path: impl Into<String>) -> Self {
-        self.guest_path = path.into();
-        self
-    }
-
-    /// Whether sessions share the host's network (default `false`: the sandbox has its own,
-    /// with nothing in it but a loopback, so the host's `127.0.0.1` is out of reach).
-    pub fn network(mut self, allow: bool) -> Self {
-        self.network = allow;
-        self
-    }
-
-    /// The hosts sessions may reach on the internet (the reference's `allowed_hosts`): the
-    /// sandbox gets a network of its own (even with [`network(true)`](Self::network)) whose
-    /// only way out is an HTTP proxy on its `127.0.0.1:3128`, which lets `CONNECT` tunnels and
-    /// plain-HTTP requests through to a listed host or a subdomain of one (`"*"`,
-    /// [`ANY_HOST`](super::ANY_HOST), for any), and only to public addresses. Sessions get
-    /// `http_proxy`, `https_proxy`, `HTTP_PROXY`, `HTTPS_PROXY` and `no_proxy` pointing at it,
-    /// which curl, pip, npm, cargo and git read. A refused request gets `403` with an
-    /// `X-Proxy-Error` header saying why (`blocked-by-allowlist`, `blocked-by-address`).
-    /// An empty list gives a sandbox with no way out at all, as `network(false)`.
-    ///
-    /// Nothing else on the host is reachable (the control channel included) but the
-    /// [`peer`](Self::peer)s. Entries are host names or addresses without scheme, port or
-    /// path; [`start`](Self::start) refuses any other.
-    pub fn allowed_hosts<I, S>(mut self, hosts: I) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<String>,
-    {
-        self.allowed_hosts = Some(hosts.into_iter().map(Into::into).collect());
-        self
-    }
-
-    /// Whether the proxy of [`allowed_hosts`](Self::allowed_hosts) may also connect to
-    /// private, loopback and other non-public addresses (default `false`, the reference's
-    /// only behaviour: an allowed name that resolves to one is refused with
-    /// `blocked-by-address`, so that a name cannot lead the agent into the host's own
-    /// network). For an allowed host that is an internal mirror. It applies to the hosts
-    /// listed by name only, never to those `"*"` lets through; and a name listed this way is
-    /// the host's network for the agent: never list `localhost` or the host's own name, whose
-    /// every port (the control channel's included) the agent would then reach.
-    pub fn allow_private_addresses(mut self, allow: bool) -> Self {
-        self.private_addresses = allow;
-        self
-    }
-
-    /// A service on the host the sandbox reaches whatever the allowed hosts say (the
-    /// reference's `peers`); see [`Peer`]. Only where the sandbox has a network of its own:
-    /// with [`network(true)`](Self::network) and no allowed hosts, sessions share the host's
-    /// network, where the service is already at its address.
-    pub fn peer(mut self, peer: Peer) -> Self {
-        self.peers.push(peer);
-        self
-    }
-
-    /// A mount the sandbox gets after the system's and the root (the reference's `mounts`);
-    /// see [`Mount`]. Without isolation there is no sandbox to mount into, and it is ignored.
-    pub fn mount(mut self, mount: Mount) -> Self {
-        self.mounts.push(mount);
-        self
-    }
-
-    /// A variable every session gets (over the serving process's; a session's own `env`
-    /// requests override it).
-    pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
-        self.env.insert(key.into(), value.into());
-        self
-    }
-
-    /// Refuse to start where bwrap cannot sandbox (default `false`: start with
-    /// `isolation: none`, and say so at warn level).
-    pub fn require_isolation(mut self, require: bool) -> Self {
-        self.require_isolation = require;
-        self
-    }
-
-    /// Whether to sandbox at all (default `true`). `false` runs sessions directly in the root
-    /// and publishes `isolation: none`, for a host that is the sandbox already.
-    pub fn sandboxed(mut self, sandboxed: bool) -> Self {
-        self.sandboxed = sandboxed;
-        self
-    }
-
-    /// Whether to serve the `filetracking/1` capability beside `ssh/2`: the agent's changes,
-    /// read by hud's eval loop (the setup's changes when a task starts, the agent's diffs
-    /// while it works, the changed artifacts when it ends). Its baseline is taken when the
-    /// workspace starts. [`Workspace::start`](Self::start) leaves it off unless asked, as the
-    /// reference's `Workspace`; `Environment::workspace` turns it on unless
-    /// `HUD_FILE_TRACKING_ENABLED` is false, as the reference's `env.workspace`.
-    pub fn track_files(mut self, track: bool) -> Self {
-        self.track_files = Some(track);
-        self
-    }
-
-    /// `track_files` as given, or as `HUD_FILE_TRACKING_ENABLED` says (default on): the
-    /// reference's `env.workspace(root, track_files=None)`.
-    pub(super) fn track_files_or_setting(mut self) -> Result<Self, WorkspaceError> {
-        if self.track_files.is_none() {
-            self.track_files = Some(match std::env::var("HUD_FILE_TRACKING_ENABLED") {
-                Err(_) => true,
-                Ok(value) => parse_bool(&value).ok_or(WorkspaceError::TrackFilesSetting(value))?,
-            });
-        }
-        Ok(self)
-    }
-
     /// Creates the root if needed, generates the keys, binds the SSH server and (under
     /// isolation) starts the sandbox; returns once the server accepts connections.
     ///
@@ -212,7 +44,11 @@ impl WorkspaceBuilder {
 /// a private `/tmp`), the root read-write at `/workspace` (where sessions start), its own
 /// user, PID, IPC and UTS namespaces and no network (but the ways out
 /// [`allowed_hosts`](WorkspaceBuilder::allowed_hosts) and [`peer`](WorkspaceBuilder::peer)
-/// give), and the serving process's environment without `HUD_*` keys. [`capability`](Self::capability) is what an agent connects with.
+/// give), and the serving process's environment without credential-like variables. Root
+/// inside is an unprivileged uid outside (the workspace's own when the server runs as root),
+/// `/` is read-only but for the root, `/tmp` and the author's mounts, and the workspace's
+/// limits hold every session. [`capability`](Self::capability) is what an agent connects
+/// with; before grading the workspace is [sealed](Self::seal).
 ///
 /// [`stop`](Self::stop) (or dropping the workspace) ends every session and every process they
 /// started, detached ones included; [`discard_sandbox`](Self::discard_sandbox) does so between
@@ -245,6 +81,12 @@ pub struct Workspace {
     client_key: String,
     host_pubkey: String,
     file_tracking: Option<FileTracking>,
+    /// The uid the sandbox runs as, held while the workspace lives.
+    uid: Option<HeldUid>,
+    /// The serving process's variables sessions do not get.
+    withheld: Vec<String>,
+    /// The host directory graders get their home in (bound at `/run/grader` in the sandbox).
+    grading: Arc<tempfile::TempDir>,
 }
 
 impl std::fmt::Debug for Workspace {
@@ -261,30 +103,40 @@ impl std::fmt::Debug for Workspace {
 impl Workspace {
     /// A workspace on `root`, with the reference's defaults; see [`WorkspaceBuilder`].
     pub fn builder(root: impl Into<PathBuf>) -> WorkspaceBuilder {
-        WorkspaceBuilder {
-            root: root.into(),
-            host: "127.0.0.1".to_owned(),
-            port: 0,
-            user: "agent".to_owned(),
-            guest_path: "/workspace".to_owned(),
-            network: false,
-            env: BTreeMap::new(),
-            require_isolation: false,
-            sandboxed: true,
-            track_files: None,
-            allowed_hosts: None,
-            private_addresses: false,
-            peers: Vec::new(),
-            mounts: Vec::new(),
-        }
+        WorkspaceBuilder::new(root.into())
     }
 
     async fn start_with(options: WorkspaceBuilder) -> Result<Workspace, WorkspaceError> {
-        let spec = isolation_spec(&options)?;
+        // Nothing the serving process inherited (a directory, a socket) reaches a sandbox.
+        super::hook::close_on_exec_all();
+        let grading = Arc::new(grading_dir()?);
+        let mut spec = isolation_spec(&options, &grading)?;
         if !valid_guest_path(&options.guest_path) {
             return Err(WorkspaceError::GuestPath(options.guest_path));
         }
         let root = make_root(&options.root)?;
+        // Root inside the sandbox is an unprivileged uid of its own outside, when the server
+        // runs as root (bwrap as root would map root to root); the root becomes its.
+        let mut uid = None;
+        if let Some(spec) = &mut spec
+            && rustix::process::geteuid().is_root()
+        {
+            let held = HeldUid::take(&options.uids).map_err(WorkspaceError::Sandbox)?;
+            spec.uid = Some(held.get());
+            let owner = held.get();
+            let opened = Root::open(&root).map_err(|e| WorkspaceError::Root {
+                path: root.clone(),
+                source: e.source,
+            })?;
+            opened.chown_all(owner, owner);
+            uid = Some(held);
+        }
+        let mut withheld: Vec<String> = std::env::vars_os()
+            .map(|(key, _)| key)
+            .filter(|key| withheld(key))
+            .map(|key| key.to_string_lossy().into_owned())
+            .collect();
+        withheld.sort();
         let isolation = if spec.is_some() {
             Isolation::Bwrap
         } else {
@@ -308,7 +160,7 @@ impl Workspace {
             _ => None,
         };
 
-        let launcher = Launcher::new(spec, root, cwd.clone(), options.env);
+        let launcher = Launcher::new(spec, root, cwd.clone(), options.env, options.graded);
         launcher.prepare().await?;
         let shared = Arc::new(Shared::new(client.public_key().clone(), launcher));
         let mut methods = MethodSet::empty();
@@ -338,6 +190,9 @@ impl Workspace {
             client_key,
             host_pubkey,
             file_tracking,
+            uid,
+            withheld,
+            grading,
         })
     }
 
@@ -350,15 +205,94 @@ impl Workspace {
     /// The `ssh/2` capability under another name, with the reference's params: `user`,
     /// `host_pubkey`, `shell` (`bash`), `client_key` (the private key's OpenSSH text, so that a
     /// client in another network namespace can authenticate), `cwd` and `isolation`.
+    ///
+    /// It also says which of the serving process's variables sessions do not get
+    /// (`withheld_env`: their names, sorted; see [`withheld_env`](Self::withheld_env)).
     #[must_use]
     pub fn capability_named(&self, name: &str) -> Capability {
+        self.capability_with_key(name, self.client_key.clone())
+    }
+
+    fn capability_with_key(&self, name: &str, client_key: String) -> Capability {
         Capability::new(name, "ssh/2", self.url())
             .param("user", self.user.clone())
             .param("host_pubkey", self.host_pubkey.clone())
             .param("shell", "bash")
-            .param("client_key", self.client_key.clone())
+            .param("client_key", client_key)
             .param("cwd", self.cwd.clone())
             .param("isolation", self.isolation.as_str())
+            .param("withheld_env", self.withheld.clone())
+    }
+
+    /// The capability a control session gets in its `hello`: its own client key, which
+    /// reaches the sandbox only while that session's task holds the workspace.
+    pub(crate) fn session_capability(
+        &self,
+        name: &str,
+        session: &str,
+    ) -> Result<Capability, WorkspaceError> {
+        let key_error = |e: russh::keys::ssh_key::Error| WorkspaceError::Key(e.to_string());
+        let key = self.shared.session_key(session).map_err(key_error)?;
+        let text = key
+            .to_openssh(LineEnding::LF)
+            .map_err(key_error)?
+            .to_string();
+        Ok(self.capability_with_key(name, text))
+    }
+
+    /// From now on only the keys given to control sessions log in (the workspace serves an
+    /// environment, whose `hello` gives each session its own).
+    pub(crate) fn sessions_only(&self) {
+        self.shared.sessions_only();
+    }
+
+    /// `session`'s task holds the workspace now: its key reaches the sandbox. Where another
+    /// session's task held it (tasks are served one at a time), that one's connections are
+    /// closed and its sandbox discarded, so that nothing of it reaches the new task.
+    pub(crate) async fn task_started(&self, session: &str) {
+        if let Some(before) = self.shared.set_owner(session) {
+            self.shared
+                .disconnect_session(&before, "another task holds the workspace")
+                .await;
+            self.shared.launcher.discard().await;
+        }
+    }
+
+    /// `session`'s task ended (or the session is gone): its key stops working, its
+    /// connections are closed.
+    pub(crate) async fn session_ended(&self, session: &str) {
+        self.shared.revoke(session, "the task ended").await;
+    }
+
+    /// The names of the serving process's variables sessions do not get: those that look like
+    /// credentials, as `BashGrader` withholds them from its commands
+    /// (`grader_core::bash::secrets`: `HUD_*`, `*_KEY`, `*_TOKEN`, `*SECRET*`, …), sorted.
+    /// Read when the workspace started.
+    #[must_use]
+    pub fn withheld_env(&self) -> &[String] {
+        &self.withheld
+    }
+
+    /// The host uid the sandbox runs as (root inside is this uid outside), when the server
+    /// runs as root and sessions are sandboxed; `None` when the sandbox runs as the serving
+    /// user (an unprivileged one already) or there is no sandbox.
+    #[must_use]
+    pub fn uid(&self) -> Option<u32> {
+        self.uid.as_ref().map(HeldUid::get)
+    }
+
+    /// The root, for host-side code that prepares or reads it: every path beneath it is
+    /// opened without following a link, and what it creates is owned by the sandbox's
+    /// [`uid`](Self::uid), so the agent can edit it. See [`Root`].
+    ///
+    /// # Errors
+    /// When the root cannot be opened.
+    pub fn root(&self) -> Result<Root, RootError> {
+        let root = Root::open(self.shared.launcher.root())?;
+        Ok(match self.uid() {
+            Some(uid) => root.owned_by(uid, uid),
+            None => root,
+        })
     }
 
     /// The `filetracking/1` capability, named `filetracking`, when the workspace tracks files
@@ -422,7 +356,10 @@ impl Workspace {
     /// Runs `command` as a session would (`bash -lc`, in the sandbox's namespaces: it sees the
     /// processes the agent left running and the files as the agent sees them, starting in the
     /// guest path), its stdin empty, and returns its exit status and output (held in memory:
-    /// for a grader's own commands, not the agent's).
+    /// for the template's own commands, not the agent's). It runs once the workspace is
+    /// sealed too, but in the session's environment (a login shell, the agent's profile if it
+    /// wrote one): for setting up and inspecting, not for grading, which is
+    /// [`bash`](Self::bash)'s.
     ///
     /// # Errors
     /// [`WorkspaceError::Command`] when it cannot start (the workspace stopped, the sandbox
@@ -435,7 +372,7 @@ impl Workspace {
         let mut process = self
             .shared
             .launcher
-            .spawn(Some(command.as_bytes()), &[], None)
+            .spawn(Some(command.as_bytes()), &[], None, true)
             .await
             .map_err(failed)?;
         drop(process.child.stdin.take());
@@ -452,13 +389,33 @@ impl Workspace {
     }
 
     /// A [`BashGrader`](grader_core::BashGrader) whose command runs inside this workspace's
-    /// sandbox, joining its namespaces as a session does (starting the sandbox if none runs):
-    /// it sees the processes the agent left running and the files where the agent sees them
-    /// (its working directory is the guest path). Everything else is `BashGrader`'s: the
-    /// timeout, the limits (the command's cgroup is joined before the namespaces are), the
-    /// output budget, credentials withheld, nothing it starts left running. Where hosts are
-    /// [allowed](WorkspaceBuilder::allowed_hosts) it gets the sessions' proxy variables (and
-    /// so their policy). Without isolation the command runs in the root on the host.
+    /// sandbox, joining its namespaces as a session does (starting the sandbox if none runs),
+    /// in an environment the agent cannot have prepared. First the workspace is
+    /// [sealed](Self::seal): what the agent left running is stopped (but what the template
+    /// declared it grades) and no session starts any more. Then the command runs:
+    ///
+    /// - in the guest path, where it sees the agent's files as the agent saw them, and the
+    ///   processes the template grades;
+    /// - with `bash -c` (no login shell: no profile is read) and no capability (root inside,
+    ///   reading the files as their owner, without root's overrides);
+    /// - with only these variables: `PATH` of read-only system directories
+    ///   (`/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`), `HOME` and `TMPDIR`
+    ///   of its own under `/run/grader` (made when the workspace was sealed, where nothing of
+    ///   the agent's could write), `LANG=C.UTF-8`, `PYTHONNOUSERSITE=1`, and
+    ///   `PYTHONPYCACHEPREFIX` under `/run/grader` (Python reads and writes bytecode there,
+    ///   never from a `__pycache__` the agent wrote); the proxy's variables where hosts are
+    ///   [allowed](WorkspaceBuilder::allowed_hosts). Add others with `.env(…)`.
+    ///
+    /// The sandbox's `/` is read-only but for the root, `/tmp` and the author's mounts, so no
+    /// start-up file can wait there. What it cannot stop is code the grader runs from the root
+    /// itself: a test runner imports the agent's code into its own process (see
+    /// `docs/workspaces.md`, "Grading code an agent wrote").
+    ///
+    /// Everything else is `BashGrader`'s: the timeout, the limits (the command's own cgroup,
+    /// joined before the namespaces are, so a workspace at its limit still gets graded), the
+    /// output budget, nothing it starts left running. Without isolation the command runs in
+    /// the root on the host, with the same variables (`HOME` and `TMPDIR` in a private
+    /// directory).
     ///
     /// # Errors
     /// When the sandbox cannot be started, or the workspace has stopped.
@@ -466,7 +423,21 @@ impl Workspace {
         &self,
         command: impl Into<String>,
     ) -> Result<grader_core::BashGrader, WorkspaceError> {
-        let mut grader = grader_core::BashGrader::new(command);
+        self.seal().await;
+        super::hook::close_on_exec_all();
+        let base = match self.isolation {
+            Isolation::Bwrap => PathBuf::from(GRADING_DIR),
+            Isolation::None => self.grading.path().to_path_buf(),
+        };
+        let mut grader = grader_core::BashGrader::new(command)
+            .login_shell(false)
+            .env_clear()
+            .env("PATH", HELPER_PATH)
+            .env("HOME", base.join("home"))
+            .env("TMPDIR", base.join("tmp"))
+            .env("LANG", "C.UTF-8")
+            .env("PYTHONNOUSERSITE", "1")
+            .env("PYTHONPYCACHEPREFIX", base.join("pycache"));
         for (key, value) in self.shared.launcher.proxy_environment() {
             grader = grader.env(key, value);
         }
@@ -474,6 +445,46 @@ impl Workspace {
             Some(prefix) => grader.launcher(prefix),
             None => grader.cwd(self.shared.launcher.root()),
         })
+    }
+
+    /// Seals the workspace for grading: every process the agent started is killed, but those
+    /// the template declared it grades ([`graded_process`](WorkspaceBuilder::graded_process),
+    /// [`graded_port`](WorkspaceBuilder::graded_port)) with their descendants; no session
+    /// starts any more and every SSH connection is closed, until the sandbox is
+    /// [discarded](Self::discard_sandbox) (the next task). Graders get a fresh home under
+    /// `/run/grader`. [`bash`](Self::bash) seals first; an environment seals its workspace
+    /// when a grade begins, before the template sees the answer. Only the first call until
+    /// the next task does this (graders running at once never end each other's commands).
+    /// Where the agent's processes cannot all be stopped within seconds (faster forks than
+    /// kills), the whole sandbox is ended and graders run in a fresh one.
+    pub async fn seal(&self) {
+        let sealed = self
+            .shared
+            .launcher
+            .seal(self.grading.path(), self.uid())
+            .await;
+        self.shared
+            .disconnect_where_all("the task is being graded")
+            .await;
+        tracing::debug!(
+            stopped = sealed.stopped,
+            kept = sealed.kept,
+            restarted = sealed.restarted,
+            "workspace sealed for grading"
+        );
+        if sealed.seen.out_of_memory > 0 || sealed.seen.process_limit_hit > 0 {
+            tracing::info!(
+                out_of_memory_kills = sealed.seen.out_of_memory,
+                forks_refused = sealed.seen.process_limit_hit,
+                "the agent's workspace reached its limits"
+            );
+        }
+    }
+
+    /// Whether the workspace is sealed for grading (until the next task).
+    #[must_use]
+    pub fn is_sealed(&self) -> bool {
+        self.shared.launcher.is_sealed()
     }
 
     /// Ends the sandbox and every process in it (detached ones included), returning once they
@@ -503,121 +514,6 @@ impl Drop for Workspace {
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             let shared = Arc::clone(&self.shared);
             runtime.spawn(async move { shared.disconnect_all().await });
-        }
-    }
-}
-
-/// A boolean setting as pydantic reads one.
-fn parse_bool(value: &str) -> Option<bool> {
-    match value.to_ascii_lowercase().as_str() {
-        "1" | "on" | "t" | "true" | "y" | "yes" => Some(true),
-        "0" | "off" | "f" | "false" | "n" | "no" => Some(false),
-        _ => None,
-    }
-}
-
-/// The routes out of a sandbox with a network of its own; none where sessions share the
-/// host's network. Refuses an allowed host, a peer or a mount that cannot be served, whether
-/// or not the workspace ends up sandboxed.
-fn egress(options: &WorkspaceBuilder) -> Result<Option<Egress>, WorkspaceError> {
-    if let Some(bad) = options
-        .allowed_hosts
-        .iter()
-        .flatten()
-        .find(|host| !valid_host(host))
-    {
-        return Err(WorkspaceError::AllowedHost(bad.clone()));
-    }
-    if let Some((mount, reason)) = options
-        .mounts
-        .iter()
-        .find_map(|mount| mount.invalid().map(|reason| (mount, reason)))
-    {
-        return Err(WorkspaceError::Mount {
-            target: mount.target().to_path_buf(),
-            reason,
-        });
-    }
-    if options.network && options.allowed_hosts.is_none() {
-        return Ok(None);
-    }
-    let policy = Policy::new(
-        options.allowed_hosts.iter().flatten().cloned(),
-        options.private_addresses,
-    );
-    Egress::new(policy, options.peers.clone()).map(Some)
-}
-
-/// The sandbox's own `/etc/hosts` where its peers need one: the host's, plus a line per peer,
-/// in a private temporary directory removed with the workspace.
-fn hosts_file(egress: Option<&Egress>) -> Result<Option<tempfile::TempDir>, WorkspaceError> {
-    let base = || std::fs::read_to_string("/etc/hosts").unwrap_or_default();
-    let Some(text) = egress.and_then(|egress| egress.hosts_text(&base())) else {
-        return Ok(None);
-    };
-    let failed =
-        |e: std::io::Error| WorkspaceError::Sandbox(format!("cannot write its hosts file: {e}"));
-    let dir = tempfile::Builder::new()
-        .prefix("grader-workspace-")
-        .tempdir()
-        .map_err(failed)?;
-    std::fs::write(dir.path().join("hosts"), text).map_err(failed)?;
-    Ok(Some(dir))
-}
-
-/// The sandbox's makings, or `None` (said at warn level) where bwrap cannot sandbox.
-fn isolation_spec(options: &WorkspaceBuilder) -> Result<Option<Spec>, WorkspaceError> {
-    let egress = egress(options)?;
-    if !options.sandboxed {
-        if options.require_isolation {
-            return Err(WorkspaceError::IsolationUnavailable {
-                reason: "the workspace was built unsandboxed".to_owned(),
-            });
-        }
-        return Ok(None);
-    }
-    let found = grader_core::sandbox::Sandbox::check()
-        .map(Path::to_path_buf)
-        .map_err(str::to_owned)
-        .and_then(|bwrap| {
-            on_path("nsenter")
-                .map(|nsenter| (bwrap, nsenter))
-                .ok_or_else(|| "nsenter (util-linux) is not on PATH".to_owned())
-        });
-    match found {
-        Ok((bwrap, nsenter)) => {
-            let tmpfs_modes = tmpfs_modes(&bwrap);
-            if !tmpfs_modes {
-                tracing::warn!(
-                    "bwrap cannot set tmpfs modes (bubblewrap 0.5+ is required); \
-                     the sandbox's /tmp keeps bwrap's default mode"
-                );
-            }
-            Ok(Some(Spec {
-                bwrap,
-                nsenter,
-                network: egress.is_none(),
-                tmpfs_modes,
-                hosts: hosts_file(egress.as_ref())?.map(Arc::new),
-                egress,
-                mounts: options.mounts.clone(),
-            }))
-        }
-        Err(reason) if options.require_isolation => {
-            Err(WorkspaceError::IsolationUnavailable { reason })
-        }
-        Err(reason) => {
-            tracing::warn!(
-                %reason,
-                "bwrap cannot sandbox here; SSH sessions will run WITHOUT isolation"
-            );
-            if options.allowed_hosts.is_some() {
-                tracing::warn!(
-                    "without isolation the allowed hosts are NOT enforced: sessions share the \
-                     host's network"
-                );
-            }
-            Ok(None)
         }
     }
 }
@@ -668,22 +564,4 @@ fn make_root(root: &Path) -> Result<PathBuf, WorkspaceError> {
 fn resolve(host: &str, port: u16) -> Option<SocketAddr> {
     let host = host.trim_start_matches('[').trim_end_matches(']');
     (host, port).to_socket_addrs().ok()?.next()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_setting_is_read_as_pydantic_reads_a_boolean() {
-        for yes in ["1", "on", "t", "TRUE", "Yes", "y"] {
-            assert_eq!(parse_bool(yes), Some(true), "{yes}");
-        }
-        for no in ["0", "OFF", "f", "false", "No", "n"] {
-            assert_eq!(parse_bool(no), Some(false), "{no}");
-        }
-        for neither in ["", " true", "off ", "2", "enabled"] {
-            assert_eq!(parse_bool(neither), None, "{neither:?}");
-        }
-    }
 }

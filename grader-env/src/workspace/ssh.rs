@@ -2,11 +2,11 @@
 //! only, then session channels whose exec (or shell) requests run through the [`Launcher`].
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use russh::keys::PublicKey;
+use russh::keys::{PrivateKey, PublicKey};
 use russh::server::{Auth, ChannelOpenHandle, Handle, Msg, PublicKeyOffer, Session};
 use russh::server::{Config, VerifiedPublicKey};
 use russh::{Channel, ChannelId, ChannelMsg, Disconnect, Sig};
@@ -26,45 +26,209 @@ const LINGER: Duration = Duration::from_millis(100);
 /// How long a peer has to log in (the reference's asyncssh default).
 const LOGIN_WITHIN: Duration = Duration::from_secs(120);
 
+/// The most `env` requests one channel may make before its command starts (more are
+/// refused), and the most bytes their names and values may hold together.
+pub(crate) const MAX_ENV_PER_CHANNEL: usize = 256;
+/// See [`MAX_ENV_PER_CHANNEL`]: 64 KiB.
+pub(crate) const MAX_ENV_BYTES_PER_CHANNEL: usize = 64 * 1024;
+/// The most session channels one connection may have open at once (more are refused with
+/// `resource shortage`).
+pub(crate) const MAX_CHANNELS_PER_CONNECTION: usize = 64;
+/// The most connections one key (one task's agent) may have open at once.
+pub(crate) const MAX_CONNECTIONS_PER_KEY: usize = 128;
+/// The most session keys a workspace holds at once (one per control session that said
+/// `hello`); past it the oldest that holds no task is let go.
+const MAX_SESSION_KEYS: usize = 1024;
+
+/// Who a connection logged in as.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Access {
+    /// The workspace's own key (a workspace serving on its own, outside an environment).
+    Workspace,
+    /// The key a control session got in its `hello`: it reaches the sandbox only while that
+    /// session's task holds the workspace.
+    Session(String),
+}
+
+/// The keys that may log in.
+struct Keys {
+    /// The workspace's own key; `None` once the workspace serves an environment, where each
+    /// control session gets its own.
+    workspace: Option<PublicKey>,
+    /// Each control session's key, in the order they were made.
+    sessions: Vec<(String, PrivateKey)>,
+    /// The session whose task holds the workspace now.
+    owner: Option<String>,
+}
+
 /// What every connection shares.
 pub(crate) struct Shared {
-    /// The one key that may log in.
-    pub(crate) client_key: PublicKey,
+    /// The keys that may log in.
+    keys: Mutex<Keys>,
     /// Starts the sessions' commands.
     pub(crate) launcher: Launcher,
-    /// Open connections, to disconnect on stop.
-    connections: Mutex<HashMap<u64, Handle>>,
+    /// Open connections (to disconnect on stop, at the end of a task), and who they are.
+    connections: Mutex<HashMap<u64, (Handle, Login)>>,
     /// The next connection's number.
     next: AtomicU64,
+    /// The most connections open at once (below the process's descriptor limit).
+    max_connections: usize,
+    /// Slots for commands running at once, all connections together (each holds three
+    /// descriptors): below the process's descriptor limit.
+    commands: Arc<tokio::sync::Semaphore>,
 }
 
 impl Shared {
-    /// State for a server whose only client key is `client_key`.
+    /// State for a server whose own client key is `client_key`.
     pub(crate) fn new(client_key: PublicKey, launcher: Launcher) -> Self {
+        let descriptors = open_file_limit().unwrap_or(1024);
         Shared {
-            client_key,
+            keys: Mutex::new(Keys {
+                workspace: Some(client_key),
+                sessions: Vec::new(),
+                owner: None,
+            }),
             launcher,
             connections: Mutex::new(HashMap::new()),
             next: AtomicU64::new(0),
+            max_connections: (descriptors / 16).clamp(8, 512),
+            commands: Arc::new(tokio::sync::Semaphore::new(
+                (descriptors / 16).clamp(8, 1024),
+            )),
         }
+    }
+
+    fn keys(&self) -> std::sync::MutexGuard<'_, Keys> {
+        self.keys.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// From now on only control sessions' keys log in (the workspace serves an environment).
+    pub(crate) fn sessions_only(&self) {
+        self.keys().workspace = None;
+    }
+
+    /// The key of control session `session`: the one it was given, or a new one.
+    pub(crate) fn session_key(
+        &self,
+        session: &str,
+    ) -> Result<PrivateKey, russh::keys::ssh_key::Error> {
+        let mut keys = self.keys();
+        if let Some((_, key)) = keys.sessions.iter().find(|(id, _)| id == session) {
+            return Ok(key.clone());
+        }
+        let private = PrivateKey::random(&mut rand::rng(), russh::keys::Algorithm::Ed25519)?;
+        if keys.sessions.len() >= MAX_SESSION_KEYS {
+            let owner = keys.owner.clone();
+            if let Some(oldest) = keys
+                .sessions
+                .iter()
+                .position(|(id, _)| Some(id) != owner.as_ref())
+            {
+                keys.sessions.remove(oldest);
+            }
+        }
+        keys.sessions.push((session.to_owned(), private.clone()));
+        Ok(private)
+    }
+
+    /// `session`'s task holds the workspace now; the session whose task held it before, if
+    /// another.
+    pub(crate) fn set_owner(&self, session: &str) -> Option<String> {
+        self.keys()
+            .owner
+            .replace(session.to_owned())
+            .filter(|before| before != session)
+    }
+
+    /// Disconnects the connections made with `session`'s key (which stays valid).
+    pub(crate) async fn disconnect_session(&self, session: &str, why: &str) {
+        let access = Some(Access::Session(session.to_owned()));
+        self.disconnect_where(|who| *who == access, why).await;
+    }
+
+    /// Lets `session`'s key go and disconnects the connections that logged in with it.
+    pub(crate) async fn revoke(&self, session: &str, why: &str) {
+        {
+            let mut keys = self.keys();
+            keys.sessions.retain(|(id, _)| id != session);
+            if keys.owner.as_deref() == Some(session) {
+                keys.owner = None;
+            }
+        }
+        let access = Some(Access::Session(session.to_owned()));
+        self.disconnect_where(|who| *who == access, why).await;
+    }
+
+    /// Who `key` logs in as, if anyone.
+    fn access_of(&self, key: &PublicKey) -> Option<Access> {
+        let keys = self.keys();
+        if keys
+            .workspace
+            .as_ref()
+            .is_some_and(|own| own.key_data() == key.key_data())
+        {
+            return Some(Access::Workspace);
+        }
+        keys.sessions
+            .iter()
+            .find(|(_, private)| private.public_key().key_data() == key.key_data())
+            .map(|(id, _)| Access::Session(id.clone()))
+    }
+
+    /// Whether a connection that logged in as `access` may run a command now: the workspace's
+    /// own key while it is valid, a session's key while its task holds the workspace.
+    fn may_run(&self, access: Option<&Access>) -> bool {
+        let keys = self.keys();
+        match access {
+            Some(Access::Workspace) => keys.workspace.is_some(),
+            Some(Access::Session(id)) => {
+                keys.owner.as_ref() == Some(id) && keys.sessions.iter().any(|(s, _)| s == id)
+            }
+            None => false,
+        }
+    }
+
+    /// How many open connections logged in as `access`.
+    fn logged_in_as(&self, access: &Access) -> usize {
+        self.connections
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .values()
+            .filter(|(_, who)| who.get().as_ref() == Some(access))
+            .count()
     }
 
     /// Disconnects every open connection.
     pub(crate) async fn disconnect_all(&self) {
-        let handles: Vec<Handle> = self
-            .connections
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .drain()
-            .map(|(_, handle)| handle)
-            .collect();
+        self.disconnect_where(|_| true, "the workspace stopped")
+            .await;
+    }
+
+    /// Disconnects every open connection, saying `why`.
+    pub(crate) async fn disconnect_where_all(&self, why: &str) {
+        self.disconnect_where(|_| true, why).await;
+    }
+
+    /// Disconnects the connections whose login `pick` picks.
+    async fn disconnect_where(&self, pick: impl Fn(&Option<Access>) -> bool, why: &str) {
+        let handles: Vec<Handle> = {
+            let mut connections = self
+                .connections
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            let ids: Vec<u64> = connections
+                .iter()
+                .filter(|(_, (_, who))| pick(&who.get()))
+                .map(|(id, _)| *id)
+                .collect();
+            ids.iter()
+                .filter_map(|id| connections.remove(id))
+                .map(|(handle, _)| handle)
+                .collect()
+        };
         for handle in handles {
             let _ = handle
-                .disconnect(
-                    Disconnect::ByApplication,
-                    "the workspace stopped".to_owned(),
-                    String::new(),
-                )
+                .disconnect(Disconnect::ByApplication, why.to_owned(), String::new())
                 .await;
         }
     }
@@ -78,7 +242,36 @@ impl Shared {
     }
 }
 
-/// Accepts connections until aborted; each runs as its own russh session.
+/// Who a connection logged in as, once it has (shared by its handler and the server).
+#[derive(Clone, Default)]
+struct Login(Arc<Mutex<Option<Access>>>);
+
+impl Login {
+    fn get(&self) -> Option<Access> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    fn set(&self, access: Access) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(access);
+    }
+}
+
+/// The soft limit on open files (`ulimit -n`), from `/proc/self/limits`.
+fn open_file_limit() -> Option<usize> {
+    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = limits.lines().find(|l| l.starts_with("Max open files"))?;
+    line["Max open files".len()..]
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// Accepts connections until aborted; each runs as its own russh session. Past
+/// `max_connections` (below the process's descriptor limit) a new connection is closed at once.
 pub(crate) async fn accept_loop(listener: TcpListener, config: Arc<Config>, shared: Arc<Shared>) {
     let mut running = JoinSet::new();
     loop {
@@ -86,20 +279,26 @@ pub(crate) async fn accept_loop(listener: TcpListener, config: Arc<Config>, shar
             accepted = listener.accept() => {
                 let Ok((stream, _)) = accepted else {
                     // Out of descriptors or a connection reset before accept: keep serving.
-                    tokio::task::yield_now().await;
+                    tokio::time::sleep(Duration::from_millis(10)).await;
                     continue;
                 };
+                while running.try_join_next().is_some() {}
+                if running.len() >= shared.max_connections {
+                    drop(stream);
+                    continue;
+                }
                 let _ = stream.set_nodelay(true);
                 let id = shared.next.fetch_add(1, Ordering::Relaxed);
-                let logged_in = Arc::new(AtomicBool::new(false));
+                let login = Login::default();
                 let handler = Connection {
                     shared: Arc::clone(&shared),
                     channels: JoinSet::new(),
-                    logged_in: Arc::clone(&logged_in),
+                    login: login.clone(),
+                    env: HashMap::new(),
                 };
                 let config = Arc::clone(&config);
                 let shared = Arc::clone(&shared);
-                running.spawn(serve_connection(shared, id, config, stream, handler, logged_in));
+                running.spawn(serve_connection(shared, id, config, stream, handler, login));
             }
             Some(_) = running.join_next(), if !running.is_empty() => {}
         }
@@ -115,7 +314,7 @@ async fn serve_connection(
     config: Arc<Config>,
     stream: TcpStream,
     handler: Connection,
-    logged_in: Arc<AtomicBool>,
+    login: Login,
 ) {
     let started = tokio::time::timeout(
         LOGIN_WITHIN,
@@ -129,12 +328,12 @@ async fn serve_connection(
         .connections
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
-        .insert(id, session.handle());
+        .insert(id, (session.handle(), login.clone()));
     let mut session = std::pin::pin!(session);
     tokio::select! {
         _ = &mut session => {}
         () = tokio::time::sleep(LOGIN_WITHIN) => {
-            if !logged_in.load(Ordering::SeqCst) {
+            if login.get().is_none() {
                 let _ = handle
                     .disconnect(Disconnect::ByApplication, "login timed out".to_owned(), String::new())
                     .await;
@@ -154,13 +353,18 @@ struct Connection {
     shared: Arc<Shared>,
     /// Its channels' tasks: dropped (and so their commands killed) with the connection.
     channels: JoinSet<()>,
-    /// Set once the client has authenticated.
-    logged_in: Arc<AtomicBool>,
+    /// Who it logged in as, once it has.
+    login: Login,
+    /// The `env` requests each channel made: how many, and their bytes.
+    env: HashMap<ChannelId, (usize, usize)>,
 }
 
 impl Connection {
-    fn is_client(&self, key: &PublicKey) -> bool {
-        key.key_data() == self.shared.client_key.key_data()
+    /// Whether `key` may log in now: it is a valid key, and its agent has not reached
+    /// [`MAX_CONNECTIONS_PER_KEY`].
+    fn admits(&self, key: &PublicKey) -> Option<Access> {
+        let access = self.shared.access_of(key)?;
+        (self.shared.logged_in_as(&access) < MAX_CONNECTIONS_PER_KEY).then_some(access)
     }
 }
 
@@ -172,7 +376,7 @@ impl russh::server::Handler for Connection {
         _user: &str,
         offer: PublicKeyOffer<'_>,
     ) -> Result<Auth, Self::Error> {
-        Ok(if self.is_client(offer.public_key) {
+        Ok(if self.admits(offer.public_key).is_some() {
             Auth::Accept
         } else {
             Auth::reject()
@@ -184,16 +388,13 @@ impl russh::server::Handler for Connection {
         _user: &str,
         key: VerifiedPublicKey<'_>,
     ) -> Result<Auth, Self::Error> {
-        Ok(if self.is_client(key.public_key) {
-            Auth::Accept
-        } else {
-            Auth::reject()
+        Ok(match self.admits(key.public_key) {
+            Some(access) => {
+                self.login.set(access);
+                Auth::Accept
+            }
+            None => Auth::reject(),
         })
-    }
-
-    async fn auth_succeeded(&mut self, _session: &mut Session) -> Result<(), Self::Error> {
-        self.logged_in.store(true, Ordering::SeqCst);
-        Ok(())
     }
 
     async fn channel_open_session(
@@ -203,11 +404,27 @@ impl russh::server::Handler for Connection {
         session: &mut Session,
     ) -> Result<(), Self::Error> {
         while self.channels.try_join_next().is_some() {}
+        if self.channels.len() >= MAX_CHANNELS_PER_CONNECTION {
+            reply
+                .reject(russh::ChannelOpenFailure::ResourceShortage)
+                .await;
+            return Ok(());
+        }
         reply.accept().await;
         let shared = Arc::clone(&self.shared);
         let handle = session.handle();
+        let login = self.login.clone();
         self.channels
-            .spawn(async move { serve_channel(&shared, channel, handle).await });
+            .spawn(async move { serve_channel(&shared, channel, handle, login).await });
+        Ok(())
+    }
+
+    async fn channel_close(
+        &mut self,
+        channel: ChannelId,
+        _session: &mut Session,
+    ) -> Result<(), Self::Error> {
+        self.env.remove(&channel);
         Ok(())
     }
 
@@ -215,16 +432,21 @@ impl russh::server::Handler for Connection {
         &mut self,
         channel: ChannelId,
         name: &str,
-        _value: &str,
+        value: &str,
         session: &mut Session,
     ) -> Result<(), Self::Error> {
-        if valid_variable(name) {
+        let used = self.env.entry(channel).or_default();
+        let bytes = used.1 + name.len() + value.len();
+        if valid_variable(name)
+            && used.0 < MAX_ENV_PER_CHANNEL
+            && bytes <= MAX_ENV_BYTES_PER_CHANNEL
+        {
+            *used = (used.0 + 1, bytes);
             session.channel_success(channel)
         } else {
             session.channel_failure(channel)
         }
     }
-
     async fn exec_request(
         &mut self,
         channel: ChannelId,
@@ -287,8 +509,9 @@ impl russh::server::Handler for Connection {
 
 /// One session channel: its variables, terminal and request, then the command's streams both
 /// ways and its exit status (or signal).
-async fn serve_channel(shared: &Shared, mut channel: Channel<Msg>, handle: Handle) {
+async fn serve_channel(shared: &Shared, mut channel: Channel<Msg>, handle: Handle, login: Login) {
     let mut env: Vec<(String, String)> = Vec::new();
+    let mut env_bytes = 0;
     let mut wants_terminal: Option<pty::Request> = None;
     let command = loop {
         match channel.wait().await {
@@ -296,7 +519,14 @@ async fn serve_channel(shared: &Shared, mut channel: Channel<Msg>, handle: Handl
                 variable_name,
                 variable_value,
                 ..
-            }) if valid_variable(&variable_name) => env.push((variable_name, variable_value)),
+            }) if valid_variable(&variable_name)
+                && env.len() < MAX_ENV_PER_CHANNEL
+                && env_bytes + variable_name.len() + variable_value.len()
+                    <= MAX_ENV_BYTES_PER_CHANNEL =>
+            {
+                env_bytes += variable_name.len() + variable_value.len();
+                env.push((variable_name, variable_value));
+            }
             Some(ChannelMsg::RequestPty {
                 term,
                 col_width,
@@ -326,8 +556,22 @@ async fn serve_channel(shared: &Shared, mut channel: Channel<Msg>, handle: Handl
     {
         env.push(("TERM".to_owned(), request.term.clone()));
     }
+    if !shared.may_run(login.get().as_ref()) {
+        return refuse(
+            &channel,
+            "this connection's task has ended: connect again with the key of the task's hello",
+        )
+        .await;
+    }
+    let Ok(_slot) = Arc::clone(&shared.commands).try_acquire_owned() else {
+        return refuse(&channel, "too many commands are running in the workspace").await;
+    };
     let slave = terminal.as_ref().map(|t| &t.slave);
-    let mut process = match shared.launcher.spawn(command.as_deref(), &env, slave).await {
+    let mut process = match shared
+        .launcher
+        .spawn(command.as_deref(), &env, slave, false)
+        .await
+    {
         Ok(process) => process,
         Err(message) => return refuse(&channel, &message).await,
     };
