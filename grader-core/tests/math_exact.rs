@@ -355,3 +355,29 @@ fn bare_golds_are_read_whole() {
     .expect("read whole");
     assert_eq!(score.value(), 0.0);
 }
+
+/// A rounding or a precision of more digits than any number holds is counted against the
+/// budget like the numbers it would make: a typed failure, not a process filling its memory.
+#[test]
+fn huge_roundings_and_precisions_fail_typed() {
+    let mut rounding = MathConfig::math_verify();
+    rounding.verify.float_rounding = u32::MAX;
+    let verdict = within_guard(move || verify_with("$0.25$", "$\\frac{1}{3}$", &rounding));
+    assert!(
+        matches!(verdict, Err(MathError::TooMuchWork { .. })),
+        "{verdict:?}"
+    );
+    let mut precision = MathConfig::math_verify().parity();
+    precision.verify.numeric_precision = u32::MAX;
+    let verdict = within_guard(move || verify_with("$2^{64}x$", "$(2^{64}-1)x$", &precision));
+    assert!(
+        matches!(verdict, Err(MathError::TooMuchWork { .. })),
+        "{verdict:?}"
+    );
+    // Generous but sane settings still give verdicts.
+    let mut fine = MathConfig::math_verify();
+    fine.verify.float_rounding = 300;
+    fine.verify.numeric_precision = 300;
+    assert_eq!(verify_with("$0.5$", "$\\frac{1}{2}$", &fine), Ok(true));
+    assert_eq!(verify_with("$0.3333$", "$\\frac{1}{3}$", &fine), Ok(false));
+}
