@@ -146,7 +146,7 @@ fn matches(s: &Scan<'_>, target: &ExtractionTarget, pattern: Pattern) -> Vec<Can
             Pattern::Start => Vec::new(),
         },
         ExtractionTarget::Expr(_) => match pattern {
-            Pattern::Hope => hope(s, |t, q| expr_or_number_after_spaces(t, q)),
+            Pattern::Hope => hope(s, expr_or_number_after_spaces),
             Pattern::FinalIs => final_answer(s, false),
             Pattern::AnswerColon => after_answer(s, true, false),
             Pattern::Answer => after_answer(s, false, false),

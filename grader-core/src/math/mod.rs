@@ -518,7 +518,7 @@ pub fn verify(gold: &str, answer: &str) -> Result<bool, MathError> {
 
 /// `verify(parse(gold, …), parse(answer, …), …)` with a reward function's configuration
 /// (math-verify's functions as they are: a gold written without `$…$` may be read in part,
-/// see [`MathVerifyWith`](graders::MathVerifyWith) for a grader that refuses that).
+/// see [`MathVerifyWith`] for a grader that refuses that).
 ///
 /// ```
 /// use grader_core::math::{MathConfig, verify_with};

@@ -259,7 +259,7 @@ enum Exact {
     /// Not decided.
     Unknown,
     /// One is not an exact value.
-    NotExact,
+    Inexact,
 }
 
 /// The exact comparison of two expressions without decimals (the callers compare those
@@ -279,7 +279,7 @@ fn exact_difference(a: &Expr, b: &Expr, ctx: &mut Ctx<'_>) -> Result<Exact, Math
         Ok((va, vb, Difference::Nonzero(d))) => Ok(Exact::Nonzero(Some((va, vb, d)))),
         Ok((_, _, Difference::Zero)) => Ok(Exact::Zero),
         Ok((_, _, Difference::Unknown(_))) => Ok(Exact::Unknown),
-        Err(Stop::NotExact) => Ok(Exact::NotExact),
+        Err(Stop::NotExact) => Ok(Exact::Inexact),
         Err(Stop::Bound(error)) => {
             if !matches!(error, MathError::TooMuchWork { .. }) {
                 return Err(error);
@@ -391,10 +391,10 @@ pub(crate) fn values_eq(a: &Expr, b: &Expr, ctx: &mut Ctx<'_>) -> Result<bool, M
             {
                 return Ok(true);
             }
-        } else if let (Some(x), Some(y)) = (integer_value(a), integer_value(b)) {
-            if x == y {
-                return Ok(true);
-            }
+        } else if let (Some(x), Some(y)) = (integer_value(a), integer_value(b))
+            && x == y
+        {
+            return Ok(true);
         }
     }
     if a.has_float() || b.has_float() {
@@ -415,7 +415,7 @@ pub(crate) fn values_eq(a: &Expr, b: &Expr, ctx: &mut Ctx<'_>) -> Result<bool, M
         }
         Exact::Nonzero(None) => Ok(false),
         // Functions exact algebra does not reduce, or not a value (infinity): evaluated.
-        Exact::Unknown | Exact::NotExact => Ok(numeric_at_points(a, b, close_unknown)),
+        Exact::Unknown | Exact::Inexact => Ok(numeric_at_points(a, b, close_unknown)),
     }
 }
 
@@ -429,7 +429,7 @@ pub(crate) fn same_value(a: &Expr, b: &Expr, ctx: &mut Ctx<'_>) -> Result<bool, 
     match exact_difference(a, b, ctx)? {
         Exact::Zero => Ok(true),
         Exact::Nonzero(_) => Ok(false),
-        Exact::Unknown | Exact::NotExact => Ok(numeric_at_points(a, b, close_unknown)),
+        Exact::Unknown | Exact::Inexact => Ok(numeric_at_points(a, b, close_unknown)),
     }
 }
 
@@ -552,7 +552,7 @@ mod tests {
 
     #[test]
     fn rounding_is_half_even_on_decimals() {
-        let r = |s: &str| BigRational::new(s.parse().unwrap(), 10_000_000.into());
+        let r = |s: &str| BigRational::new(s.parse().expect("digits"), 10_000_000.into());
         assert_eq!(round_half_even(&r("5"), 6), Rounded::Small(0));
         assert_eq!(round_half_even(&r("15"), 6), Rounded::Small(2));
         assert_eq!(round_half_even(&r("25"), 6), Rounded::Small(2));

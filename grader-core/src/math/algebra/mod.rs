@@ -756,11 +756,11 @@ mod tests {
             ..Default::default()
         };
         let a = super::super::latex::parse_latex(&many, &limits)
-            .unwrap()
-            .unwrap();
+            .expect("within the limits")
+            .expect("an expression");
         let half = super::super::latex::parse_latex("\\frac{1}{2}", &limits)
-            .unwrap()
-            .unwrap();
+            .expect("within the limits")
+            .expect("an expression");
         let mut budget = Budget::new();
         assert_eq!(
             factored(&a, &half, &mut budget).expect("cheap"),
@@ -769,8 +769,8 @@ mod tests {
         assert_eq!(factored(&a, &a, &mut budget).expect("cheap"), Some(true));
         let other = vec!["9801^{1170}"; 265].join("\\cdot ");
         let b = super::super::latex::parse_latex(&other, &limits)
-            .unwrap()
-            .unwrap();
+            .expect("within the limits")
+            .expect("an expression");
         assert_eq!(factored(&a, &b, &mut budget).expect("cheap"), Some(true));
         assert!(
             budget.used() < Budget::DEFAULT_WORK / 10,
