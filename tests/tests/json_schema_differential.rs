@@ -37,9 +37,13 @@ fn verdict(case: &Value) -> Value {
     };
     match compiled {
         Ok(compiled) => {
-            let valid = compiled.is_valid(&case["instance"]);
+            let valid = compiled
+                .is_valid(&case["instance"])
+                .expect("within the bounds");
             // The mismatches agree with the verdict, and point into the instance.
-            let mismatches = compiled.mismatches(&case["instance"]);
+            let mismatches = compiled
+                .mismatches(&case["instance"])
+                .expect("within the bounds");
             assert_eq!(valid, mismatches.is_empty(), "{case}\n{mismatches:?}");
             for mismatch in &mismatches {
                 assert!(!mismatch.keyword.is_empty(), "{mismatch:?}");
@@ -453,4 +457,42 @@ fn inputs_built_to_hurt_get_a_bounded_typed_answer() {
             .is_match()
     );
     assert_eq!(matches_schema("\u{feff}{}", &odd), Ok(SchemaCheck::NoJson));
+}
+
+/// Where validation differs from Python's `jsonschema` on purpose, as the JSON Schema
+/// specification says (docs/graders.md, "JSON Schema"): regular expressions are ECMA-262's
+/// (`\\d` and `\\w` are ASCII, `$` does not match before a final line break, where Python's
+/// `re` is Unicode-aware and lets `$` match there), and `multipleOf` is exact for decimals
+/// (0.07 is a multiple of 0.01, where Python's float division says 7.000000000000001).
+#[test]
+fn the_dialect_differs_from_python_where_the_specification_says() {
+    let cases = [
+        (json!({"pattern": "^\\d+$"}), json!("\u{663}\u{664}"), false),
+        (json!({"pattern": "^\\w+$"}), json!("caf\u{e9}"), false),
+        (json!({"pattern": "^a$"}), json!("a\n"), false),
+        (json!({"multipleOf": 0.01}), json!(0.07), true),
+        (json!({"multipleOf": 0.1}), json!(0.3), true),
+    ];
+    let ours: Vec<bool> = cases
+        .iter()
+        .map(|(schema, instance, _)| {
+            JsonSchema::new(schema)
+                .expect("a valid schema")
+                .is_valid(instance)
+                .expect("small")
+        })
+        .collect();
+    for ((schema, instance, expected), got) in cases.iter().zip(&ours) {
+        assert_eq!(got, expected, "{schema} on {instance}");
+    }
+    let as_cases: Vec<Value> = cases
+        .iter()
+        .map(|(schema, instance, _)| json!({"schema": schema, "instance": instance, "draft": null}))
+        .collect();
+    let Some(theirs) = python_verdicts(&as_cases) else {
+        return;
+    };
+    for (((schema, instance, _), got), python) in cases.iter().zip(&ours).zip(&theirs) {
+        assert_eq!(python, &json!(!got), "Python on {schema} and {instance}");
+    }
 }

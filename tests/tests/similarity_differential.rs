@@ -235,6 +235,48 @@ fn generated_pairs_agree() {
     grader_tests::assert_none_differ(&differ);
 }
 
+/// Long texts, up to 100 000 characters: copies with a handful to thousands of edits (the
+/// edit distance's band of 256, 2 048 or 8 192 rows, or the whole table) and different texts.
+#[test]
+fn long_texts_agree() {
+    let mut rng = Rng(0x1005_7E57);
+    let mut cases = Vec::new();
+    for (length, edits) in [
+        (3_000, 5),
+        (5_000, 200),
+        (20_000, 40),
+        (20_000, 900),
+        (40_000, 3_000),
+        (100_000, 30),
+        (100_000, 2_500),
+    ] {
+        let mut a = String::new();
+        while a.chars().count() < length {
+            a.push_str(&random_text(&mut rng));
+        }
+        let mut words: Vec<String> = a.split(' ').map(str::to_owned).collect();
+        for _ in 0..edits {
+            let i = rng.below(words.len());
+            words[i] = (*rng.pick(WORDS)).to_owned();
+        }
+        let b = words.join(" ");
+        for f in ["levenshtein", "levenshtein_similarity"] {
+            cases.push(json!({"f": f, "a": a, "b": b}));
+        }
+        if length <= 20_000 {
+            let mut other = String::new();
+            while other.chars().count() < length {
+                other.push_str(&random_text(&mut rng));
+            }
+            cases.push(json!({"f": "levenshtein", "a": a, "b": other}));
+        }
+    }
+    let Some(differ) = differ(&cases) else {
+        return;
+    };
+    grader_tests::assert_none_differ(&differ);
+}
+
 #[test]
 fn large_inputs_get_a_typed_error() {
     let a = "ab".repeat(100_001);
@@ -254,7 +296,7 @@ fn large_inputs_get_a_typed_error() {
     // Megabytes that differ only in one place: the common affixes cost nothing.
     let long = "x".repeat(4 << 20);
     assert_eq!(levenshtein(&long, &format!("{long}y")), Ok(1));
-    let words = "w ".repeat(100_000);
+    let words = "w ".repeat(100_001);
     assert!(matches!(
         rouge_l(&words, &words),
         Err(SimilarityError::TooLarge { .. })

@@ -55,9 +55,7 @@ pub fn json_equals(answer: &str, expected: &Value) -> Result<bool, JsonError> {
 pub fn matches_schema(answer: &str, schema: &Value) -> Result<Score, JsonError> {
     const GRADER: &str = "matches_schema";
     let compiled = super::JsonSchema::compile(GRADER, schema, None)?;
-    Ok(schema_score(super::schema::matches_schema_as(
-        GRADER, answer, &compiled,
-    )?))
+    bounded(super::schema::matches_schema_as(GRADER, answer, &compiled))
 }
 
 /// 1.0 when the answer holds a JSON object matching `schema` (promptfoo's `contains-json`
@@ -69,9 +67,24 @@ pub fn matches_schema(answer: &str, schema: &Value) -> Result<Score, JsonError> 
 pub fn contains_schema_match(answer: &str, schema: &Value) -> Result<Score, JsonError> {
     const GRADER: &str = "contains_schema_match";
     let compiled = super::JsonSchema::compile(GRADER, schema, None)?;
-    Ok(schema_score(super::schema::first_schema_match_as(
+    bounded(super::schema::first_schema_match_as(
         GRADER, answer, &compiled,
-    )?))
+    ))
+}
+
+/// The score of a schema check; an answer whose validation is past the bounds scores 0 with
+/// the reason in `info.error` (SPEC D43: writing something unjudgeable never escapes a 0).
+#[cfg(feature = "json-schema")]
+fn bounded(check: Result<super::SchemaCheck, JsonError>) -> Result<Score, JsonError> {
+    match check {
+        Ok(check) => Ok(schema_score(check)),
+        Err(error @ JsonError::ValidationTooLarge { .. }) => {
+            let mut info = Info::new();
+            info.insert("error".into(), error.to_string().into());
+            Ok(Score::new(0.0).with_info(info))
+        }
+        Err(error) => Err(error),
+    }
 }
 
 /// The score of a schema check: 1 for a match, with where it is or why not in `info`.

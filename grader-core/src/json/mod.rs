@@ -39,6 +39,8 @@
 //! numbers beyond the range of a double (`1e400`, `Infinity` in JavaScript) and lone
 //! surrogates.
 
+#[cfg(feature = "json-schema")]
+pub mod bounds;
 #[cfg(feature = "macros")]
 pub mod graders;
 mod scan;
@@ -103,6 +105,15 @@ pub enum JsonError {
         grader: &'static str,
         /// `serde_json`'s message.
         reason: String,
+    },
+    /// Validating the answer against the schema could take more work than the bounds allow
+    /// (feature `json-schema`; see [`bounds`]): an answer past them scores 0 in a grader.
+    #[error("{grader}: validating the answer against the schema needs too much work: {what}")]
+    ValidationTooLarge {
+        /// The grader or function.
+        grader: &'static str,
+        /// Which bound, in words.
+        what: String,
     },
     /// The schema given is not a valid JSON Schema (feature `json-schema`).
     #[error("{grader}: the schema is not a valid JSON Schema: {reason}")]

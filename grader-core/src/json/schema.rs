@@ -15,6 +15,7 @@ use std::ops::Range;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::bounds::{Cost, Estimate, Index, MAX_PAIRS, MAX_REGEX_STEPS, Past};
 use super::{JsonError, MAX_DEPTH, json_objects, scan};
 
 /// The deepest schema compiled (deeper is [`JsonError::InvalidSchema`]).
@@ -23,8 +24,10 @@ pub const MAX_SCHEMA_DEPTH: usize = 256;
 /// The most mismatches one check reports (the verdict does not depend on it).
 pub const MAX_MISMATCHES: usize = 20;
 
-/// The most steps a `pattern` may backtrack before it counts as not matching.
-const BACKTRACK_LIMIT: usize = 1_000_000;
+/// The most steps one match of a `pattern` may backtrack, by how many such matches one
+/// validation may make: their sum stays within [`MAX_REGEX_STEPS`]. Past the last tier the
+/// validation is refused.
+const BACKTRACK_TIERS: [usize; 4] = [1_000_000, 100_000, 10_000, 1_000];
 
 /// A draft of JSON Schema, to read a schema as whatever its `$schema` says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -61,14 +64,19 @@ impl From<Draft> for jsonschema::Draft {
 /// use serde_json::json;
 ///
 /// let schema = JsonSchema::new(&json!({"type": "object", "required": ["name"]}))?;
-/// assert!(schema.is_valid(&json!({"name": "Ada"})));
-/// let mismatches = schema.mismatches(&json!({"age": 36}));
+/// assert!(schema.is_valid(&json!({"name": "Ada"}))?);
+/// let mismatches = schema.mismatches(&json!({"age": 36}))?;
 /// assert_eq!(mismatches[0].keyword, "required");
 /// assert_eq!(mismatches[0].instance_path, "");
 /// # Ok::<(), grader_core::json::JsonError>(())
 /// ```
 pub struct JsonSchema {
-    validator: jsonschema::Validator,
+    /// The schema, boxed so that the index's addresses of its parts stay valid.
+    schema: Box<Value>,
+    index: Index,
+    draft: Option<Draft>,
+    /// The validator whose patterns may backtrack `BACKTRACK_TIERS[i]` steps a match.
+    validators: [std::sync::OnceLock<jsonschema::Validator>; 4],
 }
 
 impl fmt::Debug for JsonSchema {
@@ -169,7 +177,7 @@ impl JsonSchema {
     ///
     /// // `items` as a list is draft 7's tuple validation, and no longer a keyword in 2020-12.
     /// let schema = json!({"items": [{"type": "string"}]});
-    /// assert!(!JsonSchema::with_draft(&schema, Draft::Draft7)?.is_valid(&json!([1])));
+    /// assert!(!JsonSchema::with_draft(&schema, Draft::Draft7)?.is_valid(&json!([1]))?);
     /// # Ok::<(), grader_core::json::JsonError>(())
     /// ```
     ///
@@ -190,52 +198,141 @@ impl JsonSchema {
                 reason: format!("nested {depth} deep, deeper than {MAX_SCHEMA_DEPTH}"),
             });
         }
-        let mut options = jsonschema::options();
-        if let Some(draft) = draft {
-            options = options.with_draft(draft.into());
-        }
-        let validator = options
-            .should_validate_formats(false)
-            .with_pattern_options(
-                jsonschema::PatternOptions::fancy_regex().backtrack_limit(BACKTRACK_LIMIT),
-            )
-            .build(schema)
-            .map_err(|error| JsonError::InvalidSchema {
+        let validator = build(schema, draft, BACKTRACK_TIERS[0])
+            .map_err(|reason| JsonError::InvalidSchema { grader, reason })?;
+        let schema = Box::new(schema.clone());
+        let index = Index::new(&schema);
+        let compiled = Self {
+            schema,
+            index,
+            draft,
+            validators: Default::default(),
+        };
+        let _ = compiled.validators[0].set(validator);
+        Ok(compiled)
+    }
+
+    /// What validating `value` may cost at most, counted without validating: the
+    /// (subschema, part of the value) pairs the validator may visit, following references,
+    /// and the matches of patterns that need a backtracking engine.
+    ///
+    /// ```
+    /// use grader_core::json::JsonSchema;
+    /// use serde_json::json;
+    ///
+    /// let schema = JsonSchema::new(&json!({"type": "array", "items": {"type": "integer"}}))?;
+    /// assert_eq!(schema.cost(&json!([1, 2, 3]))?.pairs, 4);
+    /// # Ok::<(), grader_core::json::JsonError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`JsonError::ValidationTooLarge`] where the count passes
+    /// [`MAX_PAIRS`] or references chain too deep.
+    pub fn cost(&self, value: &Value) -> Result<Cost, JsonError> {
+        self.cost_as("json_schema", value)
+    }
+
+    fn cost_as(&self, grader: &'static str, value: &Value) -> Result<Cost, JsonError> {
+        Estimate::new(&self.schema, &self.index)
+            .of(value)
+            .map_err(|past| JsonError::ValidationTooLarge {
                 grader,
-                reason: describe(&error),
-            })?;
-        Ok(Self { validator })
+                what: match past {
+                    Past::Pairs => format!("more than {MAX_PAIRS} subschema checks"),
+                    Past::Chain => "references chained too deep".to_owned(),
+                },
+            })
+    }
+
+    /// The validator for `value`: after counting what validating it may cost (SPEC D35),
+    /// one whose patterns backtrack few enough steps a match that their sum stays bounded.
+    fn validator(
+        &self,
+        grader: &'static str,
+        value: &Value,
+    ) -> Result<&jsonschema::Validator, JsonError> {
+        let cost = self.cost_as(grader, value)?;
+        let steps = |tier: usize| (BACKTRACK_TIERS[tier] as u64).saturating_mul(cost.backtracking);
+        let Some(tier) = (0..BACKTRACK_TIERS.len()).find(|&t| steps(t) <= MAX_REGEX_STEPS) else {
+            return Err(JsonError::ValidationTooLarge {
+                grader,
+                what: format!(
+                    "{} matches of backtracking patterns, more than {} steps",
+                    cost.backtracking, MAX_REGEX_STEPS
+                ),
+            });
+        };
+        if let Some(validator) = self.validators[tier].get() {
+            return Ok(validator);
+        }
+        let built = build(&self.schema, self.draft, BACKTRACK_TIERS[tier])
+            .map_err(|reason| JsonError::InvalidSchema { grader, reason })?;
+        Ok(self.validators[tier].get_or_init(|| built))
     }
 
     /// Whether `value` matches.
-    #[must_use]
-    pub fn is_valid(&self, value: &Value) -> bool {
-        self.validator.is_valid(value)
+    ///
+    /// # Errors
+    /// [`JsonError::ValidationTooLarge`] where validating `value` could visit more than
+    /// [`MAX_PAIRS`] (subschema, part of the value) pairs, or make more
+    /// matches of backtracking patterns than [`MAX_REGEX_STEPS`]
+    /// allows at a thousand steps each.
+    pub fn is_valid(&self, value: &Value) -> Result<bool, JsonError> {
+        Ok(self.validator("json_schema", value)?.is_valid(value))
     }
 
     /// Why `value` does not match (empty when it does), at most [`MAX_MISMATCHES`].
-    #[must_use]
-    pub fn mismatches(&self, value: &Value) -> Vec<SchemaMismatch> {
-        self.validator
-            .iter_errors(value)
-            .take(MAX_MISMATCHES)
-            .map(|error| SchemaMismatch {
-                keyword: error.kind().keyword().to_owned(),
-                instance_path: error.instance_path().as_str().to_owned(),
-                schema_path: error.schema_path().as_str().to_owned(),
-                message: error.to_string(),
-            })
-            .collect()
+    ///
+    /// # Errors
+    /// As [`is_valid`](Self::is_valid).
+    pub fn mismatches(&self, value: &Value) -> Result<Vec<SchemaMismatch>, JsonError> {
+        Ok(mismatches_of(self.validator("json_schema", value)?, value))
     }
 
     /// The verdict on one value found at `range`.
-    fn check(&self, value: &Value, range: Range<usize>) -> SchemaCheck {
-        if self.is_valid(value) {
+    fn check(
+        &self,
+        grader: &'static str,
+        value: &Value,
+        range: Range<usize>,
+    ) -> Result<SchemaCheck, JsonError> {
+        let validator = self.validator(grader, value)?;
+        Ok(if validator.is_valid(value) {
             SchemaCheck::Match(range)
         } else {
-            SchemaCheck::Mismatch(self.mismatches(value))
-        }
+            SchemaCheck::Mismatch(mismatches_of(validator, value))
+        })
     }
+}
+
+/// Compiles `schema` with patterns that may backtrack `limit` steps a match.
+fn build(
+    schema: &Value,
+    draft: Option<Draft>,
+    limit: usize,
+) -> Result<jsonschema::Validator, String> {
+    let mut options = jsonschema::options();
+    if let Some(draft) = draft {
+        options = options.with_draft(draft.into());
+    }
+    options
+        .should_validate_formats(false)
+        .with_pattern_options(jsonschema::PatternOptions::fancy_regex().backtrack_limit(limit))
+        .build(schema)
+        .map_err(|error| describe(&error))
+}
+
+fn mismatches_of(validator: &jsonschema::Validator, value: &Value) -> Vec<SchemaMismatch> {
+    validator
+        .iter_errors(value)
+        .take(MAX_MISMATCHES)
+        .map(|error| SchemaMismatch {
+            keyword: error.kind().keyword().to_owned(),
+            instance_path: error.instance_path().as_str().to_owned(),
+            schema_path: error.schema_path().as_str().to_owned(),
+            message: error.to_string(),
+        })
+        .collect()
 }
 
 /// An error of the crate, with where in the schema it is.
@@ -298,7 +395,7 @@ pub(crate) fn matches_schema_as(
         return Ok(SchemaCheck::NoJson);
     };
     let value = read(grader, text, depth)?;
-    Ok(schema.check(&value, 0..text.len()))
+    schema.check(grader, &value, 0..text.len())
 }
 
 /// The first JSON object in `text` that matches `schema`, among those [`json_objects`] finds
@@ -339,7 +436,7 @@ pub(crate) fn first_schema_match_as(
         let object = &text[range.clone()];
         let depth = scan::whole(object).unwrap_or(0);
         let value = read(grader, object, depth)?;
-        verdict = schema.check(&value, range);
+        verdict = schema.check(grader, &value, range)?;
         if verdict.is_match() {
             break;
         }
@@ -376,7 +473,9 @@ mod tests {
             "properties": {"items": {"type": "array", "items": {"type": "string"}}}
         }))
         .expect("valid");
-        let why = schema.mismatches(&json!({"items": ["a", 2]}));
+        let why = schema
+            .mismatches(&json!({"items": ["a", 2]}))
+            .expect("small");
         assert_eq!(why.len(), 1);
         assert_eq!(why[0].keyword, "type");
         assert_eq!(why[0].instance_path, "/items/1");
@@ -394,8 +493,8 @@ mod tests {
             "$ref": "#/$defs/node"
         }))
         .expect("valid");
-        assert!(schema.is_valid(&json!([[[]], []])));
-        assert!(!schema.is_valid(&json!([[1]])));
+        assert!(schema.is_valid(&json!([[[]], []])).expect("small"));
+        assert!(!schema.is_valid(&json!([[1]])).expect("small"));
         // References that loop without reading the value (Python raises RecursionError).
         for looping in [
             json!({"$ref": "#"}),

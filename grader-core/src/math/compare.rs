@@ -1,38 +1,23 @@
 //! math-verify's `verify`: whether two parsed answers are the same, by its rules (assignments
 //! read as their value, relations compared through their difference, sets and tuples element
-//! by element, symbols by name, numbers exactly or rounded to 6 decimals when one is a
-//! decimal), with sympy's `simplify` replaced by evaluation at several points.
+//! by element, symbols by name, numbers exactly or rounded where one is a decimal), the
+//! values compared by [`numeric`](super::numeric) on exact normal forms.
+
+use std::borrow::Cow;
 
 use num_traits::{Signed, Zero};
 
+use super::error::MathError;
 use super::expr::{Expr, Rel};
-
-/// The values variables take in the comparisons of expressions, one set per trial.
-const TRIALS: [f64; 3] = [0.737_309_4, 1.311_867_5, 2.094_395_1];
-
-/// A variable's value in a trial: different for each name and trial.
-fn value_of(name: &str, trial: usize) -> f64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in name.bytes() {
-        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-    }
-    #[allow(clippy::cast_precision_loss)] // a fraction of the hash
-    let fraction = (h >> 11) as f64 / (1u64 << 53) as f64;
-    TRIALS[trial % TRIALS.len()] + fraction
-}
+use super::numeric::{self, Ctx};
 
 /// Whether `x` divides by zero somewhere (sympy's `zoo`): math-verify never matches it.
 fn has_zoo(x: &Expr) -> bool {
-    let mut found = false;
-    x.visit(&mut |e| {
-        if let Expr::Pow(base, exponent) = e
-            && base.exact().is_some_and(|b| b.is_zero())
-            && exponent.exact().is_some_and(|p| p.is_negative())
-        {
-            found = true;
-        }
-    });
-    found
+    x.any(|e| {
+        matches!(e, Expr::Pow(base, exponent)
+            if base.exact().is_some_and(|b| b.is_zero())
+                && exponent.exact().is_some_and(|p| p.is_negative()))
+    })
 }
 
 /// Whether every leaf of `x` is a variable (math-verify's `is_expr_of_only_symbols`).
@@ -96,59 +81,96 @@ fn minus(a: &Expr, b: &Expr) -> Expr {
     Expr::Add(vec![a.clone(), Expr::negate(b.clone())])
 }
 
+/// `pred` with its variables renamed to the gold's, in sorted order, where both have as many
+/// (math-verify's `strict=False`).
+fn renamed(gold: &Expr, pred: &Expr) -> Option<Expr> {
+    let (g, p) = (gold.symbols(), pred.symbols());
+    if g.len() != p.len() || g == p || g.iter().chain(&p).any(|s| s.ends_with("()")) {
+        return None;
+    }
+    let map: std::collections::HashMap<&str, &str> = p
+        .iter()
+        .map(String::as_str)
+        .zip(g.iter().map(String::as_str))
+        .collect();
+    Some(pred.map_symbols(&|name| map.get(name).map(|s| (*s).to_owned())))
+}
+
 /// math-verify's `sympy_expr_eq`.
-pub(crate) fn expr_eq(gold: &Expr, pred: &Expr) -> bool {
-    let mut gold = gold.clone();
-    let mut pred = pred.clone();
+pub(crate) fn expr_eq(gold: &Expr, pred: &Expr, ctx: &mut Ctx<'_>) -> Result<bool, MathError> {
+    ctx.budget.charge(1)?;
+    // Copied only where rewritten.
+    let mut gold = Cow::Borrowed(gold);
+    let mut pred = Cow::Borrowed(pred);
+    if !ctx.options.strict
+        && let Some(renamed) = renamed(&gold, &pred)
+    {
+        pred = Cow::Owned(renamed);
+    }
     let (gold_assign, pred_assign) = (is_assignment(&gold), is_assignment(&pred));
     let (gold_eq, pred_eq) = (is_equation(&gold), is_equation(&pred));
     if gold_assign
         && let (Some((lhs, _)), Some((_, rhs))) =
             (sides(first_relation(&gold)), sides(last_relation(&gold)))
     {
-        gold = Expr::Rel(Rel::Eq, Box::new(lhs.clone()), Box::new(rhs.clone()));
+        gold = Cow::Owned(Expr::Rel(
+            Rel::Eq,
+            Box::new(lhs.clone()),
+            Box::new(rhs.clone()),
+        ));
     }
     if pred_assign
         && let (Some((lhs, _)), Some((_, rhs))) =
             (sides(first_relation(&pred)), sides(last_relation(&pred)))
     {
-        pred = Expr::Rel(Rel::Eq, Box::new(lhs.clone()), Box::new(rhs.clone()));
+        pred = Cow::Owned(Expr::Rel(
+            Rel::Eq,
+            Box::new(lhs.clone()),
+            Box::new(rhs.clone()),
+        ));
     }
     if pred_eq && !gold_eq {
         if let Some((_, rhs)) = sides(last_relation(&pred)) {
-            pred = rhs.clone();
+            pred = Cow::Owned(rhs.clone());
         }
     } else if gold_assign
         && !pred_eq
         && let Some((_, rhs)) = sides(last_relation(&gold))
     {
-        gold = rhs.clone();
+        gold = Cow::Owned(rhs.clone());
     }
     if gold.is_relation()
         && pred.is_set()
         && let Some(set) = relation_as_set(&gold)
     {
-        gold = set;
+        gold = Cow::Owned(set);
+    }
+    if ctx.options.allow_set_relation_comp
+        && pred.is_relation()
+        && gold.is_set()
+        && let Some(set) = relation_as_set(&pred)
+    {
+        pred = Cow::Owned(set);
     }
     if has_zoo(&gold) {
-        return false;
+        return Ok(false);
     }
     if gold == pred {
-        return true;
+        return Ok(true);
     }
     if gold.is_relation() && pred.is_relation() {
-        return relations_eq(&gold, &pred);
+        return relations_eq(&gold, &pred, ctx);
     }
     if gold.is_set() || pred.is_set() {
-        return sets_eq(&gold, &pred);
+        return sets_eq(&gold, &pred, ctx);
     }
-    if matches!(gold, Expr::Sym(_)) || matches!(pred, Expr::Sym(_)) {
-        return symbols_eq(&gold, &pred);
+    if matches!(*gold, Expr::Sym(_)) || matches!(*pred, Expr::Sym(_)) {
+        return Ok(symbols_eq(&gold, &pred));
     }
     if gold.is_relation() || pred.is_relation() {
-        return false;
+        return Ok(false);
     }
-    numeric_eq(&gold, &pred) || symbolic_eq(&gold, &pred)
+    numeric::values_eq(&gold, &pred, ctx)
 }
 
 /// A relation of one variable with numbers as the interval it holds on (sympy's `as_set`, for
@@ -207,184 +229,36 @@ fn relation_as_set(x: &Expr) -> Option<Expr> {
     }
 }
 
-/// A matrix expression's value: sums and products of matrices worked out cell by cell.
-fn matrix_value(x: &Expr) -> Option<(usize, usize, Vec<Expr>)> {
-    match x {
-        Expr::Matrix(rows, cells) if *rows > 0 => Some((*rows, cells.len() / rows, cells.clone())),
-        Expr::Add(items) => {
-            let mut parts = items.iter().map(matrix_value);
-            let (r, c, mut cells) = parts.next()??;
-            for part in parts {
-                let (r2, c2, other) = part?;
-                if (r2, c2) != (r, c) {
-                    return None;
-                }
-                cells = cells
-                    .into_iter()
-                    .zip(other)
-                    .map(|(a, b)| Expr::Add(vec![a, b]))
-                    .collect();
-            }
-            Some((r, c, cells))
-        }
-        Expr::Mul(items) if items.len() == 2 => {
-            let (r1, c1, a) = matrix_value(&items[0])?;
-            let (r2, c2, b) = matrix_value(&items[1])?;
-            if c1 != r2 || r1 * c2 > 1024 {
-                return None;
-            }
-            let mut cells = Vec::with_capacity(r1 * c2);
-            for i in 0..r1 {
-                for j in 0..c2 {
-                    let terms = (0..c1)
-                        .map(|k| Expr::Mul(vec![a[i * c1 + k].clone(), b[k * c2 + j].clone()]))
-                        .collect();
-                    cells.push(Expr::Add(terms));
-                }
-            }
-            Some((r1, c2, cells))
-        }
-        _ => None,
-    }
-}
-
-/// Whether `x` is a number or the percentage of one; `Some(true)` for a decimal.
-fn atomic_number(x: &Expr) -> Option<bool> {
-    match x {
-        Expr::Num(_) => Some(false),
-        Expr::Float(_) => Some(true),
-        Expr::Percent(inner) => match **inner {
-            Expr::Num(_) => Some(false),
-            Expr::Float(_) => Some(true),
-            _ => None,
-        },
-        _ => None,
-    }
-}
-
-fn integer_value(x: &Expr) -> Option<&num_rational::BigRational> {
-    match x {
-        Expr::Num(n) if n.is_integer() => Some(n),
-        Expr::Percent(inner) => match &**inner {
-            Expr::Num(n) if n.is_integer() => Some(n),
-            _ => None,
-        },
-        _ => None,
-    }
-}
-
-/// Rounds to 6 decimals as sympy's `Float.round(6)` compares.
-fn round6(x: f64) -> f64 {
-    (x * 1e6).round()
-}
-
-fn close(a: f64, b: f64) -> bool {
-    if a == b {
-        return true;
-    }
-    (a - b).abs() <= 1e-10 * a.abs().max(b.abs()).max(1.0)
-}
-
-/// math-verify's `sympy_numeric_eq`.
-fn numeric_eq(a: &Expr, b: &Expr) -> bool {
-    if let (Some((ra, wa, ca)), Some((rb, wb, cb))) = (matrix_value(a), matrix_value(b)) {
-        return (ra, wa) == (rb, wb)
-            && ca
-                .iter()
-                .zip(&cb)
-                .all(|(x, y)| numeric_eq(x, y) || symbolic_eq(x, y));
-    }
-    let (ka, kb) = (atomic_number(a), atomic_number(b));
-    if ka.is_some() || kb.is_some() {
-        if ka == Some(true) || kb == Some(true) {
-            if a.has_symbols() || b.has_symbols() {
-                return false;
-            }
-            let (x, y) = (a.eval(&|_| f64::NAN), b.eval(&|_| f64::NAN));
-            return x.is_finite() && y.is_finite() && round6(x) == round6(y);
-        }
-        if let (Some(x), Some(y)) = (integer_value(a), integer_value(b)) {
-            return x == y;
-        }
-        return match (a.exact(), b.exact()) {
-            (Some(x), Some(y)) => x == y,
-            _ => false,
-        };
-    }
-    if a.has_symbols() || b.has_symbols() {
-        return false;
-    }
-    if let (Some(x), Some(y)) = (a.exact(), b.exact()) {
-        return x == y;
-    }
-    let (x, y) = (a.eval(&|_| f64::NAN), b.eval(&|_| f64::NAN));
-    x.is_finite() && y.is_finite() && close(x, y)
-}
-
-/// sympy's `simplify(a - b).is_zero`, by evaluation at several points.
-fn symbolic_eq(a: &Expr, b: &Expr) -> bool {
-    if a.is_set() || b.is_set() || matches!(a, Expr::Matrix(..)) || matches!(b, Expr::Matrix(..)) {
-        return false;
-    }
-    let mut agreed = 0;
-    for trial in 0..TRIALS.len() {
-        let var = |name: &str| value_of(name, trial);
-        let (x, y) = (a.eval(&var), b.eval(&var));
-        if !(x.is_finite() && y.is_finite()) {
-            continue;
-        }
-        if !close(x, y) {
-            return false;
-        }
-        agreed += 1;
-    }
-    agreed > 0
-}
-
-/// Whether `a = k·b` for one constant `k` (positive where `sign` is 1, negative for -1, any
-/// nonzero for 0), at every trial point.
-fn proportional(a: &Expr, b: &Expr, sign: i32) -> bool {
-    let mut ratio: Option<f64> = None;
-    for trial in 0..TRIALS.len() {
-        let var = |name: &str| value_of(name, trial);
-        let (x, y) = (a.eval(&var), b.eval(&var));
-        if !(x.is_finite() && y.is_finite()) || y == 0.0 {
-            return false;
-        }
-        let r = x / y;
-        if r == 0.0 || (sign > 0 && r < 0.0) || (sign < 0 && r > 0.0) {
-            return false;
-        }
-        match ratio {
-            None => ratio = Some(r),
-            Some(k) if close(k, r) => {}
-            Some(_) => return false,
-        }
-    }
-    a.symbols() == b.symbols() && ratio.is_some()
-}
-
 /// math-verify's `sympy_compare_relational`.
-fn relations_eq(gold: &Expr, pred: &Expr) -> bool {
+fn relations_eq(gold: &Expr, pred: &Expr, ctx: &mut Ctx<'_>) -> Result<bool, MathError> {
     if let (Expr::And(g), Expr::And(p)) = (gold, pred) {
-        return g.len() == p.len() && g.iter().zip(p).all(|(x, y)| relations_eq(x, y));
+        if g.len() != p.len() {
+            return Ok(false);
+        }
+        for (x, y) in g.iter().zip(p) {
+            if !relations_eq(x, y, ctx)? {
+                return Ok(false);
+            }
+        }
+        return Ok(true);
     }
     let (Expr::Rel(rg, gl, gr), Expr::Rel(rp, pl, pr)) = (gold, pred) else {
-        return false;
+        return Ok(false);
     };
     let (dg, dp) = (minus(gl, gr), minus(pl, pr));
-    if rg == rp && expr_eq(&dg, &dp) {
-        return true;
+    if rg == rp && expr_eq(&dg, &dp, ctx)? {
+        return Ok(true);
     }
-    if rg.flipped() == *rp && *rg != Rel::Eq && *rg != Rel::Ne && expr_eq(&dg, &minus(pr, pl)) {
-        return true;
+    if rg.flipped() == *rp && *rg != Rel::Eq && *rg != Rel::Ne && expr_eq(&dg, &minus(pr, pl), ctx)?
+    {
+        return Ok(true);
     }
     // sympy's `solve`: the same solutions where one difference is a multiple of the other.
     match (rg, rp) {
-        (Rel::Eq, Rel::Eq) => proportional(&dg, &dp, 0),
-        _ if rg == rp => proportional(&dg, &dp, 1),
-        _ if rg.flipped() == *rp => proportional(&dg, &dp, -1),
-        _ => false,
+        (Rel::Eq, Rel::Eq) => numeric::proportional(&dg, &dp, 0, ctx),
+        _ if rg == rp => numeric::proportional(&dg, &dp, 1, ctx),
+        _ if rg.flipped() == *rp => numeric::proportional(&dg, &dp, -1, ctx),
+        _ => Ok(false),
     }
 }
 
@@ -451,15 +325,15 @@ fn sorted(items: &[Expr]) -> Option<Vec<&Expr>> {
 }
 
 /// Element by element, in order; or, for sets whose elements have no numeric order, by
-/// matching each gold element with a distinct equal one.
-fn deep_eq(gold: &Expr, pred: &Expr) -> bool {
+/// matching each gold element with a distinct equal one (and, under exact semantics, where
+/// numeric order ties or misleads, by matching too).
+fn deep_eq(gold: &Expr, pred: &Expr, ctx: &mut Ctx<'_>) -> Result<bool, MathError> {
     let (Some(g), Some(p)) = (elements(gold), elements(pred)) else {
-        return false;
+        return Ok(false);
     };
     if g.len() != p.len() {
-        return false;
+        return Ok(false);
     }
-    let pairwise = |a: Vec<&Expr>, b: Vec<&Expr>| a.iter().zip(&b).all(|(x, y)| expr_eq(x, y));
     let gold_set = matches!(gold, Expr::Set(_));
     let pred_set = matches!(pred, Expr::Set(_));
     if gold_set || (pred_set && !matches!(gold, Expr::Tuple(_))) {
@@ -469,27 +343,48 @@ fn deep_eq(gold: &Expr, pred: &Expr) -> bool {
             Some(g.iter().collect())
         };
         if let (Some(a), Some(b)) = (sorted_gold, sorted(p)) {
-            return pairwise(a, b);
+            if pairwise(&a, &b, ctx)? {
+                return Ok(true);
+            }
+            if ctx.parity() || !gold_set {
+                return Ok(false);
+            }
         }
-        // No numeric order: match elements.
+        // No numeric order (or one that ties): match elements.
         let mut used = vec![false; p.len()];
-        return g.iter().all(|x| {
-            let found = p
-                .iter()
-                .enumerate()
-                .find(|(i, y)| !used[*i] && expr_eq(x, y))
-                .map(|(i, _)| i);
-            found.is_some_and(|i| {
-                used[i] = true;
-                true
-            })
-        });
+        for x in g {
+            let mut found = None;
+            for (i, y) in p.iter().enumerate() {
+                if !used[i] && expr_eq(x, y, ctx)? {
+                    found = Some(i);
+                    break;
+                }
+            }
+            match found {
+                Some(i) => used[i] = true,
+                None => return Ok(false),
+            }
+        }
+        return Ok(true);
     }
-    pairwise(g.iter().collect(), p.iter().collect())
+    pairwise(
+        &g.iter().collect::<Vec<_>>(),
+        &p.iter().collect::<Vec<_>>(),
+        ctx,
+    )
+}
+
+fn pairwise(a: &[&Expr], b: &[&Expr], ctx: &mut Ctx<'_>) -> Result<bool, MathError> {
+    for (x, y) in a.iter().zip(b) {
+        if !expr_eq(x, y, ctx)? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// math-verify's `sympy_compare_sets`.
-fn sets_eq(gold: &Expr, pred: &Expr) -> bool {
+fn sets_eq(gold: &Expr, pred: &Expr, ctx: &mut Ctx<'_>) -> Result<bool, MathError> {
     let wrap = |x: &Expr| {
         if x.is_set() {
             x.clone()
@@ -499,26 +394,34 @@ fn sets_eq(gold: &Expr, pred: &Expr) -> bool {
     };
     let (a, b) = (wrap(gold), wrap(pred));
     if let (Expr::Interval(s1, e1, l1, r1), Expr::Interval(s2, e2, l2, r2)) = (&a, &b) {
-        return l1 == l2 && r1 == r2 && expr_eq(s1, s2) && expr_eq(e1, e2);
+        return Ok(l1 == l2 && r1 == r2 && expr_eq(s1, s2, ctx)? && expr_eq(e1, e2, ctx)?);
     }
     if a == b {
-        return true;
+        return Ok(true);
     }
     if let (Expr::Union(x), Expr::Union(y)) = (&a, &b) {
-        return x.len() == y.len() && x.iter().zip(y).all(|(p, q)| sets_eq(p, q));
+        if x.len() != y.len() {
+            return Ok(false);
+        }
+        for (p, q) in x.iter().zip(y) {
+            if !sets_eq(p, q, ctx)? {
+                return Ok(false);
+            }
+        }
+        return Ok(true);
     }
     if elements(&a).is_some() && elements(&b).is_some() {
-        return deep_eq(&a, &b);
+        return deep_eq(&a, &b, ctx);
     }
     let open_pair = |x: &Expr| match x {
         Expr::Interval(s, e, true, true) => Some(Expr::Tuple(vec![(**s).clone(), (**e).clone()])),
         _ => None,
     };
     if let (Some(pair), Some(items)) = (open_pair(&a), elements(&b)) {
-        return items.len() == 2 && deep_eq(&pair, &b);
+        return Ok(items.len() == 2 && deep_eq(&pair, &b, ctx)?);
     }
     if let (Some(items), Some(pair)) = (elements(&a), open_pair(&b)) {
-        return items.len() == 2 && deep_eq(&a, &pair);
+        return Ok(items.len() == 2 && deep_eq(&a, &pair, ctx)?);
     }
-    false
+    Ok(false)
 }

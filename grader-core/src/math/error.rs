@@ -1,19 +1,22 @@
 //! Why a math answer has no verdict.
 
-/// Why [`verify`](super::verify) or [`parse`](super::parse) reached no verdict: an input past
-/// one of the bounds (see [`Limits`](super::Limits)) that keep every comparison short.
+/// Why a parse, a comparison or a math grader reached no verdict: an input past one of the
+/// bounds (see [`Limits`](super::Limits) and [`Budget`](super::Budget)) that keep every
+/// comparison short, a deadline or a cancel flag, or a gold answer that cannot be read whole.
 ///
 /// An answer that merely has no extractable or parseable expression is not an error: as in
 /// math-verify, it matches nothing and the verdict is `false`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum MathError {
-    /// The text is longer than the limit, in bytes.
-    #[error("{grader}: the text is {len} bytes long, more than the limit of {limit}")]
+    /// The text, or the answer extracted from it, is longer than its limit, in bytes.
+    #[error("{grader}: the {what} is {len} bytes long, more than the limit of {limit}")]
     TooLong {
         /// The grader or function.
         grader: &'static str,
-        /// The text's length in bytes.
+        /// What is long: `"text"` (the whole text searched) or `"extracted answer"`.
+        what: &'static str,
+        /// Its length in bytes.
         len: usize,
         /// The limit.
         limit: usize,
@@ -51,6 +54,50 @@ pub enum MathError {
         /// The limit.
         limit: usize,
     },
+    /// Comparing the two answers exactly needs more work than the [`Budget`](super::Budget)
+    /// allows (numbers of millions of digits, expansions of thousands of terms).
+    #[error(
+        "{grader}: comparing the answers exactly needs more than {limit} units of work (numbers or expansions too large)"
+    )]
+    TooMuchWork {
+        /// The grader or function.
+        grader: &'static str,
+        /// The work bound.
+        limit: u64,
+    },
+    /// The deadline of the [`Budget`](super::Budget) passed before a verdict.
+    #[error("{grader}: the deadline passed before a verdict")]
+    Deadline {
+        /// The grader or function.
+        grader: &'static str,
+    },
+    /// The cancel flag of the [`Budget`](super::Budget) was set before a verdict.
+    #[error("{grader}: cancelled before a verdict")]
+    Cancelled {
+        /// The grader or function.
+        grader: &'static str,
+    },
+    /// The gold answer yields no expression (SPEC D38: unscored, never a 0).
+    #[error("{grader}: no answer can be read from the gold {gold:?}")]
+    GoldUnreadable {
+        /// The grader or function.
+        grader: &'static str,
+        /// The start of the gold text.
+        gold: String,
+    },
+    /// Only part of the gold answer was read (SPEC D38): a gold written as bare LaTeX that
+    /// does not parse whole, whose extraction found a piece of it (`2\sqrt{3}` read as `2`).
+    #[error(
+        "{grader}: only {extracted:?} was read from the gold {gold:?}; write the gold whole (as LaTeX math, or in $…$ or \\boxed{{}})"
+    )]
+    GoldFragment {
+        /// The grader or function.
+        grader: &'static str,
+        /// The start of the gold text.
+        gold: String,
+        /// What was extracted from it.
+        extracted: String,
+    },
 }
 
 impl MathError {
@@ -61,9 +108,24 @@ impl MathError {
             Self::TooLong { grader, .. }
             | Self::TooDeep { grader, .. }
             | Self::TooManyDigits { grader, .. }
-            | Self::TooManyNodes { grader, .. } => *grader = name,
+            | Self::TooManyNodes { grader, .. }
+            | Self::TooMuchWork { grader, .. }
+            | Self::Deadline { grader }
+            | Self::Cancelled { grader }
+            | Self::GoldUnreadable { grader, .. }
+            | Self::GoldFragment { grader, .. } => *grader = name,
         }
         self
+    }
+
+    /// Whether the error is about the gold answer (a typed failure of the grading, not of
+    /// the answer graded).
+    #[must_use]
+    pub fn is_gold_error(&self) -> bool {
+        matches!(
+            self,
+            Self::GoldUnreadable { .. } | Self::GoldFragment { .. }
+        )
     }
 }
 

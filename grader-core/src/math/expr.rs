@@ -174,25 +174,13 @@ impl Expr {
     /// Whether the expression has a variable or unknown function.
     #[must_use]
     pub fn has_symbols(&self) -> bool {
-        let mut found = false;
-        self.visit(&mut |e| {
-            if matches!(e, Self::Sym(_) | Self::Apply(..)) {
-                found = true;
-            }
-        });
-        found
+        self.any(|e| matches!(e, Self::Sym(_) | Self::Apply(..)))
     }
 
     /// Whether the expression holds a decimal literal.
     #[must_use]
     pub fn has_float(&self) -> bool {
-        let mut found = false;
-        self.visit(&mut |e| {
-            if matches!(e, Self::Float(_)) {
-                found = true;
-            }
-        });
-        found
+        self.any(|e| matches!(e, Self::Float(_)))
     }
 
     /// The names of the variables, sorted, without repeats.
@@ -209,11 +197,43 @@ impl Expr {
         names
     }
 
-    /// The direct children.
-    fn children(&self) -> Vec<&Self> {
+    /// The same expression with variables renamed by `rename` (`None` keeps a name).
+    #[must_use]
+    pub fn map_symbols(&self, rename: &dyn Fn(&str) -> Option<String>) -> Self {
+        let map = |items: &[Self]| items.iter().map(|x| x.map_symbols(rename)).collect();
+        let boxed = |x: &Self| Box::new(x.map_symbols(rename));
         match self {
+            Self::Sym(name) => Self::Sym(rename(name).unwrap_or_else(|| name.clone())),
+            Self::Add(v) => Self::Add(map(v)),
+            Self::Mul(v) => Self::Mul(map(v)),
+            Self::Apply(name, v) => Self::Apply(name.clone(), map(v)),
+            Self::And(v) => Self::And(map(v)),
+            Self::Set(v) => Self::Set(map(v)),
+            Self::Tuple(v) => Self::Tuple(map(v)),
+            Self::Union(v) => Self::Union(map(v)),
+            Self::Matrix(r, v) => Self::Matrix(*r, map(v)),
+            Self::Pow(a, b) => Self::Pow(boxed(a), boxed(b)),
+            Self::Log(a, b) => Self::Log(boxed(a), boxed(b)),
+            Self::Rel(r, a, b) => Self::Rel(*r, boxed(a), boxed(b)),
+            Self::Interval(a, b, l, r) => Self::Interval(boxed(a), boxed(b), *l, *r),
+            Self::Func(f, a) => Self::Func(*f, boxed(a)),
+            Self::Percent(a) => Self::Percent(boxed(a)),
+            other => other.clone(),
+        }
+    }
+
+    /// Calls `f` on each direct child.
+    pub(crate) fn visit_children<'a>(&'a self, f: &mut impl FnMut(&'a Self)) {
+        for child in self.children() {
+            f(child);
+        }
+    }
+
+    /// The direct children (without allocating).
+    fn children(&self) -> impl Iterator<Item = &Self> {
+        let (items, first, second): (&[Self], Option<&Self>, Option<&Self>) = match self {
             Self::Num(_) | Self::Float(_) | Self::Sym(_) | Self::Pi | Self::E | Self::Inf => {
-                Vec::new()
+                (&[], None, None)
             }
             Self::Add(v)
             | Self::Mul(v)
@@ -222,12 +242,35 @@ impl Expr {
             | Self::Set(v)
             | Self::Tuple(v)
             | Self::Union(v)
-            | Self::Matrix(_, v) => v.iter().collect(),
+            | Self::Matrix(_, v) => (v, None, None),
             Self::Pow(a, b) | Self::Log(a, b) | Self::Rel(_, a, b) | Self::Interval(a, b, ..) => {
-                vec![a, b]
+                (&[], Some(a), Some(b))
             }
-            Self::Func(_, a) | Self::Percent(a) => vec![a],
+            Self::Func(_, a) | Self::Percent(a) => (&[], Some(a), None),
+        };
+        items.iter().chain(first).chain(second)
+    }
+
+    /// Whether some node satisfies `f` (stopping at the first): recursively near the root
+    /// (most answers are shallow, and nothing is allocated), with an explicit stack below.
+    pub(crate) fn any(&self, f: impl Fn(&Self) -> bool) -> bool {
+        fn shallow(e: &Expr, f: &dyn Fn(&Expr) -> bool, depth: u32) -> bool {
+            if depth == 0 {
+                return deep(e, f);
+            }
+            f(e) || e.children().any(|c| shallow(c, f, depth - 1))
         }
+        fn deep(e: &Expr, f: &dyn Fn(&Expr) -> bool) -> bool {
+            let mut stack = vec![e];
+            while let Some(e) = stack.pop() {
+                if f(e) {
+                    return true;
+                }
+                stack.extend(e.children());
+            }
+            false
+        }
+        shallow(self, &f, 32)
     }
 
     /// Calls `f` on every node, without recursion (an explicit stack).
@@ -240,17 +283,23 @@ impl Expr {
     }
 
     /// The exact rational value, where the expression is a rational number (sums, products,
-    /// integer powers and percents of rationals; factorials of small integers).
+    /// integer powers and percents of rationals; factorials of small integers) of at most
+    /// 16 384 bits: a quick structural value, the comparisons use exact normal forms.
     #[must_use]
     pub fn exact(&self) -> Option<BigRational> {
         match self {
             Self::Num(n) => Some(n.clone()),
-            Self::Add(items) => items
-                .iter()
-                .try_fold(BigRational::zero(), |acc, x| Some(acc + x.exact()?)),
-            Self::Mul(items) => items
-                .iter()
-                .try_fold(BigRational::one(), |acc, x| Some(acc * x.exact()?)),
+            Self::Add(items) => items.iter().try_fold(BigRational::zero(), |acc, x| {
+                let sum = acc + x.exact()?;
+                (bits(&sum) <= MAX_EXACT_BITS).then_some(sum)
+            }),
+            Self::Mul(items) => items.iter().try_fold(BigRational::one(), |acc, x| {
+                let x = x.exact()?;
+                if bits(&acc) + bits(&x) > MAX_EXACT_BITS {
+                    return None;
+                }
+                Some(acc * x)
+            }),
             Self::Percent(x) => Some(x.exact()? / BigRational::from_integer(BigInt::from(100))),
             Self::Pow(base, exponent) => {
                 let base = base.exact()?;
@@ -270,7 +319,12 @@ impl Expr {
                 if base.is_zero() && e < 0 {
                     return None;
                 }
-                let power = num_traits::pow(base, magnitude as usize);
+                // Numerator and denominator apart: a reduced fraction's powers stay reduced,
+                // and no gcd (quadratic in the bits) runs at each squaring.
+                let power = BigRational::new_raw(
+                    num_traits::pow(base.numer().clone(), magnitude as usize),
+                    num_traits::pow(base.denom().clone(), magnitude as usize),
+                );
                 Some(if e < 0 { power.recip() } else { power })
             }
             Self::Func(Func::Factorial, x) => {
@@ -312,9 +366,11 @@ impl Expr {
             Self::Add(items) => items.iter().map(|x| x.eval(var)).sum(),
             Self::Mul(items) => items.iter().map(|x| x.eval(var)).product(),
             Self::Pow(base, exponent) => {
-                if let (Some(b), Some(e)) = (base.exact(), exponent.exact()) {
+                if let Some(e) = exponent.exact().filter(|e| !e.is_integer())
+                    && let Some(b) = base.exact()
+                {
                     // Odd roots of negative numbers are real, as sympy's `real_root` for LaTeX.
-                    if b.is_negative() && !e.is_integer() && e.denom() % 2 == BigInt::one() {
+                    if b.is_negative() && e.denom() % 2 == BigInt::one() {
                         let value = (-ratio_f64(&b)).powf(ratio_f64(&e));
                         return if e.numer() % 2 == BigInt::zero() {
                             value
@@ -353,6 +409,10 @@ impl Expr {
             _ => f64::NAN,
         }
     }
+}
+
+fn bits(n: &BigRational) -> u64 {
+    n.numer().bits().max(n.denom().bits())
 }
 
 /// `base^exponent` exactly where both are rational and the root is exact (`4^(1/2) = 2`).

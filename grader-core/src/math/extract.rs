@@ -1,10 +1,14 @@
+//! Why this file is long: math-verify's extraction regexes are one module in the anchor
+//! (`math_verify/parser.py`), and their scanners read best beside each other, in its order.
+//!
 //! Where math-verify finds the answer in a text: its regular expressions (LaTeX environments,
 //! `\boxed{}`, "answer", "final answer ... is", plain numbers and expressions), written as
 //! scanners that run in time linear in the text for each start position they try, with the
 //! same priorities and the same order of attempts (rightmost match first within a priority).
 
+use super::config::ExtractionTarget;
 use super::normalize::{Boxed, is_py_space};
-use super::scan::Scan;
+use super::scan::{self, Scan};
 
 /// One place an answer may be, as math-verify's regexes find it.
 #[derive(Debug, Clone)]
@@ -17,6 +21,8 @@ pub(crate) enum Found {
     Number(String, bool),
     /// A plain expression (`1/2`, `(9+1)`).
     Plain(String),
+    /// One of a string target's strings.
+    Str(String),
 }
 
 /// A match: its span and what it found.
@@ -25,41 +31,216 @@ pub(crate) struct Candidate {
     pub start: usize,
     pub end: usize,
     pub found: Found,
+    /// The extraction target (its index in the configuration) that found it.
+    pub target: usize,
 }
 
-/// math-verify's priorities, most important first.
-pub(crate) const PRIORITIES: [u32; 4] = [50, 100, 200, 300];
+/// One of a target's regular expressions, as a scanner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pattern {
+    /// "final answer is … I hope" (priority 0).
+    Hope,
+    /// "final answer … is" (50).
+    FinalIs,
+    /// "answer:" (100).
+    AnswerColon,
+    /// "answer" (200).
+    Answer,
+    /// A string at the start of the text (250, strings only).
+    Start,
+    /// Anywhere (300).
+    Anywhere,
+    /// LaTeX environments holding `\boxed{}`, at the boxed priority.
+    BoxedEnvs,
+    /// `\boxed{.+}`, at the boxed priority.
+    PlainBoxed,
+}
+
+/// A target's regular expressions with their priorities, in the anchor's order (at most eight,
+/// without allocating).
+fn patterns(target: &ExtractionTarget) -> impl Iterator<Item = (Pattern, i32)> {
+    let mut out: [Option<(Pattern, i32)>; 7] = [
+        Some((Pattern::Hope, 0)),
+        Some((Pattern::FinalIs, 50)),
+        Some((Pattern::AnswerColon, 100)),
+        Some((Pattern::Answer, 200)),
+        None,
+        None,
+        None,
+    ];
+    match target {
+        ExtractionTarget::Latex(config) => {
+            if config.try_extract_without_anchor {
+                out[4] = Some((Pattern::Anywhere, 300));
+            }
+            if config.boxed_match_priority >= 0 {
+                out[5] = Some((Pattern::BoxedEnvs, config.boxed_match_priority));
+                out[6] = Some((Pattern::PlainBoxed, config.boxed_match_priority));
+            }
+        }
+        ExtractionTarget::Expr(config) => {
+            if config.try_extract_without_anchor {
+                out[4] = Some((Pattern::Anywhere, 300));
+            }
+        }
+        ExtractionTarget::String(config) => {
+            if config.try_extract_without_anchor {
+                out[4] = Some((Pattern::Start, 250));
+                out[5] = Some((Pattern::Anywhere, 300));
+            }
+        }
+    }
+    out.into_iter().flatten()
+}
+
+/// The priorities the targets use, most important first, without repeats.
+pub(crate) fn priorities(targets: &[ExtractionTarget]) -> Vec<i32> {
+    let mut all = Vec::with_capacity(8);
+    for target in targets {
+        for (_, p) in patterns(target) {
+            if !all.contains(&p) {
+                all.push(p);
+            }
+        }
+    }
+    all.sort_unstable();
+    all
+}
 
 /// The candidates of one priority, in the order math-verify tries them (rightmost end first,
-/// then leftmost start). Groups are made one at a time, as math-verify stops at the first
-/// priority that yields an answer.
-pub(crate) fn group(s: &Scan<'_>, priority: u32) -> Vec<Candidate> {
-    let mut group = match priority {
-        // Boxed, and "final answer ... is".
-        50 => {
-            let mut g = boxed_envs(s);
-            g.extend(plain_boxed(s));
-            g.extend(final_answer(s, true));
-            g.extend(final_answer(s, false));
-            g
+/// then leftmost start, then the order of the targets and their patterns). Groups are made
+/// one at a time, as math-verify stops at the first priority that yields an answer.
+pub(crate) fn group(s: &Scan<'_>, targets: &[ExtractionTarget], priority: i32) -> Vec<Candidate> {
+    let mut group = Vec::new();
+    for (index, target) in targets.iter().enumerate() {
+        for (pattern, p) in patterns(target) {
+            if p != priority {
+                continue;
+            }
+            let mut found = matches(s, target, pattern);
+            for c in &mut found {
+                c.target = index;
+            }
+            if group.is_empty() {
+                group = found;
+            } else {
+                group.append(&mut found);
+            }
         }
-        // After "answer:" and "answer".
-        100 | 200 => {
-            let colon = priority == 100;
-            let mut g = after_answer(s, colon, true);
-            g.extend(after_answer(s, colon, false));
-            g
-        }
-        // Anywhere.
-        _ => {
-            let mut g = find_all(s, |t, i| latex_chain(t, i, false));
-            g.extend(find_all(s, expr_anchored));
-            g.extend(find_all(s, number_anchored));
-            g
-        }
-    };
+    }
     group.sort_by(|a, b| b.end.cmp(&a.end).then(a.start.cmp(&b.start)));
     group
+}
+
+/// The matches of one pattern of one target.
+fn matches(s: &Scan<'_>, target: &ExtractionTarget, pattern: Pattern) -> Vec<Candidate> {
+    match target {
+        ExtractionTarget::Latex(_) => match pattern {
+            Pattern::Hope => hope(s, |t, q| latex_chains(t, q, false)),
+            Pattern::FinalIs => final_answer(s, true),
+            Pattern::AnswerColon => after_answer(s, true, true),
+            Pattern::Answer => after_answer(s, false, true),
+            Pattern::Anywhere => find_all(s, |t, i| latex_chain(t, i, false)),
+            Pattern::BoxedEnvs => boxed_envs(s),
+            Pattern::PlainBoxed => plain_boxed(s),
+            Pattern::Start => Vec::new(),
+        },
+        ExtractionTarget::Expr(_) => match pattern {
+            Pattern::Hope => hope(s, expr_or_number_after_spaces),
+            Pattern::FinalIs => final_answer(s, false),
+            Pattern::AnswerColon => after_answer(s, true, false),
+            Pattern::Answer => after_answer(s, false, false),
+            Pattern::Anywhere => {
+                let mut g = find_all(s, expr_anchored);
+                g.extend(find_all(s, number_anchored));
+                g
+            }
+            _ => Vec::new(),
+        },
+        ExtractionTarget::String(config) => {
+            super::strings::matches(s.text, config, pattern_priority(pattern))
+        }
+    }
+}
+
+fn pattern_priority(pattern: Pattern) -> i32 {
+    match pattern {
+        Pattern::Hope => 0,
+        Pattern::FinalIs => 50,
+        Pattern::AnswerColon => 100,
+        Pattern::Answer => 200,
+        Pattern::Start => 250,
+        Pattern::Anywhere | Pattern::BoxedEnvs | Pattern::PlainBoxed => 300,
+    }
+}
+
+/// `(?i:final answer is)\:?\s*{X}\.?\s?I hope`: `X` found by `chains` at a position (each
+/// of its possible ends, longest first).
+fn hope(s: &Scan<'_>, chains: impl Fn(&Scan<'_>, usize) -> Vec<(usize, Found)>) -> Vec<Candidate> {
+    let text = s.text;
+    after_word(text, "final answer is", |after| {
+        let mut q = after;
+        if text[q..].starts_with(':') {
+            q += 1;
+        }
+        chains(s, q).into_iter().find_map(|(end, found)| {
+            let mut e = end;
+            if text[e..].starts_with('.') {
+                e += 1;
+            }
+            let with_space = text[e..]
+                .chars()
+                .next()
+                .filter(|c| is_py_space(*c))
+                .map(|c| e + c.len_utf8());
+            [with_space, Some(e)]
+                .into_iter()
+                .flatten()
+                .find(|&k| text[k..].starts_with("I hope"))
+                .map(|k| (k + "I hope".len(), found))
+        })
+    })
+}
+
+/// `\s*` then a LaTeX chain (the spaces given back one by one, for the ` […] ` environment
+/// that starts with one): every end, longest chain first.
+fn latex_chains(s: &Scan<'_>, q: usize, boxed: bool) -> Vec<(usize, Found)> {
+    let text = s.text;
+    let rest = &text[q..];
+    let spaces = rest.len() - rest.trim_start_matches(is_py_space).len();
+    let mut starts: Vec<usize> = vec![q + spaces];
+    if spaces > 0 {
+        let back = char_before(text, q + spaces).map_or(1, char::len_utf8);
+        starts.push(q + spaces - back);
+    }
+    let mut out = Vec::new();
+    for start in starts {
+        if let Some(m) = latex_chain(s, start, boxed) {
+            out.push(m);
+        }
+    }
+    out
+}
+
+/// `\s*` then a number or plain expression with its prefix (`\s`, `=` or the start).
+fn expr_or_number_after_spaces(s: &Scan<'_>, q: usize) -> Vec<(usize, Found)> {
+    let text = s.text;
+    let rest = &text[q..];
+    let spaces = rest.len() - rest.trim_start_matches(is_py_space).len();
+    // The prefix needs a space (or `=`): the spaces are given back from the longest run.
+    let mut out = Vec::new();
+    let mut k = q + spaces;
+    loop {
+        if let Some(m) = expr_or_number(s, k) {
+            out.push(m);
+            break;
+        }
+        if k == q {
+            break;
+        }
+        k -= char_before(text, k).map_or(1, char::len_utf8);
+    }
+    out
 }
 
 /// `re.finditer` for a matcher tried at each position: non-overlapping, left to right.
@@ -76,6 +257,7 @@ fn find_all(
                 start: i,
                 end,
                 found,
+                target: 0,
             });
             i = if end > i { end } else { next_char(text, i) };
         } else {
@@ -277,7 +459,7 @@ fn latex_chain(s: &Scan<'_>, i: usize, boxed: bool) -> Option<(usize, Found)> {
 /// Environments that hold a `\boxed{}` (their content normalised keeping every box).
 fn boxed_envs(s: &Scan<'_>) -> Vec<Candidate> {
     let text = s.text;
-    if !text.contains("\\boxed") {
+    if !scan::contains(text, "\\boxed") {
         return Vec::new();
     }
     find_all(s, |t, i| latex_chain(t, i, true))
@@ -286,7 +468,7 @@ fn boxed_envs(s: &Scan<'_>) -> Vec<Candidate> {
 /// `\boxed{.+}`: from the first `\boxed{` to the last `}` (its last box kept).
 fn plain_boxed(s: &Scan<'_>) -> Vec<Candidate> {
     let text = s.text;
-    let Some(start) = text.find("\\boxed{") else {
+    let Some(start) = scan::find(text, "\\boxed{") else {
         return Vec::new();
     };
     let Some(last) = text.rfind('}') else {
@@ -299,6 +481,7 @@ fn plain_boxed(s: &Scan<'_>) -> Vec<Candidate> {
         start,
         end: last + 1,
         found: Found::Latex(vec![(text[start..=last].to_owned(), false, Boxed::Last)]),
+        target: 0,
     }]
 }
 
@@ -306,11 +489,16 @@ fn plain_boxed(s: &Scan<'_>) -> Vec<Candidate> {
 fn occurrences<'t>(text: &'t str, word: &'t str) -> impl Iterator<Item = usize> + 't {
     let lower = word.as_bytes();
     let bytes = text.as_bytes();
-    (0..bytes.len().saturating_sub(lower.len() - 1)).filter(move |&i| {
-        bytes[i..i + lower.len()]
-            .iter()
-            .zip(lower)
-            .all(|(a, b)| a.to_ascii_lowercase() == *b)
+    // Each occurrence of the first letter in either case (memchr's vectorized search), then
+    // the rest.
+    let first = lower[0];
+    memchr::memchr2_iter(first, first.to_ascii_uppercase(), bytes).filter(move |&i| {
+        bytes.get(i..i + lower.len()).is_some_and(|window| {
+            window
+                .iter()
+                .zip(lower)
+                .all(|(a, b)| a.to_ascii_lowercase() == *b)
+        })
     })
 }
 
@@ -323,15 +511,17 @@ fn chars_after(text: &str, i: usize, n: usize) -> usize {
 }
 
 /// Positions from `from` to `n` characters later, inclusive.
-fn positions(text: &str, from: usize, n: usize) -> Vec<usize> {
+pub(crate) fn positions(text: &str, from: usize, n: usize, dotall: bool) -> Vec<usize> {
     let mut out = vec![from];
-    out.extend(
-        text[from..]
-            .char_indices()
-            .skip(1)
-            .take(n)
-            .map(|(k, _)| from + k),
-    );
+    for (k, c) in text[from..].char_indices().take(n + 1) {
+        if k > 0 {
+            out.push(from + k);
+        }
+        // Without DOTALL, `.` does not consume a line break: it is the last position.
+        if !dotall && c == '\n' {
+            return out;
+        }
+    }
     if text[from..].chars().count() <= n {
         out.push(text.len());
     }
@@ -341,7 +531,7 @@ fn positions(text: &str, from: usize, n: usize) -> Vec<usize> {
 
 /// The matches of `word` then what `find` finds after it (its end and what it found), left
 /// to right and not overlapping, as `re.finditer` gives them.
-fn after_word(
+pub(crate) fn after_word(
     text: &str,
     word: &str,
     mut find: impl FnMut(usize) -> Option<(usize, Found)>,
@@ -353,7 +543,12 @@ fn after_word(
             continue;
         }
         if let Some((end, found)) = find(start + word.len()) {
-            out.push(Candidate { start, end, found });
+            out.push(Candidate {
+                start,
+                end,
+                found,
+                target: 0,
+            });
             resume = end;
         }
     }
@@ -364,31 +559,31 @@ fn after_word(
 fn final_answer(s: &Scan<'_>, latex: bool) -> Vec<Candidate> {
     let text = s.text;
     after_word(text, "final answer", |after| {
-        positions(text, after, 100).into_iter().find_map(|p| {
-            let rest = &text[p..];
-            let spaces = rest.len() - rest.trim_start_matches(is_py_space).len();
-            if spaces == 0 {
-                return None;
-            }
-            let mut q = p + spaces;
-            if !text[q..]
-                .get(..2)
-                .is_some_and(|w| w.eq_ignore_ascii_case("is"))
-            {
-                return None;
-            }
-            q += 2;
-            if text[q..].starts_with(':') {
-                q += 1;
-            }
-            if latex {
-                let rest = &text[q..];
-                q += rest.len() - rest.trim_start_matches(is_py_space).len();
-                latex_chain(s, q, false)
-            } else {
-                expr_or_number(s, q)
-            }
-        })
+        // `.{0,100}?`: LaTeX's patterns are compiled with DOTALL, the others stop at a line
+        // break.
+        positions(text, after, 100, latex)
+            .into_iter()
+            .find_map(|p| {
+                let rest = &text[p..];
+                let spaces = rest.len() - rest.trim_start_matches(is_py_space).len();
+                if spaces == 0 {
+                    return None;
+                }
+                let mut q = p + spaces;
+                // `is` is outside the case-insensitive group.
+                if !text[q..].starts_with("is") {
+                    return None;
+                }
+                q += 2;
+                if text[q..].starts_with(':') {
+                    q += 1;
+                }
+                if latex {
+                    latex_chains(s, q, false).into_iter().next()
+                } else {
+                    expr_or_number(s, q)
+                }
+            })
     })
 }
 
@@ -399,7 +594,7 @@ fn after_answer(s: &Scan<'_>, colon: bool, latex: bool) -> Vec<Candidate> {
     let word = if colon { "answer:" } else { "answer" };
     after_word(text, word, |after| {
         if latex {
-            positions(text, after, 50)
+            positions(text, after, 50, true)
                 .into_iter()
                 .find_map(|p| latex_chain(s, p, false))
         } else {
@@ -413,8 +608,14 @@ fn answer_expr(s: &Scan<'_>, after: usize) -> Option<(usize, Found)> {
     let text = s.text;
     let not_followed_by_eq =
         |end: usize| !text[end..].trim_start_matches(is_py_space).starts_with('=');
-    let limit = chars_after(text, after, 100);
-    let mut equals: Vec<usize> = text[after..(limit + 1).min(text.len())]
+    // `.` stops at a line break: the `=` and the lazy start are looked for before it.
+    let line_end = text[after..].find('\n').map_or(text.len(), |k| after + k);
+    let limit = chars_after(text, after, 100).min(line_end);
+    let through = text[limit..]
+        .chars()
+        .next()
+        .map_or(limit, |c| limit + c.len_utf8());
+    let mut equals: Vec<usize> = text[after..through.min(line_end)]
         .char_indices()
         .filter(|&(_, c)| c == '=')
         .map(|(k, _)| after + k)
@@ -440,7 +641,7 @@ fn answer_expr(s: &Scan<'_>, after: usize) -> Option<(usize, Found)> {
             }
         }
     }
-    positions(text, after, 50)
+    positions(text, after, 50, false)
         .into_iter()
         .find_map(|p| expr_or_number(s, p).filter(|(end, _)| not_followed_by_eq(*end)))
 }
@@ -450,28 +651,24 @@ fn expr_or_number(s: &Scan<'_>, i: usize) -> Option<(usize, Found)> {
 }
 
 /// The prefix `(?:^|\s|=)(?:\*\*)?`: the positions after it.
-fn prefixes(text: &str, i: usize) -> Vec<usize> {
+fn prefixes(text: &str, i: usize) -> impl Iterator<Item = usize> {
+    let mut out = [None; 4];
     let first = text[i..].chars().next();
-    if i != 0 && !first.is_some_and(|c| is_py_space(c) || c == '=') {
-        return Vec::new();
-    }
-    let mut starts = Vec::new();
-    if i == 0 {
-        starts.push(0);
-    }
-    if let Some(c) = text[i..].chars().next()
-        && (is_py_space(c) || c == '=')
-    {
-        starts.push(i + c.len_utf8());
-    }
-    let mut out = Vec::new();
-    for s in starts {
-        if text[s..].starts_with("**") {
-            out.push(s + 2);
+    let after = first
+        .filter(|&c| is_py_space(c) || c == '=')
+        .map(|c| i + c.len_utf8());
+    if i == 0 || after.is_some() {
+        let starts = [(i == 0).then_some(0), after];
+        for (k, s) in starts.into_iter().enumerate() {
+            if let Some(s) = s {
+                if text[s..].starts_with("**") {
+                    out[2 * k] = Some(s + 2);
+                }
+                out[2 * k + 1] = Some(s);
+            }
         }
-        out.push(s);
     }
-    out
+    out.into_iter().flatten()
 }
 
 const CURRENCIES: &str = "$€£¥₹₽₪₩₫฿₡₢₣₤₥₦₧₨₩₪₫₭₮₯₰₱₲₳₴₵₶₷₸₹₺₻₼₽₾₿";
@@ -480,15 +677,13 @@ const CURRENCIES: &str = "$€£¥₹₽₪₩₫฿₡₢₣₤₥₦₧₨₩�
 fn number_anchored(s: &Scan<'_>, i: usize) -> Option<(usize, Found)> {
     let text = s.text;
     for start in prefixes(text, i) {
-        let mut at = start;
-        let mut tries = vec![at];
-        if let Some(c) = text[at..].chars().next()
-            && CURRENCIES.contains(c)
-        {
-            at += c.len_utf8();
-            tries.insert(0, at);
-        }
-        for at in tries {
+        // After a currency sign first, then at the sign.
+        let after_currency = text[start..]
+            .chars()
+            .next()
+            .filter(|&c| CURRENCIES.contains(c))
+            .map(|c| start + c.len_utf8());
+        for at in [after_currency, Some(start)].into_iter().flatten() {
             if let Some((end, integer, decimal)) = number_at(text, at) {
                 let (end, percent) = match percent_after(text, end, false) {
                     Some(p) => (p, true),

@@ -32,7 +32,16 @@ pub(crate) fn parse_latex(text: &str, limits: &Limits) -> Result<Option<Expr>, M
     };
     // `1,234,567` alone is one number (latex2sympy2_extended's `comma_number_regex`).
     if is_comma_number(text) {
-        let joined: String = text.trim().chars().filter(|c| *c != ',').collect();
+        let trimmed = text.trim();
+        // latex2sympy's `convert_number`: `0,111` is the decimal 0.111.
+        if trimmed.starts_with('0') {
+            let decimal = trimmed.replace(',', ".");
+            if decimal.matches('.').count() > 1 {
+                return Ok(None);
+            }
+            return Parser::new(&decimal, limits, false).parse_all();
+        }
+        let joined: String = trimmed.chars().filter(|c| *c != ',').collect();
         return Parser::new(&joined, limits, false).parse_all();
     }
     Parser::new(text, limits, false).parse_all()
@@ -70,6 +79,9 @@ struct Parser<'a> {
     nodes: usize,
     abs_depth: usize,
     plain: bool,
+    /// Inside a function's argument without parentheses (latex2sympy's `mp_nofunc`): a
+    /// product stops before the next function.
+    nofunc: bool,
 }
 
 /// A parse that failed: `Err(None)` for "not an expression", `Err(Some(error))` for a limit.
@@ -89,6 +101,7 @@ impl<'a> Parser<'a> {
             nodes: 0,
             abs_depth: 0,
             plain,
+            nofunc: false,
         }
     }
 
@@ -145,7 +158,10 @@ impl<'a> Parser<'a> {
 
     fn eat(&mut self, token: &str) -> bool {
         self.skip_space();
-        if self.rest().starts_with(token) {
+        // The first byte first: most tries fail there, without a call to compare slices.
+        if self.text.as_bytes().get(self.pos) == token.as_bytes().first()
+            && self.rest().starts_with(token)
+        {
             // A command must not run on into letters: `\in` is not `\infty`.
             if token.starts_with('\\')
                 && token.len() > 1
@@ -336,23 +352,13 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// latex2sympy's `mp`: factors written side by side (`unary`), joined by explicit
+    /// products and quotients, left to right (`1/2x` is `1/(2x)`).
     fn term(&mut self) -> Step<Expr> {
         let mut factors = vec![self.unary()?];
         loop {
             self.skip_space();
             if self.plain && self.rest().starts_with("**") {
-                break;
-            }
-            let operator = matches!(
-                self.text.as_bytes().get(self.pos),
-                Some(b'\\' | b'*' | b'/' | b':') | Some(0x80..)
-            );
-            if !operator {
-                if !self.plain && self.starts_primary() {
-                    factors.push(self.postfix()?);
-                    self.node(Expr::Inf)?;
-                    continue;
-                }
                 break;
             }
             if self.eat("\\cdot")
@@ -368,9 +374,15 @@ impl<'a> Parser<'a> {
                 || (!self.plain && self.eat(":"))
             {
                 let d = self.unary()?;
-                factors.push(Expr::Pow(Box::new(d), Box::new(Expr::int(-1))));
-            } else if !self.plain && self.starts_primary() {
-                factors.push(self.postfix()?);
+                // latex2sympy divides two numbers at once: `1/3` is the rational 1/3.
+                if !self.plain
+                    && factors.len() == 1
+                    && let Some(q) = rational_quotient(&factors[0], &d)
+                {
+                    factors[0] = q;
+                } else {
+                    factors.push(Expr::Pow(Box::new(d), Box::new(Expr::int(-1))));
+                }
             } else {
                 break;
             }
@@ -381,6 +393,57 @@ impl<'a> Parser<'a> {
         } else {
             Ok(Expr::Mul(factors))
         }
+    }
+
+    /// latex2sympy's `postfix+`: factors written side by side. An integer followed by a
+    /// positive fraction of integers (or another integer) is a mixed number: `4\frac{4}{7}`
+    /// is 32/7, as latex2sympy's `interpret_as_mixed_fractions` reads it.
+    fn chain(&mut self) -> Step<Expr> {
+        let mut items = vec![self.postfix()?];
+        if !self.plain {
+            loop {
+                self.skip_space();
+                if !self.starts_primary() || (self.nofunc && self.starts_function()) {
+                    break;
+                }
+                items.push(self.postfix()?);
+                self.node(Expr::Inf)?;
+            }
+        }
+        let mut acc = items.pop().ok_or(None)?;
+        while let Some(left) = items.pop() {
+            acc = match (integer_literal(&left), positive_fraction(&acc)) {
+                (Some(whole), Some(part)) => {
+                    Expr::Num(BigRational::from_integer(whole.clone()) + part)
+                }
+                _ => match acc {
+                    Expr::Mul(mut rest) if !matches!(rest.last(), Some(Expr::Pow(_, e)) if **e == Expr::int(-1)) =>
+                    {
+                        rest.insert(0, left);
+                        Expr::Mul(rest)
+                    }
+                    other => Expr::Mul(vec![left, other]),
+                },
+            };
+        }
+        Ok(acc)
+    }
+
+    /// Whether a function command (`\sin`, `\log`, `\sqrt`…) starts here.
+    fn starts_function(&self) -> bool {
+        let rest = self.rest();
+        let Some(after) = rest.strip_prefix('\\') else {
+            return false;
+        };
+        let name: String = after
+            .chars()
+            .take_while(char::is_ascii_alphabetic)
+            .collect();
+        function(&name).is_some()
+            || matches!(
+                name.as_str(),
+                "log" | "ln" | "exp" | "sqrt" | "operatorname" | "sum" | "prod" | "int" | "lim"
+            )
     }
 
     /// Whether an implicit product's next factor starts here.
@@ -419,6 +482,13 @@ impl<'a> Parser<'a> {
                     | "approx"
                     | "end"
                     | "right"
+                    | "rfloor"
+                    | "rceil"
+                    | "rangle"
+                    | "rvert"
+                    | "vert"
+                    | "mod"
+                    | "ast"
                     | "quad"
                     | "qquad"
                     | ""
@@ -441,7 +511,7 @@ impl<'a> Parser<'a> {
             self.leave();
             return x;
         }
-        self.postfix()
+        self.chain()
     }
 
     fn postfix(&mut self) -> Step<Expr> {
@@ -471,7 +541,7 @@ impl<'a> Parser<'a> {
                 let exponent = if self.plain {
                     self.unary()?
                 } else {
-                    self.argument()?
+                    self.script()?
                 };
                 *base = self.node(Expr::Pow(
                     Box::new(std::mem::replace(base, Expr::Inf)),
@@ -494,7 +564,7 @@ impl<'a> Parser<'a> {
             {
                 // `204_5`: a base, read as the digits.
                 self.pos += 1;
-                let _ = self.argument()?;
+                let _ = self.script()?;
             } else {
                 return Ok(());
             }
@@ -513,42 +583,51 @@ impl<'a> Parser<'a> {
         false
     }
 
-    /// A command's argument: `{...}`, or one character or command (`\frac12`, `x^2`).
-    fn argument(&mut self) -> Step<Expr> {
+    /// A command's argument in braces (latex2sympy's grammar: `\frac12` and `\sqrt2` are
+    /// read only after the `malformed_operators` normalization has braced them).
+    fn braced(&mut self) -> Step<Expr> {
         self.skip_space();
+        if !self.eat("{") {
+            return fail();
+        }
         self.enter()?;
-        let result = if self.eat("{") {
-            let inner = self.top();
-            match inner {
-                Ok(x) if self.eat("}") => Ok(x),
-                Ok(_) => fail(),
-                Err(e) => Err(e),
+        let saved = std::mem::replace(&mut self.nofunc, false);
+        let inner = self.top();
+        self.nofunc = saved;
+        self.leave();
+        match inner {
+            Ok(x) if self.eat("}") => Ok(x),
+            Ok(_) => fail(),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// A superscript's or subscript's argument: `{…}`, or an atom (a whole number, a
+    /// letter, a Greek letter, `\pi`, `\infty`): `2^10` is 2¹⁰, `x^-1` is not read.
+    fn script(&mut self) -> Step<Expr> {
+        self.skip_space();
+        if self.rest().starts_with('{') {
+            return self.braced();
+        }
+        self.enter()?;
+        let result = match self.peek() {
+            Some(c) if c.is_ascii_digit() || c == '.' => self.number(),
+            Some(c) if c.is_alphabetic() && c != '\\' => {
+                self.pos += c.len_utf8();
+                self.node(symbol(&c.to_string()))
             }
-        } else if self.eat("(") && !self.plain {
-            let inner = self.top();
-            match inner {
-                Ok(x) if self.eat(")") => Ok(x),
-                Ok(_) => fail(),
-                Err(e) => Err(e),
+            Some('\\') => {
+                let name: String = self.rest()[1..]
+                    .chars()
+                    .take_while(char::is_ascii_alphabetic)
+                    .collect();
+                if GREEK.contains(&name.as_str()) || matches!(name.as_str(), "pi" | "infty") {
+                    self.primary()
+                } else {
+                    fail()
+                }
             }
-        } else {
-            match self.peek() {
-                Some(c) if c.is_ascii_digit() => {
-                    self.pos += 1;
-                    self.node(Expr::int(i64::from(c.to_digit(10).unwrap_or(0))))
-                }
-                Some('-') => {
-                    self.pos += 1;
-                    let x = self.argument();
-                    x.map(Expr::negate)
-                }
-                Some(c) if c.is_alphabetic() => {
-                    self.pos += c.len_utf8();
-                    self.node(symbol(&c.to_string()))
-                }
-                Some('\\') => self.primary(),
-                _ => fail(),
-            }
+            _ => fail(),
         };
         self.leave();
         result
@@ -558,8 +637,10 @@ impl<'a> Parser<'a> {
         self.enter()?;
         let saved_abs = self.abs_depth;
         self.abs_depth = 0;
+        let saved_nofunc = std::mem::replace(&mut self.nofunc, false);
         let items = self.list(&[")", "]", "\\}", "}", "\\rangle"]);
         self.abs_depth = saved_abs;
+        self.nofunc = saved_nofunc;
         let items = items?;
         self.skip_space();
         let close = if self.eat(")") {
@@ -620,15 +701,33 @@ impl<'a> Parser<'a> {
             if digits.is_empty() {
                 digits.push('0');
             }
-        } else if bytes.get(i) == Some(&b'.') && !digits.is_empty() {
-            // `3.` is 3.
+        } else if self.plain && bytes.get(i) == Some(&b'.') && !digits.is_empty() {
+            // Python's `3.` is the float 3.0 (latex2sympy's grammar has no such number).
             i += 1;
             fraction.push('0');
         }
         if digits.is_empty() {
             return fail();
         }
-        let count = digits.len() + fraction.len();
+        // latex2sympy's `E_NOTATION`: `1.7E5` and `3E8` are decimals (a lower-case `e` is
+        // Euler's number).
+        let mut exponent = String::new();
+        if !self.plain && bytes.get(i) == Some(&b'E') {
+            let mut j = i + 1;
+            let sign = matches!(bytes.get(j), Some(b'+' | b'-'));
+            if sign {
+                j += 1;
+            }
+            let start = j;
+            while bytes.get(j).is_some_and(u8::is_ascii_digit) {
+                j += 1;
+            }
+            if j > start {
+                exponent = rest[i + 1..j].to_owned();
+                i = j;
+            }
+        }
+        let count = digits.len() + fraction.len() + exponent.len();
         if count > self.limits.digits {
             return Err(Some(MathError::TooManyDigits {
                 grader: "math",
@@ -638,6 +737,17 @@ impl<'a> Parser<'a> {
             }));
         }
         self.pos += i;
+        if !exponent.is_empty() {
+            let fraction = if fraction.is_empty() {
+                "0"
+            } else {
+                fraction.as_str()
+            };
+            let value: f64 = format!("{digits}.{fraction}e{exponent}")
+                .parse()
+                .map_err(|_| None)?;
+            return self.node(Expr::Float(value));
+        }
         if fraction.is_empty() {
             let n: BigInt = digits.parse().map_err(|_| None)?;
             self.node(Expr::Num(BigRational::from_integer(n)))
@@ -766,13 +876,16 @@ impl<'a> Parser<'a> {
         self.pos += 1 + name.len();
         match name.as_str() {
             "frac" | "dfrac" | "tfrac" | "cfrac" => {
-                let a = self.argument()?;
-                let b = self.argument()?;
-                self.node(Expr::quotient(a, b))
+                let a = self.braced()?;
+                let b = self.braced()?;
+                match rational_quotient(&a, &b) {
+                    Some(q) => self.node(q),
+                    None => self.node(Expr::quotient(a, b)),
+                }
             }
             "binom" | "dbinom" | "tbinom" => {
-                let n = self.argument()?;
-                let k = self.argument()?;
+                let n = self.braced()?;
+                let k = self.braced()?;
                 let fact = |x: Expr| Expr::Func(Func::Factorial, Box::new(x));
                 let n_k = Expr::Add(vec![n.clone(), Expr::negate(k.clone())]);
                 self.node(Expr::quotient(fact(n), Expr::Mul(vec![fact(k), fact(n_k)])))
@@ -792,7 +905,7 @@ impl<'a> Parser<'a> {
                 } else {
                     None
                 };
-                let x = self.argument()?;
+                let x = self.braced()?;
                 let exponent = match index {
                     None => Expr::Num(BigRational::new(BigInt::one(), BigInt::from(2))),
                     Some(n) => Expr::Pow(Box::new(n), Box::new(Expr::int(-1))),
@@ -806,15 +919,28 @@ impl<'a> Parser<'a> {
                 self.node(Expr::Pow(Box::new(Expr::E), Box::new(x)))
             }
             "ln" | "log" => {
+                // latex2sympy: `\log` is base 10 unless a subscript says otherwise, `\ln` base e.
                 self.skip_space();
-                let base = if name == "log" && self.rest().starts_with('_') {
+                let base = if self.rest().starts_with('_') {
                     self.pos += 1;
-                    self.argument()?
+                    self.script()?
+                } else if name == "log" {
+                    Expr::int(10)
                 } else {
                     Expr::E
                 };
+                self.skip_space();
+                let mut power = None;
+                if self.rest().starts_with('^') {
+                    self.pos += 1;
+                    power = Some(self.script()?);
+                }
                 let x = self.function_argument()?;
-                self.node(Expr::Log(Box::new(x), Box::new(base)))
+                let log = self.node(Expr::Log(Box::new(x), Box::new(base)))?;
+                match power {
+                    Some(p) => self.node(Expr::Pow(Box::new(log), Box::new(p))),
+                    None => Ok(log),
+                }
             }
             "text" | "mbox" | "textbf" | "mathrm" | "operatorname" => self.text_command(),
             "begin" => self.matrix(),
@@ -822,7 +948,9 @@ impl<'a> Parser<'a> {
             "langle" => self.group("("),
             "lfloor" | "lceil" => {
                 self.enter()?;
+                let saved = std::mem::replace(&mut self.nofunc, false);
                 let x = self.additive();
+                self.nofunc = saved;
                 self.leave();
                 let x = x?;
                 let closer = if name == "lfloor" {
@@ -868,7 +996,7 @@ impl<'a> Parser<'a> {
         let mut power = None;
         if self.rest().starts_with('^') {
             self.pos += 1;
-            let p = self.argument()?;
+            let p = self.script()?;
             power = Some(p);
         }
         let inverse = power
@@ -892,13 +1020,25 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// A function's argument: `(…)`, or latex2sympy's `mp_nofunc` (the product that
+    /// follows, up to the next function: `\sin 2x` is sin(2x), `\sin x \cos x` two factors).
     fn function_argument(&mut self) -> Step<Expr> {
         self.skip_space();
         self.enter()?;
-        let x = if self.rest().starts_with('(') || self.rest().starts_with('{') {
-            self.postfix()
+        let x = if self.eat("(") {
+            let saved = std::mem::replace(&mut self.nofunc, false);
+            let inner = self.top();
+            self.nofunc = saved;
+            match inner {
+                Ok(x) if self.eat(")") => Ok(x),
+                Ok(_) => fail(),
+                Err(e) => Err(e),
+            }
         } else {
-            self.unary()
+            let saved = std::mem::replace(&mut self.nofunc, true);
+            let x = self.term();
+            self.nofunc = saved;
+            x
         };
         self.leave();
         x
@@ -1038,6 +1178,62 @@ fn function(name: &str) -> Option<Func> {
     })
 }
 
+/// `a / b` as one rational where both are rationals and `b` is not 0 (latex2sympy's
+/// `Rational` for `\frac{1}{3}` and `1/3`).
+fn rational_quotient(a: &Expr, b: &Expr) -> Option<Expr> {
+    match (a, b) {
+        (Expr::Num(a), Expr::Num(b)) if !b.is_zero() => Some(Expr::Num(quotient(a, b))),
+        _ => None,
+    }
+}
+
+/// `a / b` (`b ≠ 0`), reduced on machine words where both are small integers (a big
+/// rational's division reduces by a big gcd).
+fn quotient(a: &BigRational, b: &BigRational) -> BigRational {
+    use num_integer::Integer;
+    use num_traits::ToPrimitive;
+    if a.is_integer()
+        && b.is_integer()
+        && let (Some(n), Some(d)) = (a.numer().to_i64(), b.numer().to_i64())
+        && n != i64::MIN
+        && d != i64::MIN
+    {
+        let g = n.gcd(&d).max(1);
+        let (n, d) = if d < 0 {
+            (-n / g, -d / g)
+        } else {
+            (n / g, d / g)
+        };
+        return BigRational::new_raw(n.into(), d.into());
+    }
+    a / b
+}
+
+/// The integer of an integer literal.
+fn integer_literal(x: &Expr) -> Option<&BigInt> {
+    match x {
+        Expr::Num(n) if n.is_integer() => Some(n.numer()),
+        _ => None,
+    }
+}
+
+/// The value of a positive rational literal: a number, or a fraction of two (`\frac{4}{7}`),
+/// as latex2sympy's `is_Rational` with `p > 0`.
+fn positive_fraction(x: &Expr) -> Option<BigRational> {
+    let value = match x {
+        Expr::Num(n) => n.clone(),
+        Expr::Mul(items) if items.len() == 2 => match (&items[0], &items[1]) {
+            (Expr::Num(a), Expr::Pow(b, e)) if **e == Expr::int(-1) => match &**b {
+                Expr::Num(b) if !b.is_zero() => a / b,
+                _ => return None,
+            },
+            _ => return None,
+        },
+        _ => return None,
+    };
+    (value > BigRational::zero()).then_some(value)
+}
+
 /// A one-letter symbol as latex2sympy reads it: `e` is Euler's number, other letters are
 /// lower-cased variables.
 fn symbol(name: &str) -> Expr {
@@ -1059,16 +1255,20 @@ fn flatten_set(items: Vec<Expr>) -> Expr {
     dedup_set(out)
 }
 
-/// A set without repeated members (as sympy's `FiniteSet`).
+/// A set without repeated members (as sympy's `FiniteSet`); each member's exact value is
+/// worked out once (and bounded, see [`Expr::exact`]).
 pub(crate) fn dedup_set(items: Vec<Expr>) -> Expr {
     let mut out: Vec<Expr> = Vec::with_capacity(items.len());
+    let mut values: Vec<Option<BigRational>> = Vec::with_capacity(items.len());
     for item in items {
         let value = item.exact();
         let repeated = out
             .iter()
-            .any(|o| *o == item || (value.is_some() && o.exact() == value));
+            .zip(&values)
+            .any(|(o, v)| *o == item || (value.is_some() && *v == value));
         if !repeated {
             out.push(item);
+            values.push(value);
         }
     }
     Expr::Set(out)

@@ -1,7 +1,10 @@
 //! The bounds on what one parse reads.
 
+use serde::{Deserialize, Serialize};
+
 /// The bounds on what one parse reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Limits {
     /// The most bytes of text searched for an answer (1 000 000).
     pub text: usize,

@@ -1,6 +1,12 @@
-//! latex2sympy2_extended's `normalize_latex`, as math-verify configures it for extracted
-//! LaTeX: the `\boxed{}` content, then the clean-up of commands, units and malformed operators
-//! that the parser does not already accept.
+//! latex2sympy2_extended's `normalize_latex` under a [`NormalizationConfig`]: the `\boxed{}`
+//! content, then the clean-up of commands (`basic_latex`), the last equation (`equations`),
+//! units (`units`), leading decimals (`nits`) and malformed operators
+//! (`malformed_operators`), in the anchor's order.
+
+use std::borrow::Cow;
+
+use super::config::{BoxedMode, NormalizationConfig};
+use super::scan;
 
 /// Which `\boxed{}` contents to keep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,8 +25,8 @@ pub(crate) fn extract_boxed(text: &str, mode: Boxed) -> String {
     let mut max_pos = text.len();
     let mut last_boxed_start: Option<usize> = None;
     loop {
-        let boxed = text[..current].rfind("\\boxed");
-        let fbox = text[..current].rfind("\\fbox");
+        let boxed = scan::rfind(&text[..current], "\\boxed");
+        let fbox = scan::rfind(&text[..current], "\\fbox");
         let (start, command_end) = match (boxed, fbox) {
             (None, None) => break,
             (Some(b), Some(f)) if f > b => (f, f + 5),
@@ -142,14 +148,18 @@ fn is_unit(rest: &str) -> bool {
 
 /// One pass of `units_regex.sub(r"\1", text)`: a unit at the very end, after a digit, `}` or
 /// space, is removed with the spaces before it. Only the last 24 bytes can start a unit.
-fn strip_unit(text: &str) -> String {
+fn strip_unit(text: &str) -> &str {
     let end = text.trim_end_matches(is_py_space).len();
     let low = end.saturating_sub(24);
     for (k, _) in text[..end]
         .char_indices()
         .filter(|&(k, _)| k >= low && k > 0)
     {
-        if !is_unit(&text[k..end]) {
+        // A unit follows a digit, a `}` or a space: checked before the set of units.
+        let before = text[..k].chars().next_back();
+        if !before.is_some_and(|c| c.is_ascii_digit() || c == '}' || is_py_space(c))
+            || !is_unit(&text[k..end])
+        {
             continue;
         }
         let run_start = text[..k].trim_end_matches(is_py_space).len();
@@ -162,9 +172,9 @@ fn strip_unit(text: &str) -> String {
             }
             _ => continue,
         };
-        return text[..keep].to_owned();
+        return &text[..keep];
     }
-    text.to_owned()
+    text
 }
 
 /// Python's `\s` for `str`.
@@ -174,8 +184,8 @@ pub(crate) fn is_py_space(c: char) -> bool {
 
 /// `unit_superscript_regex.sub("", text)`: from the first `\text{` or `\mbox{` to the end,
 /// where the text ends with that group's `}` (and an optional `^2`).
-fn strip_text_suffix(text: &str) -> String {
-    let first = [text.find("\\text{"), text.find("\\mbox{")]
+fn strip_text_suffix(text: &str, exact: bool) -> String {
+    let first = [scan::find(text, "\\text{"), scan::find(text, "\\mbox{")]
         .into_iter()
         .flatten()
         .min();
@@ -191,6 +201,19 @@ fn strip_text_suffix(text: &str) -> String {
             && bytes[n - 1].is_ascii_digit()
             && bytes[n - 3] == b'}')
         || tail.ends_with('\n');
+    // The anchor's lazy `\\text{.*?}` runs to the last brace, past the group's own end
+    // (`\frac{1}{\text{e}}` loses `\text{e}}`); exactly, only a group that closes at the end
+    // is a unit.
+    if ends && exact {
+        let close = closing_brace(bytes, tail.find('{').unwrap_or(0));
+        let rest = close.map(|c| &tail[c + 1..]);
+        let whole = matches!(rest, Some(r) if r.is_empty()
+            || r == "\n"
+            || (r.len() == 2 && r.starts_with('^') && r.as_bytes()[1].is_ascii_digit()));
+        if !whole {
+            return text.to_owned();
+        }
+    }
     if ends && first > 0 {
         text[..first].to_owned()
     } else if ends {
@@ -230,11 +253,56 @@ const REWRITES: &[(&str, &str)] = &[
     ("~=", "\\approx"),
 ];
 
-/// The normalisation math-verify applies to an extracted LaTeX answer.
-pub(crate) fn normalize(text: &str, boxed: Boxed) -> String {
-    let text = extract_boxed(text, boxed);
+/// `normalize_latex(text, config)`; `exact` reads a `\text{…}` that closes inside a
+/// fraction as part of the answer (`\frac{1}{\mathrm{e}}`), where the anchor cuts the answer
+/// at it.
+pub(crate) fn normalize(text: &str, config: &NormalizationConfig, exact: bool) -> String {
+    let mut text = match config.boxed {
+        BoxedMode::All => extract_boxed(text, Boxed::All),
+        BoxedMode::Last => extract_boxed(text, Boxed::Last),
+        BoxedMode::None => text.to_owned(),
+    };
+    if config.basic_latex {
+        text = basic_latex(&text);
+    }
+    if config.equations
+        && !text.contains([',', ';'])
+        && let Some(last) = super::last_equation(&text)
+    {
+        text = last.to_owned();
+    }
+    if config.units {
+        let stripped = strip_text_suffix(&text, exact);
+        let stripped = stripped.trim_matches(is_py_space);
+        if !stripped.is_empty() && stripped != text {
+            text = stripped.to_owned();
+        }
+        for _ in 0..2 {
+            let stripped = strip_unit(&text);
+            if !stripped.is_empty() && stripped.len() != text.len() {
+                text = stripped.to_owned();
+            }
+        }
+    }
+    if config.nits {
+        if text.starts_with('.') {
+            text.insert(0, '0');
+        }
+        if text == "0.5" {
+            text = "\\frac{1}{2}".to_owned();
+        }
+    }
+    if config.malformed_operators {
+        text = malformed_operators(&text);
+    }
+    text.trim_matches(is_py_space).to_owned()
+}
+
+/// The `basic_latex` clean-up: command rewrites, `\left`/`\right`, dollars and quotes, "and"
+/// and "or", percent words, `{,}`, spaces before decimals, doubled backslashes.
+fn basic_latex(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    let mut rest = text.as_str();
+    let mut rest = text;
     let mut prev: Option<char> = None;
     'outer: while let Some(c) = rest.chars().next() {
         if c == '\\' {
@@ -323,8 +391,8 @@ pub(crate) fn normalize(text: &str, boxed: Boxed) -> String {
                 continue;
             }
             if rest.starts_with("\\\\")
-                && !text.contains("matrix")
-                && !text.contains("array")
+                && !scan::contains(text, "matrix")
+                && !scan::contains(text, "array")
                 && rest[2..].starts_with(|c: char| c.is_ascii_alphabetic())
             {
                 rest = &rest[1..];
@@ -421,23 +489,261 @@ pub(crate) fn normalize(text: &str, boxed: Boxed) -> String {
         prev = Some(c);
         rest = &rest[c.len_utf8()..];
     }
-    let mut text = out;
-    let stripped = strip_text_suffix(&text);
-    let stripped = stripped.trim();
-    if !stripped.is_empty() && stripped != text {
-        text = stripped.to_owned();
+    out
+}
+
+/// `_fix_malformed_operators`, `_fix_sqrt`, `_fix_fracs` and `_fix_a_slash_b`: `^(…)`,
+/// `sqrt(…)`, `\frac12`, `\frac{1}2`, `\frac1{2}`, `\log_28`, `\sqrt2` and a bare `a/b`
+/// written in braces, as latex2sympy's grammar needs them.
+pub(crate) fn malformed_operators(text: &str) -> String {
+    // Each rewrite only where its command is there (most answers hold none), and a copy only
+    // where one changes the text.
+    let mut text = Cow::Borrowed(text);
+    let apply = |text: &mut Cow<'_, str>, f: &dyn Fn(&str) -> Option<String>| {
+        if let Some(changed) = f(text) {
+            *text = Cow::Owned(changed);
+        }
+    };
+    if text.contains('^') {
+        apply(&mut text, &|t| replace_lazy_paren(t, "^", "^{"));
     }
-    for _ in 0..2 {
-        let stripped = strip_unit(&text);
-        if !stripped.is_empty() && stripped != text {
-            text = stripped;
+    if scan::contains(&text, "sqrt") {
+        apply(&mut text, &|t| replace_lazy_paren(t, "sqrt", "\\sqrt{"));
+    }
+    if scan::contains(&text, "\\frac") {
+        apply(&mut text, &frac_digits);
+    }
+    if scan::contains(&text, "\\log_") {
+        apply(&mut text, &log_digits);
+    }
+    if scan::contains(&text, "\\frac") {
+        apply(&mut text, &frac_brace_digit);
+        apply(&mut text, &frac_digit_brace);
+    }
+    if scan::contains(&text, "sqrt") {
+        apply(&mut text, &sqrt_digit);
+        if scan::contains(&text, " sqrt") {
+            apply(&mut text, &|t| Some(t.replace(" sqrt", "\\sqrt")));
+        }
+        apply(&mut text, &fix_sqrt);
+    }
+    if scan::contains(&text, "\\frac") {
+        apply(&mut text, &fix_fracs);
+    }
+    if text.contains('/') {
+        apply(&mut text, &fix_a_slash_b);
+    }
+    text.into_owned()
+}
+
+/// One optional whitespace character at the start of `s`: its length.
+fn opt_space(s: &str) -> usize {
+    s.chars()
+        .next()
+        .filter(|c| is_py_space(*c))
+        .map_or(0, char::len_utf8)
+}
+
+/// `re.sub(r"{head}\s?\((.*?)\)", r"{open}\1}", text)` (`None` where nothing changes).
+fn replace_lazy_paren(text: &str, head: &str, open: &str) -> Option<String> {
+    rewrite(text, head, |after| {
+        let sp = opt_space(after);
+        let body = after[sp..].strip_prefix('(')?;
+        // `.` does not match a line break.
+        let line = body.find('\n').unwrap_or(body.len());
+        let close = body[..line].find(')')?;
+        Some((sp + 1 + close + 1, format!("{open}{}}}", &body[..close])))
+    })
+}
+
+fn ascii_digits(s: &str) -> usize {
+    s.bytes().take_while(u8::is_ascii_digit).count()
+}
+
+/// `re.sub(r"\\frac\s?(\d)\s?(\d+)", r"\\frac{\1}{\2}", text)`.
+fn frac_digits(text: &str) -> Option<String> {
+    rewrite(text, "\\frac", |after| {
+        let sp = opt_space(after);
+        let a = after[sp..].chars().next().filter(char::is_ascii_digit)?;
+        let rest = &after[sp + 1..];
+        let sp2 = opt_space(rest);
+        let n = ascii_digits(&rest[sp2..]);
+        (n > 0).then(|| {
+            (
+                sp + 1 + sp2 + n,
+                format!("\\frac{{{a}}}{{{}}}", &rest[sp2..sp2 + n]),
+            )
+        })
+    })
+}
+
+/// `re.sub(r"\\log_\s?(\d)\s?(\d+)", r"\\log_{\1}{\2}", text)`.
+fn log_digits(text: &str) -> Option<String> {
+    rewrite(text, "\\log_", |after| {
+        let sp = opt_space(after);
+        let a = after[sp..].chars().next().filter(char::is_ascii_digit)?;
+        let rest = &after[sp + 1..];
+        let sp2 = opt_space(rest);
+        let n = ascii_digits(&rest[sp2..]);
+        (n > 0).then(|| {
+            (
+                sp + 1 + sp2 + n,
+                format!("\\log_{{{a}}}{{{}}}", &rest[sp2..sp2 + n]),
+            )
+        })
+    })
+}
+
+/// `re.sub(r"\\frac\s?{(.*?)}\s?(\d)", r"\\frac{\1}{\2}", text)`.
+fn frac_brace_digit(text: &str) -> Option<String> {
+    rewrite(text, "\\frac", |after| {
+        let sp = opt_space(after);
+        let body = after[sp..].strip_prefix('{')?;
+        let line = body.find('\n').unwrap_or(body.len());
+        // The lazy group: the first `}` after which an optional space and a digit follow.
+        for (k, _) in body[..line].match_indices('}') {
+            let tail = &body[k + 1..];
+            let sp2 = opt_space(tail);
+            if let Some(d) = tail[sp2..].chars().next().filter(char::is_ascii_digit) {
+                return Some((
+                    sp + 1 + k + 1 + sp2 + 1,
+                    format!("\\frac{{{}}}{{{d}}}", &body[..k]),
+                ));
+            }
+        }
+        None
+    })
+}
+
+/// `re.sub(r"\\frac\s?(\d)\s?{(.*?)}", r"\\frac{\1}{\2}", text)`.
+fn frac_digit_brace(text: &str) -> Option<String> {
+    rewrite(text, "\\frac", |after| {
+        let sp = opt_space(after);
+        let a = after[sp..].chars().next().filter(char::is_ascii_digit)?;
+        let rest = &after[sp + 1..];
+        let sp2 = opt_space(rest);
+        let body = rest[sp2..].strip_prefix('{')?;
+        let line = body.find('\n').unwrap_or(body.len());
+        let close = body[..line].find('}')?;
+        Some((
+            sp + 1 + sp2 + 1 + close + 1,
+            format!("\\frac{{{a}}}{{{}}}", &body[..close]),
+        ))
+    })
+}
+
+/// `re.sub(r"\\sqrt\s?(\d)", r"\\sqrt{\1}", text)`.
+fn sqrt_digit(text: &str) -> Option<String> {
+    rewrite(text, "\\sqrt", |after| {
+        let sp = opt_space(after);
+        let d = after[sp..].chars().next().filter(char::is_ascii_digit)?;
+        Some((sp + 1, format!("\\sqrt{{{d}}}")))
+    })
+}
+
+/// Each `head` whose continuation `f` rewrites (the length after `head` it consumes and the
+/// replacement), left to right, without overlaps, as `re.sub` does; `None` where nothing is
+/// rewritten.
+fn rewrite(text: &str, head: &str, f: impl Fn(&str) -> Option<(usize, String)>) -> Option<String> {
+    let mut out: Option<String> = None;
+    let mut copied = 0;
+    let mut from = 0;
+    while let Some(k) = scan::find(&text[from..], head) {
+        let at = from + k;
+        if let Some((len, replacement)) = f(&text[at + head.len()..]) {
+            let out = out.get_or_insert_with(|| String::with_capacity(text.len() + 8));
+            out.push_str(&text[copied..at]);
+            out.push_str(&replacement);
+            copied = at + head.len() + len;
+            from = copied;
+        } else {
+            // The next match may start inside this one: one character on.
+            from = at + text[at..].chars().next().map_or(1, char::len_utf8);
         }
     }
-    if text.starts_with('.') {
-        text.insert(0, '0');
+    out.map(|mut out| {
+        out.push_str(&text[copied..]);
+        out
+    })
+}
+
+/// `_fix_sqrt`: `\sqrt` not followed by `{` or `[` takes its next character in braces.
+fn fix_sqrt(text: &str) -> Option<String> {
+    if text
+        .match_indices("\\sqrt")
+        .all(|(k, _)| matches!(text.as_bytes().get(k + 5), Some(b'{' | b'[')))
+    {
+        return None;
     }
-    if text == "0.5" {
-        text = "\\frac{1}{2}".to_owned();
+    let mut parts = text.split("\\sqrt");
+    let mut out = parts.next().unwrap_or_default().to_owned();
+    for part in parts {
+        let part = part.trim_start_matches(is_py_space);
+        match part.chars().next() {
+            Some(c) if c != '{' && c != '[' => {
+                out.push_str("\\sqrt{");
+                out.push(c);
+                out.push('}');
+                out.push_str(&part[c.len_utf8()..]);
+            }
+            _ => {
+                out.push_str("\\sqrt");
+                out.push_str(part);
+            }
+        }
     }
-    text.trim_matches(is_py_space).to_owned()
+    Some(out)
+}
+
+/// `_fix_fracs` (from hendrycks/math): `\frac` not followed by `{` takes its next two
+/// characters as numerator and denominator.
+fn fix_fracs(text: &str) -> Option<String> {
+    if text
+        .match_indices("\\frac")
+        .all(|(k, _)| text.as_bytes().get(k + 5) == Some(&b'{'))
+    {
+        return None;
+    }
+    let mut parts = text.split("\\frac");
+    let mut out = parts.next().unwrap_or_default().to_owned();
+    for part in parts {
+        let part = part.trim_start_matches(is_py_space);
+        out.push_str("\\frac");
+        if part.starts_with('{') {
+            out.push_str(part);
+            continue;
+        }
+        let mut chars = part.chars();
+        let (Some(a), Some(b)) = (chars.next(), chars.next()) else {
+            return None;
+        };
+        let post = chars.as_str();
+        if b == '{' {
+            out.push_str(&format!("{{{a}}}{b}{post}"));
+        } else {
+            out.push_str(&format!("{{{a}}}{{{b}}}{post}"));
+        }
+    }
+    Some(out)
+}
+
+/// `_fix_a_slash_b`: a text that is exactly `a/b` for integers is `\frac{a}{b}`.
+fn fix_a_slash_b(text: &str) -> Option<String> {
+    let parts: Vec<&str> = text.split('/').collect();
+    if parts.len() != 2 {
+        return None;
+    }
+    let int = |s: &str| -> Option<String> {
+        let t = s.trim_matches(is_py_space);
+        let body = t.strip_prefix(['-', '+']).unwrap_or(t);
+        if body.is_empty() || !body.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let n: num_bigint::BigInt = t.parse().ok()?;
+        Some(n.to_string())
+    };
+    match (int(parts[0]), int(parts[1])) {
+        (Some(a), Some(b)) if text == format!("{a}/{b}") => Some(format!("\\frac{{{a}}}{{{b}}}")),
+        _ => None,
+    }
 }

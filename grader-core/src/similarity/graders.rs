@@ -27,7 +27,8 @@ fn rouge_score(rouge: RougeScore) -> Score {
     let mut info = Info::new();
     info.insert("precision".into(), rouge.precision.into());
     info.insert("recall".into(), rouge.recall.into());
-    Score::new(rouge.fmeasure).with_info(info)
+    info.insert("fmeasure".into(), rouge.fmeasure.into());
+    Score::new(rouge.fmeasure.clamp(0.0, 1.0)).with_info(info)
 }
 
 /// rapidfuzz's `Levenshtein.normalized_similarity`; `info.distance` is the distance. See
@@ -38,13 +39,14 @@ pub fn levenshtein(answer: &str, reference: &str) -> Result<Score, SimilarityErr
     let similarity = super::levenshtein_similarity(answer, reference)?;
     let mut info = Info::new();
     info.insert("distance".into(), distance.into());
-    Ok(Score::new(similarity).with_info(info))
+    Ok(Score::new(similarity.clamp(0.0, 1.0)).with_info(info))
 }
 
-/// rapidfuzz's `fuzz.ratio` over 100. See [`ratio`](super::ratio).
+/// rapidfuzz's `fuzz.ratio` over 100; `info.ratio` is rapidfuzz's value. See
+/// [`ratio`](super::ratio).
 #[grader(crate = crate)]
-pub fn ratio(answer: &str, reference: &str) -> Result<f64, SimilarityError> {
-    Ok(super::ratio(answer, reference)? / 100.0)
+pub fn ratio(answer: &str, reference: &str) -> Result<Score, SimilarityError> {
+    Ok(hundredths(super::ratio(answer, reference)?, "ratio"))
 }
 
 /// ROUGE-N's F-measure of the answer against the reference. See [`rouge_n`](super::rouge_n).
@@ -59,20 +61,31 @@ pub fn rouge_l(answer: &str, reference: &str) -> Result<Score, SimilarityError> 
     super::rouge_l(reference, answer).map(rouge_score)
 }
 
-/// sacrebleu's `sentence_bleu` over 100. See [`bleu`](super::bleu).
+/// A score of sacrebleu's (0 to 100) over 100, within `[0, 1]`: sacrebleu's own value, kept
+/// in `info` under `key`, can pass 100 by a rounding (a perfect BLEU is
+/// 100.00000000000004), and a score above 1 would be refused.
+fn hundredths(value: f64, key: &str) -> Score {
+    let mut info = Info::new();
+    info.insert(key.into(), value.into());
+    Score::new((value / 100.0).clamp(0.0, 1.0)).with_info(info)
+}
+
+/// sacrebleu's `sentence_bleu` over 100 (a perfect answer scores 1.0); `info.bleu` is
+/// sacrebleu's value. See [`bleu`](super::bleu).
 #[grader(crate = crate)]
 pub fn bleu<S: AsRef<str> + serde::Serialize>(
     answer: &str,
     references: &[S],
-) -> Result<f64, SimilarityError> {
-    Ok(super::bleu(answer, references)? / 100.0)
+) -> Result<Score, SimilarityError> {
+    Ok(hundredths(super::bleu(answer, references)?, "bleu"))
 }
 
-/// sacrebleu's `sentence_chrf` over 100. See [`chrf`](super::chrf).
+/// sacrebleu's `sentence_chrf` over 100; `info.chrf` is sacrebleu's value. See
+/// [`chrf`](super::chrf).
 #[grader(crate = crate)]
 pub fn chrf<S: AsRef<str> + serde::Serialize>(
     answer: &str,
     references: &[S],
-) -> Result<f64, SimilarityError> {
-    Ok(super::chrf(answer, references)? / 100.0)
+) -> Result<Score, SimilarityError> {
+    Ok(hundredths(super::chrf(answer, references)?, "chrf"))
 }
