@@ -57,4 +57,14 @@ for name, gold, answer in pairs:
         f"{name:<10}{rust_ns / 1e3:>9.2f} µs{cold_ns / 1e3:>13.0f} µs{cold_ns / rust_ns:>8.0f}×"
         f"{cached_ns / 1e3:>15.0f} µs{cached_ns / rust_ns:>8.0f}×"
     )
+
+# The eight pairs together under each configuration, against math-verify's defaults.
+print()
+print(f"{'configuration':<14}{'rust, 8 pairs':>16}{'vs defaults':>13}")
+base = None
+for name in ("math_verify", "parity", "trl", "open_r1", "verl"):
+    estimates = pathlib.Path(f"target/criterion/math_configs/{name}/new/estimates.json")
+    rust_ns = json.loads(estimates.read_text())["median"]["point_estimate"]
+    base = base or rust_ns
+    print(f"{name:<14}{rust_ns / 1e3:>13.2f} µs{rust_ns / base:>12.2f}×")
 PY

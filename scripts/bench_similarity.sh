@@ -48,4 +48,23 @@ for name, call in CASES:
     estimates = pathlib.Path(f"target/criterion/similarity/{name}/new/estimates.json")
     rust_ns = json.loads(estimates.read_text())["median"]["point_estimate"]
     print(f"{name:<14}{rust_ns / 1e3:>13.2f} µs{python_ns / 1e3:>15.2f} µs{python_ns / rust_ns:>15.2f}×")
+
+# The Levenshtein distance of long texts: the 3 KB text repeated to n characters, against the
+# same edit (similar) and against itself reversed (different), as benches/similarity.rs.
+print()
+print(f"{'levenshtein':<18}{'rust (median)':>16}{'rapidfuzz (median)':>20}{'rapidfuzz / rust':>18}")
+for n in (2_000, 30_000, 100_000):
+    long = (a * (n // len(a) + 1))[:n]
+    for kind, other in (
+        ("similar", long.replace("plausible", "likely").replace("total", "sum")),
+        ("different", long[::-1]),
+    ):
+        timer = timeit.Timer(lambda: Levenshtein.distance(long, other))
+        loops, _ = timer.autorange()
+        runs = sorted(timer.repeat(repeat=5, number=loops))
+        python_ns = runs[len(runs) // 2] / loops * 1e9
+        name = f"{kind}_{n}"
+        estimates = pathlib.Path(f"target/criterion/levenshtein_long/{name}/new/estimates.json")
+        rust_ns = json.loads(estimates.read_text())["median"]["point_estimate"]
+        print(f"{name:<18}{rust_ns / 1e6:>13.3f} ms{python_ns / 1e6:>17.3f} ms{python_ns / rust_ns:>17.2f}×")
 PY

@@ -393,3 +393,23 @@ fn evaluate_resumes_a_cut_short_run_and_summarizes_every_line_once() {
         ["contains_any", "exact_match", "f1_score", "numeric_match"]
     );
 }
+
+#[test]
+fn math_rewards_reads_golds_whole_and_compares_exactly() {
+    let stdout = run_example("math_rewards");
+    let rewards: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("reward "))
+        .map(|l| &l["reward ".len()..l.find(" |").expect("a reward line")])
+        .collect();
+    // Six samples, then the answer past a bound.
+    assert_eq!(rewards, ["1", "0", "1", "0", "1", "0", "0"], "{stdout}");
+    assert!(stdout.contains("gold \"(-oo, 2]\""), "{stdout}");
+    assert!(stdout.contains("exact 0, math-verify 1"), "{stdout}");
+    assert!(
+        stdout.contains("only \"5\" was read from the gold"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("units of work"), "{stdout}");
+    assert_eq!(stdout.matches("Correct |").count(), 3, "{stdout}");
+}

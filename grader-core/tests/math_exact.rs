@@ -228,18 +228,17 @@ fn big_powers_get_a_verdict_or_a_typed_failure_in_bounded_work() {
         (format!("\\boxed{{{}}}", product(40, "99")), Some(false)),
         (format!("\\boxed{{{}}}", product(265, "99")), Some(false)),
         (format!("\\boxed{{{}}}", product(265, "98")), Some(false)),
-        (format!("\\boxed{{(99^{{2340}})^{{265}}}}"), Some(false)),
-        (format!("\\boxed{{99^{{620100}}}}"), Some(false)),
-        (format!("\\boxed{{2^{{10^{{100}}}}}}"), Some(false)),
+        ("\\boxed{(99^{2340})^{265}}".to_owned(), Some(false)),
+        ("\\boxed{99^{620100}}".to_owned(), Some(false)),
+        ("\\boxed{2^{10^{100}}}".to_owned(), Some(false)),
         // Sums cannot be compared by exponents: past the budget, a typed failure.
-        (format!("\\boxed{{99^{{620100}}+1}}"), None),
+        ("\\boxed{99^{620100}+1}".to_owned(), None),
         (
             format!("\\boxed{{{}}}", vec!["99^{2340}"; 265].join("+")),
             Some(false),
         ),
     ];
     for (answer, expected) in cases {
-        let limits = limits;
         let (verdict, used, limit) = within_guard(move || {
             let gold = parse("$\\frac{1}{2}$").expect("small");
             let answer = parse_with(&answer, &limits).expect("within the limits");
@@ -354,4 +353,30 @@ fn bare_golds_are_read_whole() {
     .now()
     .expect("read whole");
     assert_eq!(score.value(), 0.0);
+}
+
+/// A rounding or a precision of more digits than any number holds is counted against the
+/// budget like the numbers it would make: a typed failure, not a process filling its memory.
+#[test]
+fn huge_roundings_and_precisions_fail_typed() {
+    let mut rounding = MathConfig::math_verify();
+    rounding.verify.float_rounding = u32::MAX;
+    let verdict = within_guard(move || verify_with("$0.25$", "$\\frac{1}{3}$", &rounding));
+    assert!(
+        matches!(verdict, Err(MathError::TooMuchWork { .. })),
+        "{verdict:?}"
+    );
+    let mut precision = MathConfig::math_verify().parity();
+    precision.verify.numeric_precision = u32::MAX;
+    let verdict = within_guard(move || verify_with("$2^{64}x$", "$(2^{64}-1)x$", &precision));
+    assert!(
+        matches!(verdict, Err(MathError::TooMuchWork { .. })),
+        "{verdict:?}"
+    );
+    // Generous but sane settings still give verdicts.
+    let mut fine = MathConfig::math_verify();
+    fine.verify.float_rounding = 300;
+    fine.verify.numeric_precision = 300;
+    assert_eq!(verify_with("$0.5$", "$\\frac{1}{2}$", &fine), Ok(true));
+    assert_eq!(verify_with("$0.3333$", "$\\frac{1}{3}$", &fine), Ok(false));
 }

@@ -110,8 +110,14 @@ proptest! {
     fn near_answers_score_within_zero_and_one((answer, reference) in near_pair()) {
         for (name, value) in scores(&answer, &reference) {
             prop_assert!((0.0..=1.0).contains(&value), "{name}: {value}");
-            if answer == reference && ["levenshtein", "ratio", "rouge_l"].contains(&name)
-                && !reference.trim().is_empty()
+            // ROUGE reads words of letters and digits only (rouge_score's tokenizer): a text
+            // without one has no words to match, and scores 0 as rouge_score does.
+            let has_words = if name == "rouge_l" {
+                reference.chars().any(|c| c.is_ascii_alphanumeric())
+            } else {
+                !reference.trim().is_empty()
+            };
+            if answer == reference && ["levenshtein", "ratio", "rouge_l"].contains(&name) && has_words
             {
                 prop_assert!(value == 1.0, "{name}: {value} for the same text");
             }

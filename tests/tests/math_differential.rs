@@ -315,9 +315,9 @@ fn exact_pair(rng: &mut Rng) -> (String, String) {
             "\\frac{1}{3}".to_owned(),
             "\\frac{2}{6}".to_owned(),
             format!(
-                "\\frac{{{}}}{{{}}}",
+                "\\frac{{{}}}{{1{}}}",
                 "3".repeat(k / 5 + 5),
-                format!("1{}", "0".repeat(k / 5 + 5))
+                "0".repeat(k / 5 + 5)
             ),
         ),
     };

@@ -408,10 +408,8 @@ impl<'s> Estimate<'s> {
                         total.add(self.each(sub, items.iter(), stable)?)?;
                     }
                 }
-                "pattern" => {
-                    if instance.is_string() && sub.as_str().is_some_and(backtracks) {
-                        total.backtracking = total.backtracking.saturating_add(1);
-                    }
+                "pattern" if instance.is_string() && sub.as_str().is_some_and(backtracks) => {
+                    total.backtracking = total.backtracking.saturating_add(1);
                 }
                 "enum" => {
                     let n = sub.as_array().map_or(1, Vec::len) as u64;

@@ -227,7 +227,7 @@ impl JsonSchema {
     ///
     /// # Errors
     /// [`JsonError::ValidationTooLarge`] where the count passes
-    /// [`MAX_PAIRS`](super::bounds::MAX_PAIRS) or references chain too deep.
+    /// [`MAX_PAIRS`] or references chain too deep.
     pub fn cost(&self, value: &Value) -> Result<Cost, JsonError> {
         self.cost_as("json_schema", value)
     }
@@ -274,8 +274,8 @@ impl JsonSchema {
     ///
     /// # Errors
     /// [`JsonError::ValidationTooLarge`] where validating `value` could visit more than
-    /// [`MAX_PAIRS`](super::bounds::MAX_PAIRS) (subschema, part of the value) pairs, or make more
-    /// matches of backtracking patterns than [`MAX_REGEX_STEPS`](super::bounds::MAX_REGEX_STEPS)
+    /// [`MAX_PAIRS`] (subschema, part of the value) pairs, or make more
+    /// matches of backtracking patterns than [`MAX_REGEX_STEPS`]
     /// allows at a thousand steps each.
     pub fn is_valid(&self, value: &Value) -> Result<bool, JsonError> {
         Ok(self.validator("json_schema", value)?.is_valid(value))

@@ -3,6 +3,8 @@
 //! by element, symbols by name, numbers exactly or rounded where one is a decimal), the
 //! values compared by [`numeric`](super::numeric) on exact normal forms.
 
+use std::borrow::Cow;
+
 use num_traits::{Signed, Zero};
 
 use super::error::MathError;
@@ -11,16 +13,11 @@ use super::numeric::{self, Ctx};
 
 /// Whether `x` divides by zero somewhere (sympy's `zoo`): math-verify never matches it.
 fn has_zoo(x: &Expr) -> bool {
-    let mut found = false;
-    x.visit(&mut |e| {
-        if let Expr::Pow(base, exponent) = e
-            && base.exact().is_some_and(|b| b.is_zero())
-            && exponent.exact().is_some_and(|p| p.is_negative())
-        {
-            found = true;
-        }
-    });
-    found
+    x.any(|e| {
+        matches!(e, Expr::Pow(base, exponent)
+            if base.exact().is_some_and(|b| b.is_zero())
+                && exponent.exact().is_some_and(|p| p.is_negative()))
+    })
 }
 
 /// Whether every leaf of `x` is a variable (math-verify's `is_expr_of_only_symbols`).
@@ -102,12 +99,13 @@ fn renamed(gold: &Expr, pred: &Expr) -> Option<Expr> {
 /// math-verify's `sympy_expr_eq`.
 pub(crate) fn expr_eq(gold: &Expr, pred: &Expr, ctx: &mut Ctx<'_>) -> Result<bool, MathError> {
     ctx.budget.charge(1)?;
-    let mut gold = gold.clone();
-    let mut pred = pred.clone();
+    // Copied only where rewritten.
+    let mut gold = Cow::Borrowed(gold);
+    let mut pred = Cow::Borrowed(pred);
     if !ctx.options.strict
         && let Some(renamed) = renamed(&gold, &pred)
     {
-        pred = renamed;
+        pred = Cow::Owned(renamed);
     }
     let (gold_assign, pred_assign) = (is_assignment(&gold), is_assignment(&pred));
     let (gold_eq, pred_eq) = (is_equation(&gold), is_equation(&pred));
@@ -115,36 +113,44 @@ pub(crate) fn expr_eq(gold: &Expr, pred: &Expr, ctx: &mut Ctx<'_>) -> Result<boo
         && let (Some((lhs, _)), Some((_, rhs))) =
             (sides(first_relation(&gold)), sides(last_relation(&gold)))
     {
-        gold = Expr::Rel(Rel::Eq, Box::new(lhs.clone()), Box::new(rhs.clone()));
+        gold = Cow::Owned(Expr::Rel(
+            Rel::Eq,
+            Box::new(lhs.clone()),
+            Box::new(rhs.clone()),
+        ));
     }
     if pred_assign
         && let (Some((lhs, _)), Some((_, rhs))) =
             (sides(first_relation(&pred)), sides(last_relation(&pred)))
     {
-        pred = Expr::Rel(Rel::Eq, Box::new(lhs.clone()), Box::new(rhs.clone()));
+        pred = Cow::Owned(Expr::Rel(
+            Rel::Eq,
+            Box::new(lhs.clone()),
+            Box::new(rhs.clone()),
+        ));
     }
     if pred_eq && !gold_eq {
         if let Some((_, rhs)) = sides(last_relation(&pred)) {
-            pred = rhs.clone();
+            pred = Cow::Owned(rhs.clone());
         }
     } else if gold_assign
         && !pred_eq
         && let Some((_, rhs)) = sides(last_relation(&gold))
     {
-        gold = rhs.clone();
+        gold = Cow::Owned(rhs.clone());
     }
     if gold.is_relation()
         && pred.is_set()
         && let Some(set) = relation_as_set(&gold)
     {
-        gold = set;
+        gold = Cow::Owned(set);
     }
     if ctx.options.allow_set_relation_comp
         && pred.is_relation()
         && gold.is_set()
         && let Some(set) = relation_as_set(&pred)
     {
-        pred = set;
+        pred = Cow::Owned(set);
     }
     if has_zoo(&gold) {
         return Ok(false);
@@ -158,7 +164,7 @@ pub(crate) fn expr_eq(gold: &Expr, pred: &Expr, ctx: &mut Ctx<'_>) -> Result<boo
     if gold.is_set() || pred.is_set() {
         return sets_eq(&gold, &pred, ctx);
     }
-    if matches!(gold, Expr::Sym(_)) || matches!(pred, Expr::Sym(_)) {
+    if matches!(*gold, Expr::Sym(_)) || matches!(*pred, Expr::Sym(_)) {
         return Ok(symbols_eq(&gold, &pred));
     }
     if gold.is_relation() || pred.is_relation() {

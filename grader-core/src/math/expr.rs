@@ -174,25 +174,13 @@ impl Expr {
     /// Whether the expression has a variable or unknown function.
     #[must_use]
     pub fn has_symbols(&self) -> bool {
-        let mut found = false;
-        self.visit(&mut |e| {
-            if matches!(e, Self::Sym(_) | Self::Apply(..)) {
-                found = true;
-            }
-        });
-        found
+        self.any(|e| matches!(e, Self::Sym(_) | Self::Apply(..)))
     }
 
     /// Whether the expression holds a decimal literal.
     #[must_use]
     pub fn has_float(&self) -> bool {
-        let mut found = false;
-        self.visit(&mut |e| {
-            if matches!(e, Self::Float(_)) {
-                found = true;
-            }
-        });
-        found
+        self.any(|e| matches!(e, Self::Float(_)))
     }
 
     /// The names of the variables, sorted, without repeats.
@@ -241,11 +229,11 @@ impl Expr {
         }
     }
 
-    /// The direct children.
-    fn children(&self) -> Vec<&Self> {
-        match self {
+    /// The direct children (without allocating).
+    fn children(&self) -> impl Iterator<Item = &Self> {
+        let (items, first, second): (&[Self], Option<&Self>, Option<&Self>) = match self {
             Self::Num(_) | Self::Float(_) | Self::Sym(_) | Self::Pi | Self::E | Self::Inf => {
-                Vec::new()
+                (&[], None, None)
             }
             Self::Add(v)
             | Self::Mul(v)
@@ -254,12 +242,35 @@ impl Expr {
             | Self::Set(v)
             | Self::Tuple(v)
             | Self::Union(v)
-            | Self::Matrix(_, v) => v.iter().collect(),
+            | Self::Matrix(_, v) => (v, None, None),
             Self::Pow(a, b) | Self::Log(a, b) | Self::Rel(_, a, b) | Self::Interval(a, b, ..) => {
-                vec![a, b]
+                (&[], Some(a), Some(b))
             }
-            Self::Func(_, a) | Self::Percent(a) => vec![a],
+            Self::Func(_, a) | Self::Percent(a) => (&[], Some(a), None),
+        };
+        items.iter().chain(first).chain(second)
+    }
+
+    /// Whether some node satisfies `f` (stopping at the first): recursively near the root
+    /// (most answers are shallow, and nothing is allocated), with an explicit stack below.
+    pub(crate) fn any(&self, f: impl Fn(&Self) -> bool) -> bool {
+        fn shallow(e: &Expr, f: &dyn Fn(&Expr) -> bool, depth: u32) -> bool {
+            if depth == 0 {
+                return deep(e, f);
+            }
+            f(e) || e.children().any(|c| shallow(c, f, depth - 1))
         }
+        fn deep(e: &Expr, f: &dyn Fn(&Expr) -> bool) -> bool {
+            let mut stack = vec![e];
+            while let Some(e) = stack.pop() {
+                if f(e) {
+                    return true;
+                }
+                stack.extend(e.children());
+            }
+            false
+        }
+        shallow(self, &f, 32)
     }
 
     /// Calls `f` on every node, without recursion (an explicit stack).

@@ -8,7 +8,7 @@
 
 use super::config::ExtractionTarget;
 use super::normalize::{Boxed, is_py_space};
-use super::scan::Scan;
+use super::scan::{self, Scan};
 
 /// One place an answer may be, as math-verify's regexes find it.
 #[derive(Debug, Clone)]
@@ -56,47 +56,54 @@ enum Pattern {
     PlainBoxed,
 }
 
-/// A target's regular expressions with their priorities, in the anchor's order.
-fn patterns(target: &ExtractionTarget) -> Vec<(Pattern, i32)> {
-    let mut out = vec![
-        (Pattern::Hope, 0),
-        (Pattern::FinalIs, 50),
-        (Pattern::AnswerColon, 100),
-        (Pattern::Answer, 200),
+/// A target's regular expressions with their priorities, in the anchor's order (at most eight,
+/// without allocating).
+fn patterns(target: &ExtractionTarget) -> impl Iterator<Item = (Pattern, i32)> {
+    let mut out: [Option<(Pattern, i32)>; 7] = [
+        Some((Pattern::Hope, 0)),
+        Some((Pattern::FinalIs, 50)),
+        Some((Pattern::AnswerColon, 100)),
+        Some((Pattern::Answer, 200)),
+        None,
+        None,
+        None,
     ];
     match target {
         ExtractionTarget::Latex(config) => {
             if config.try_extract_without_anchor {
-                out.push((Pattern::Anywhere, 300));
+                out[4] = Some((Pattern::Anywhere, 300));
             }
             if config.boxed_match_priority >= 0 {
-                out.push((Pattern::BoxedEnvs, config.boxed_match_priority));
-                out.push((Pattern::PlainBoxed, config.boxed_match_priority));
+                out[5] = Some((Pattern::BoxedEnvs, config.boxed_match_priority));
+                out[6] = Some((Pattern::PlainBoxed, config.boxed_match_priority));
             }
         }
         ExtractionTarget::Expr(config) => {
             if config.try_extract_without_anchor {
-                out.push((Pattern::Anywhere, 300));
+                out[4] = Some((Pattern::Anywhere, 300));
             }
         }
         ExtractionTarget::String(config) => {
             if config.try_extract_without_anchor {
-                out.push((Pattern::Start, 250));
-                out.push((Pattern::Anywhere, 300));
+                out[4] = Some((Pattern::Start, 250));
+                out[5] = Some((Pattern::Anywhere, 300));
             }
         }
     }
-    out
+    out.into_iter().flatten()
 }
 
-/// The priorities the targets use, most important first.
+/// The priorities the targets use, most important first, without repeats.
 pub(crate) fn priorities(targets: &[ExtractionTarget]) -> Vec<i32> {
-    let mut all: Vec<i32> = targets
-        .iter()
-        .flat_map(|t| patterns(t).into_iter().map(|(_, p)| p))
-        .collect();
+    let mut all = Vec::with_capacity(8);
+    for target in targets {
+        for (_, p) in patterns(target) {
+            if !all.contains(&p) {
+                all.push(p);
+            }
+        }
+    }
     all.sort_unstable();
-    all.dedup();
     all
 }
 
@@ -110,11 +117,15 @@ pub(crate) fn group(s: &Scan<'_>, targets: &[ExtractionTarget], priority: i32) -
             if p != priority {
                 continue;
             }
-            let found = matches(s, target, pattern);
-            group.extend(found.into_iter().map(|mut c| {
+            let mut found = matches(s, target, pattern);
+            for c in &mut found {
                 c.target = index;
-                c
-            }));
+            }
+            if group.is_empty() {
+                group = found;
+            } else {
+                group.append(&mut found);
+            }
         }
     }
     group.sort_by(|a, b| b.end.cmp(&a.end).then(a.start.cmp(&b.start)));
@@ -135,7 +146,7 @@ fn matches(s: &Scan<'_>, target: &ExtractionTarget, pattern: Pattern) -> Vec<Can
             Pattern::Start => Vec::new(),
         },
         ExtractionTarget::Expr(_) => match pattern {
-            Pattern::Hope => hope(s, |t, q| expr_or_number_after_spaces(t, q)),
+            Pattern::Hope => hope(s, expr_or_number_after_spaces),
             Pattern::FinalIs => final_answer(s, false),
             Pattern::AnswerColon => after_answer(s, true, false),
             Pattern::Answer => after_answer(s, false, false),
@@ -448,7 +459,7 @@ fn latex_chain(s: &Scan<'_>, i: usize, boxed: bool) -> Option<(usize, Found)> {
 /// Environments that hold a `\boxed{}` (their content normalised keeping every box).
 fn boxed_envs(s: &Scan<'_>) -> Vec<Candidate> {
     let text = s.text;
-    if !text.contains("\\boxed") {
+    if !scan::contains(text, "\\boxed") {
         return Vec::new();
     }
     find_all(s, |t, i| latex_chain(t, i, true))
@@ -457,7 +468,7 @@ fn boxed_envs(s: &Scan<'_>) -> Vec<Candidate> {
 /// `\boxed{.+}`: from the first `\boxed{` to the last `}` (its last box kept).
 fn plain_boxed(s: &Scan<'_>) -> Vec<Candidate> {
     let text = s.text;
-    let Some(start) = text.find("\\boxed{") else {
+    let Some(start) = scan::find(text, "\\boxed{") else {
         return Vec::new();
     };
     let Some(last) = text.rfind('}') else {
@@ -478,11 +489,16 @@ fn plain_boxed(s: &Scan<'_>) -> Vec<Candidate> {
 fn occurrences<'t>(text: &'t str, word: &'t str) -> impl Iterator<Item = usize> + 't {
     let lower = word.as_bytes();
     let bytes = text.as_bytes();
-    (0..bytes.len().saturating_sub(lower.len() - 1)).filter(move |&i| {
-        bytes[i..i + lower.len()]
-            .iter()
-            .zip(lower)
-            .all(|(a, b)| a.to_ascii_lowercase() == *b)
+    // Each occurrence of the first letter in either case (memchr's vectorized search), then
+    // the rest.
+    let first = lower[0];
+    memchr::memchr2_iter(first, first.to_ascii_uppercase(), bytes).filter(move |&i| {
+        bytes.get(i..i + lower.len()).is_some_and(|window| {
+            window
+                .iter()
+                .zip(lower)
+                .all(|(a, b)| a.to_ascii_lowercase() == *b)
+        })
     })
 }
 
@@ -635,28 +651,24 @@ fn expr_or_number(s: &Scan<'_>, i: usize) -> Option<(usize, Found)> {
 }
 
 /// The prefix `(?:^|\s|=)(?:\*\*)?`: the positions after it.
-fn prefixes(text: &str, i: usize) -> Vec<usize> {
+fn prefixes(text: &str, i: usize) -> impl Iterator<Item = usize> {
+    let mut out = [None; 4];
     let first = text[i..].chars().next();
-    if i != 0 && !first.is_some_and(|c| is_py_space(c) || c == '=') {
-        return Vec::new();
-    }
-    let mut starts = Vec::new();
-    if i == 0 {
-        starts.push(0);
-    }
-    if let Some(c) = text[i..].chars().next()
-        && (is_py_space(c) || c == '=')
-    {
-        starts.push(i + c.len_utf8());
-    }
-    let mut out = Vec::new();
-    for s in starts {
-        if text[s..].starts_with("**") {
-            out.push(s + 2);
+    let after = first
+        .filter(|&c| is_py_space(c) || c == '=')
+        .map(|c| i + c.len_utf8());
+    if i == 0 || after.is_some() {
+        let starts = [(i == 0).then_some(0), after];
+        for (k, s) in starts.into_iter().enumerate() {
+            if let Some(s) = s {
+                if text[s..].starts_with("**") {
+                    out[2 * k] = Some(s + 2);
+                }
+                out[2 * k + 1] = Some(s);
+            }
         }
-        out.push(s);
     }
-    out
+    out.into_iter().flatten()
 }
 
 const CURRENCIES: &str = "$€£¥₹₽₪₩₫฿₡₢₣₤₥₦₧₨₩₪₫₭₮₯₰₱₲₳₴₵₶₷₸₹₺₻₼₽₾₿";
@@ -665,15 +677,13 @@ const CURRENCIES: &str = "$€£¥₹₽₪₩₫฿₡₢₣₤₥₦₧₨₩�
 fn number_anchored(s: &Scan<'_>, i: usize) -> Option<(usize, Found)> {
     let text = s.text;
     for start in prefixes(text, i) {
-        let mut at = start;
-        let mut tries = vec![at];
-        if let Some(c) = text[at..].chars().next()
-            && CURRENCIES.contains(c)
-        {
-            at += c.len_utf8();
-            tries.insert(0, at);
-        }
-        for at in tries {
+        // After a currency sign first, then at the sign.
+        let after_currency = text[start..]
+            .chars()
+            .next()
+            .filter(|&c| CURRENCIES.contains(c))
+            .map(|c| start + c.len_utf8());
+        for at in [after_currency, Some(start)].into_iter().flatten() {
             if let Some((end, integer, decimal)) = number_at(text, at) {
                 let (end, percent) = match percent_after(text, end, false) {
                     Some(p) => (p, true),

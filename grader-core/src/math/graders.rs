@@ -2,7 +2,7 @@
 //! the gold's, 0 otherwise; their arguments recorded under `_parameters`, usable in a
 //! [`Gather`](crate::Gather) or a tree like any grader.
 //!
-//! The gold is read the way a data set writes it ([`read_gold`](super::read_gold), SPEC D38):
+//! The gold is read the way a data set writes it ([`read_gold`], SPEC D38):
 //! a gold that cannot be read whole is the grader's error (unscored), never a 0 and never a
 //! comparison against a fragment. An answer that cannot be read, or is past a bound, scores 0
 //! with the reason in `info.answer_error` (SPEC D43): writing something unjudgeable never
@@ -68,7 +68,7 @@ fn score(
 }
 
 /// math-verify's `verify(parse(gold), parse(answer))` with its defaults and exact verdicts;
-/// the gold is read whole ([`read_gold`](super::read_gold)). `info` shows what was read from
+/// the gold is read whole ([`read_gold`]). `info` shows what was read from
 /// each side. See [`verify`](super::verify).
 #[grader(crate = crate, name = "math_verify", type = MathVerify)]
 pub fn math_verify(answer: &str, gold: &str) -> Result<Score, MathError> {

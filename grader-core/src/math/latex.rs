@@ -158,7 +158,10 @@ impl<'a> Parser<'a> {
 
     fn eat(&mut self, token: &str) -> bool {
         self.skip_space();
-        if self.rest().starts_with(token) {
+        // The first byte first: most tries fail there, without a call to compare slices.
+        if self.text.as_bytes().get(self.pos) == token.as_bytes().first()
+            && self.rest().starts_with(token)
+        {
             // A command must not run on into letters: `\in` is not `\infty`.
             if token.starts_with('\\')
                 && token.len() > 1
@@ -1179,9 +1182,31 @@ fn function(name: &str) -> Option<Func> {
 /// `Rational` for `\frac{1}{3}` and `1/3`).
 fn rational_quotient(a: &Expr, b: &Expr) -> Option<Expr> {
     match (a, b) {
-        (Expr::Num(a), Expr::Num(b)) if !b.is_zero() => Some(Expr::Num(a / b)),
+        (Expr::Num(a), Expr::Num(b)) if !b.is_zero() => Some(Expr::Num(quotient(a, b))),
         _ => None,
     }
+}
+
+/// `a / b` (`b ≠ 0`), reduced on machine words where both are small integers (a big
+/// rational's division reduces by a big gcd).
+fn quotient(a: &BigRational, b: &BigRational) -> BigRational {
+    use num_integer::Integer;
+    use num_traits::ToPrimitive;
+    if a.is_integer()
+        && b.is_integer()
+        && let (Some(n), Some(d)) = (a.numer().to_i64(), b.numer().to_i64())
+        && n != i64::MIN
+        && d != i64::MIN
+    {
+        let g = n.gcd(&d).max(1);
+        let (n, d) = if d < 0 {
+            (-n / g, -d / g)
+        } else {
+            (n / g, d / g)
+        };
+        return BigRational::new_raw(n.into(), d.into());
+    }
+    a / b
 }
 
 /// The integer of an integer literal.

@@ -211,16 +211,18 @@ pub fn read_gold(gold: &str, config: &MathConfig) -> Result<Parsed, MathError> {
         return Ok(parsed);
     }
     let bare = !delimited(gold);
-    if bare && !prose(gold) && !gold.trim().is_empty() {
-        if let Some(expr) = whole(gold, options)? {
-            return Ok(Parsed {
-                expr: Some(expr),
-                choice: None,
-                text: Some(gold.trim().to_owned()),
-                span: Some(0..gold.len()),
-                source: Some(Source::Latex),
-            });
-        }
+    if bare
+        && !prose(gold)
+        && !gold.trim().is_empty()
+        && let Some(expr) = whole(gold, options)?
+    {
+        return Ok(Parsed {
+            expr: Some(expr),
+            choice: None,
+            text: Some(gold.trim().to_owned()),
+            span: Some(0..gold.len()),
+            source: Some(Source::Latex),
+        });
     }
     let parsed = parse_with_options(gold, options)?;
     let (Some(span), Some(source)) = (parsed.span.clone(), parsed.source) else {

@@ -201,9 +201,10 @@ pub fn parse_in(
     let first_match = options.extraction_mode == ExtractionMode::FirstMatch;
     let mut fallback: Option<String> = None;
     let mut answer: Option<(Answer, Range<usize>, Source)> = None;
+    budget.check()?;
     let scan = scan::Scan::new(text);
     for priority in extract::priorities(targets) {
-        budget.check()?;
+        budget.charge(1)?;
         let mut found_any = false;
         for candidate in extract::group(&scan, targets, priority) {
             budget.charge(1 + (candidate.end - candidate.start) as u64 / 64)?;
@@ -481,6 +482,8 @@ pub fn verify_parsed_in(
         }
         out
     }
+    // A caller's flag or deadline already spent stops the comparison before it starts.
+    budget.check()?;
     let mut ctx = Ctx { options, budget };
     let mut failure = None;
     for g in items(gold) {
@@ -515,7 +518,7 @@ pub fn verify(gold: &str, answer: &str) -> Result<bool, MathError> {
 
 /// `verify(parse(gold, …), parse(answer, …), …)` with a reward function's configuration
 /// (math-verify's functions as they are: a gold written without `$…$` may be read in part,
-/// see [`MathVerifyWith`](graders::MathVerifyWith) for a grader that refuses that).
+/// see [`MathVerifyWith`] for a grader that refuses that).
 ///
 /// ```
 /// use grader_core::math::{MathConfig, verify_with};

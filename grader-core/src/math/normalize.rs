@@ -3,7 +3,10 @@
 //! units (`units`), leading decimals (`nits`) and malformed operators
 //! (`malformed_operators`), in the anchor's order.
 
+use std::borrow::Cow;
+
 use super::config::{BoxedMode, NormalizationConfig};
+use super::scan;
 
 /// Which `\boxed{}` contents to keep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,8 +25,8 @@ pub(crate) fn extract_boxed(text: &str, mode: Boxed) -> String {
     let mut max_pos = text.len();
     let mut last_boxed_start: Option<usize> = None;
     loop {
-        let boxed = text[..current].rfind("\\boxed");
-        let fbox = text[..current].rfind("\\fbox");
+        let boxed = scan::rfind(&text[..current], "\\boxed");
+        let fbox = scan::rfind(&text[..current], "\\fbox");
         let (start, command_end) = match (boxed, fbox) {
             (None, None) => break,
             (Some(b), Some(f)) if f > b => (f, f + 5),
@@ -145,14 +148,18 @@ fn is_unit(rest: &str) -> bool {
 
 /// One pass of `units_regex.sub(r"\1", text)`: a unit at the very end, after a digit, `}` or
 /// space, is removed with the spaces before it. Only the last 24 bytes can start a unit.
-fn strip_unit(text: &str) -> String {
+fn strip_unit(text: &str) -> &str {
     let end = text.trim_end_matches(is_py_space).len();
     let low = end.saturating_sub(24);
     for (k, _) in text[..end]
         .char_indices()
         .filter(|&(k, _)| k >= low && k > 0)
     {
-        if !is_unit(&text[k..end]) {
+        // A unit follows a digit, a `}` or a space: checked before the set of units.
+        let before = text[..k].chars().next_back();
+        if !before.is_some_and(|c| c.is_ascii_digit() || c == '}' || is_py_space(c))
+            || !is_unit(&text[k..end])
+        {
             continue;
         }
         let run_start = text[..k].trim_end_matches(is_py_space).len();
@@ -165,9 +172,9 @@ fn strip_unit(text: &str) -> String {
             }
             _ => continue,
         };
-        return text[..keep].to_owned();
+        return &text[..keep];
     }
-    text.to_owned()
+    text
 }
 
 /// Python's `\s` for `str`.
@@ -178,7 +185,7 @@ pub(crate) fn is_py_space(c: char) -> bool {
 /// `unit_superscript_regex.sub("", text)`: from the first `\text{` or `\mbox{` to the end,
 /// where the text ends with that group's `}` (and an optional `^2`).
 fn strip_text_suffix(text: &str, exact: bool) -> String {
-    let first = [text.find("\\text{"), text.find("\\mbox{")]
+    let first = [scan::find(text, "\\text{"), scan::find(text, "\\mbox{")]
         .into_iter()
         .flatten()
         .min();
@@ -272,8 +279,8 @@ pub(crate) fn normalize(text: &str, config: &NormalizationConfig, exact: bool) -
         }
         for _ in 0..2 {
             let stripped = strip_unit(&text);
-            if !stripped.is_empty() && stripped != text {
-                text = stripped;
+            if !stripped.is_empty() && stripped.len() != text.len() {
+                text = stripped.to_owned();
             }
         }
     }
@@ -384,8 +391,8 @@ fn basic_latex(text: &str) -> String {
                 continue;
             }
             if rest.starts_with("\\\\")
-                && !text.contains("matrix")
-                && !text.contains("array")
+                && !scan::contains(text, "matrix")
+                && !scan::contains(text, "array")
                 && rest[2..].starts_with(|c: char| c.is_ascii_alphabetic())
             {
                 rest = &rest[1..];
@@ -489,17 +496,44 @@ fn basic_latex(text: &str) -> String {
 /// `sqrt(…)`, `\frac12`, `\frac{1}2`, `\frac1{2}`, `\log_28`, `\sqrt2` and a bare `a/b`
 /// written in braces, as latex2sympy's grammar needs them.
 pub(crate) fn malformed_operators(text: &str) -> String {
-    let mut text = replace_lazy_paren(text, "^", "^{", true);
-    text = replace_lazy_paren(&text, "sqrt", "\\sqrt{", true);
-    text = frac_digits(&text);
-    text = log_digits(&text);
-    text = frac_brace_digit(&text);
-    text = frac_digit_brace(&text);
-    text = sqrt_digit(&text);
-    text = text.replace(" sqrt", "\\sqrt");
-    text = fix_sqrt(&text);
-    text = fix_fracs(&text);
-    fix_a_slash_b(&text)
+    // Each rewrite only where its command is there (most answers hold none), and a copy only
+    // where one changes the text.
+    let mut text = Cow::Borrowed(text);
+    let apply = |text: &mut Cow<'_, str>, f: &dyn Fn(&str) -> Option<String>| {
+        if let Some(changed) = f(text) {
+            *text = Cow::Owned(changed);
+        }
+    };
+    if text.contains('^') {
+        apply(&mut text, &|t| replace_lazy_paren(t, "^", "^{"));
+    }
+    if scan::contains(&text, "sqrt") {
+        apply(&mut text, &|t| replace_lazy_paren(t, "sqrt", "\\sqrt{"));
+    }
+    if scan::contains(&text, "\\frac") {
+        apply(&mut text, &frac_digits);
+    }
+    if scan::contains(&text, "\\log_") {
+        apply(&mut text, &log_digits);
+    }
+    if scan::contains(&text, "\\frac") {
+        apply(&mut text, &frac_brace_digit);
+        apply(&mut text, &frac_digit_brace);
+    }
+    if scan::contains(&text, "sqrt") {
+        apply(&mut text, &sqrt_digit);
+        if scan::contains(&text, " sqrt") {
+            apply(&mut text, &|t| Some(t.replace(" sqrt", "\\sqrt")));
+        }
+        apply(&mut text, &fix_sqrt);
+    }
+    if scan::contains(&text, "\\frac") {
+        apply(&mut text, &fix_fracs);
+    }
+    if text.contains('/') {
+        apply(&mut text, &fix_a_slash_b);
+    }
+    text.into_owned()
 }
 
 /// One optional whitespace character at the start of `s`: its length.
@@ -510,32 +544,16 @@ fn opt_space(s: &str) -> usize {
         .map_or(0, char::len_utf8)
 }
 
-/// `re.sub(r"{head}\s?\((.*?)\)", r"{open}\1}", text)`.
-fn replace_lazy_paren(text: &str, head: &str, open: &str, _lazy: bool) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut i = 0;
-    while i < text.len() {
-        let rest = &text[i..];
-        if let Some(after) = rest.strip_prefix(head) {
-            let sp = opt_space(after);
-            if after[sp..].starts_with('(') {
-                let body = &after[sp + 1..];
-                // `.` does not match a line break.
-                let line = body.find('\n').unwrap_or(body.len());
-                if let Some(close) = body[..line].find(')') {
-                    out.push_str(open);
-                    out.push_str(&body[..close]);
-                    out.push('}');
-                    i += head.len() + sp + 1 + close + 1;
-                    continue;
-                }
-            }
-        }
-        let c = rest.chars().next().map_or(1, char::len_utf8);
-        out.push_str(&rest[..c]);
-        i += c;
-    }
-    out
+/// `re.sub(r"{head}\s?\((.*?)\)", r"{open}\1}", text)` (`None` where nothing changes).
+fn replace_lazy_paren(text: &str, head: &str, open: &str) -> Option<String> {
+    rewrite(text, head, |after| {
+        let sp = opt_space(after);
+        let body = after[sp..].strip_prefix('(')?;
+        // `.` does not match a line break.
+        let line = body.find('\n').unwrap_or(body.len());
+        let close = body[..line].find(')')?;
+        Some((sp + 1 + close + 1, format!("{open}{}}}", &body[..close])))
+    })
 }
 
 fn ascii_digits(s: &str) -> usize {
@@ -543,7 +561,7 @@ fn ascii_digits(s: &str) -> usize {
 }
 
 /// `re.sub(r"\\frac\s?(\d)\s?(\d+)", r"\\frac{\1}{\2}", text)`.
-fn frac_digits(text: &str) -> String {
+fn frac_digits(text: &str) -> Option<String> {
     rewrite(text, "\\frac", |after| {
         let sp = opt_space(after);
         let a = after[sp..].chars().next().filter(char::is_ascii_digit)?;
@@ -560,7 +578,7 @@ fn frac_digits(text: &str) -> String {
 }
 
 /// `re.sub(r"\\log_\s?(\d)\s?(\d+)", r"\\log_{\1}{\2}", text)`.
-fn log_digits(text: &str) -> String {
+fn log_digits(text: &str) -> Option<String> {
     rewrite(text, "\\log_", |after| {
         let sp = opt_space(after);
         let a = after[sp..].chars().next().filter(char::is_ascii_digit)?;
@@ -577,7 +595,7 @@ fn log_digits(text: &str) -> String {
 }
 
 /// `re.sub(r"\\frac\s?{(.*?)}\s?(\d)", r"\\frac{\1}{\2}", text)`.
-fn frac_brace_digit(text: &str) -> String {
+fn frac_brace_digit(text: &str) -> Option<String> {
     rewrite(text, "\\frac", |after| {
         let sp = opt_space(after);
         let body = after[sp..].strip_prefix('{')?;
@@ -598,7 +616,7 @@ fn frac_brace_digit(text: &str) -> String {
 }
 
 /// `re.sub(r"\\frac\s?(\d)\s?{(.*?)}", r"\\frac{\1}{\2}", text)`.
-fn frac_digit_brace(text: &str) -> String {
+fn frac_digit_brace(text: &str) -> Option<String> {
     rewrite(text, "\\frac", |after| {
         let sp = opt_space(after);
         let a = after[sp..].chars().next().filter(char::is_ascii_digit)?;
@@ -615,7 +633,7 @@ fn frac_digit_brace(text: &str) -> String {
 }
 
 /// `re.sub(r"\\sqrt\s?(\d)", r"\\sqrt{\1}", text)`.
-fn sqrt_digit(text: &str) -> String {
+fn sqrt_digit(text: &str) -> Option<String> {
     rewrite(text, "\\sqrt", |after| {
         let sp = opt_space(after);
         let d = after[sp..].chars().next().filter(char::is_ascii_digit)?;
@@ -624,30 +642,38 @@ fn sqrt_digit(text: &str) -> String {
 }
 
 /// Each `head` whose continuation `f` rewrites (the length after `head` it consumes and the
-/// replacement), left to right, without overlaps, as `re.sub` does.
-fn rewrite(text: &str, head: &str, f: impl Fn(&str) -> Option<(usize, String)>) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut i = 0;
-    while i < text.len() {
-        let rest = &text[i..];
-        if let Some(after) = rest.strip_prefix(head)
-            && let Some((len, replacement)) = f(after)
-        {
+/// replacement), left to right, without overlaps, as `re.sub` does; `None` where nothing is
+/// rewritten.
+fn rewrite(text: &str, head: &str, f: impl Fn(&str) -> Option<(usize, String)>) -> Option<String> {
+    let mut out: Option<String> = None;
+    let mut copied = 0;
+    let mut from = 0;
+    while let Some(k) = scan::find(&text[from..], head) {
+        let at = from + k;
+        if let Some((len, replacement)) = f(&text[at + head.len()..]) {
+            let out = out.get_or_insert_with(|| String::with_capacity(text.len() + 8));
+            out.push_str(&text[copied..at]);
             out.push_str(&replacement);
-            i += head.len() + len;
-            continue;
+            copied = at + head.len() + len;
+            from = copied;
+        } else {
+            // The next match may start inside this one: one character on.
+            from = at + text[at..].chars().next().map_or(1, char::len_utf8);
         }
-        let c = rest.chars().next().map_or(1, char::len_utf8);
-        out.push_str(&rest[..c]);
-        i += c;
     }
-    out
+    out.map(|mut out| {
+        out.push_str(&text[copied..]);
+        out
+    })
 }
 
 /// `_fix_sqrt`: `\sqrt` not followed by `{` or `[` takes its next character in braces.
-fn fix_sqrt(text: &str) -> String {
-    if !text.contains("\\sqrt") {
-        return text.to_owned();
+fn fix_sqrt(text: &str) -> Option<String> {
+    if text
+        .match_indices("\\sqrt")
+        .all(|(k, _)| matches!(text.as_bytes().get(k + 5), Some(b'{' | b'[')))
+    {
+        return None;
     }
     let mut parts = text.split("\\sqrt");
     let mut out = parts.next().unwrap_or_default().to_owned();
@@ -666,12 +692,18 @@ fn fix_sqrt(text: &str) -> String {
             }
         }
     }
-    out
+    Some(out)
 }
 
 /// `_fix_fracs` (from hendrycks/math): `\frac` not followed by `{` takes its next two
 /// characters as numerator and denominator.
-fn fix_fracs(text: &str) -> String {
+fn fix_fracs(text: &str) -> Option<String> {
+    if text
+        .match_indices("\\frac")
+        .all(|(k, _)| text.as_bytes().get(k + 5) == Some(&b'{'))
+    {
+        return None;
+    }
     let mut parts = text.split("\\frac");
     let mut out = parts.next().unwrap_or_default().to_owned();
     for part in parts {
@@ -683,7 +715,7 @@ fn fix_fracs(text: &str) -> String {
         }
         let mut chars = part.chars();
         let (Some(a), Some(b)) = (chars.next(), chars.next()) else {
-            return text.to_owned();
+            return None;
         };
         let post = chars.as_str();
         if b == '{' {
@@ -692,14 +724,14 @@ fn fix_fracs(text: &str) -> String {
             out.push_str(&format!("{{{a}}}{{{b}}}{post}"));
         }
     }
-    out
+    Some(out)
 }
 
 /// `_fix_a_slash_b`: a text that is exactly `a/b` for integers is `\frac{a}{b}`.
-fn fix_a_slash_b(text: &str) -> String {
+fn fix_a_slash_b(text: &str) -> Option<String> {
     let parts: Vec<&str> = text.split('/').collect();
     if parts.len() != 2 {
-        return text.to_owned();
+        return None;
     }
     let int = |s: &str| -> Option<String> {
         let t = s.trim_matches(is_py_space);
@@ -711,7 +743,7 @@ fn fix_a_slash_b(text: &str) -> String {
         Some(n.to_string())
     };
     match (int(parts[0]), int(parts[1])) {
-        (Some(a), Some(b)) if text == format!("{a}/{b}") => format!("\\frac{{{a}}}{{{b}}}"),
-        _ => text.to_owned(),
+        (Some(a), Some(b)) if text == format!("{a}/{b}") => Some(format!("\\frac{{{a}}}{{{b}}}")),
+        _ => None,
     }
 }

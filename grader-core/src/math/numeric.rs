@@ -11,8 +11,8 @@ use num_bigint::BigInt;
 use num_rational::BigRational;
 use num_traits::{One, Signed, Zero};
 
-use super::algebra::{self, Difference, Ratio, Stop, Value};
-use super::budget::Budget;
+use super::algebra::{self, Difference, Proportion, Stop, Value};
+use super::budget::{Budget, product_cost};
 use super::config::{Semantics, VerifyOptions};
 use super::error::MathError;
 use super::expr::Expr;
@@ -86,10 +86,40 @@ fn integer_value(x: &Expr) -> Option<&BigRational> {
     }
 }
 
+/// A number rounded to some decimals, as the integer `k` of `k / 10^places` (in an `i128`
+/// where it fits, so that the common case allocates nothing).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Rounded {
+    Small(i128),
+    Big(BigInt),
+}
+
+impl Rounded {
+    fn of(k: BigInt) -> Self {
+        i128::try_from(&k).map_or(Self::Big(k), Self::Small)
+    }
+}
+
+/// `n / d` rounded to an integer, ties to even (`d > 0`).
+fn div_half_even(n: i128, d: i128) -> i128 {
+    let (q, r) = (n.div_euclid(d), n.rem_euclid(d));
+    match (2 * r).cmp(&d) {
+        std::cmp::Ordering::Greater => q + 1,
+        std::cmp::Ordering::Equal if q % 2 != 0 => q + 1,
+        _ => q,
+    }
+}
+
 /// A rational rounded to `places` decimals, ties to the even digit (sympy's `round`).
-fn round_half_even(x: &BigRational, places: u32) -> BigRational {
-    let scale = BigRational::from_integer(num_traits::pow(BigInt::from(10), places as usize));
-    let scaled = x * &scale;
+fn round_half_even(x: &BigRational, places: u32) -> Rounded {
+    let scale = 10_i128.checked_pow(places);
+    if let (Some(scale), Ok(n), Ok(d)) =
+        (scale, i128::try_from(x.numer()), i128::try_from(x.denom()))
+        && let Some(scaled) = n.checked_mul(scale)
+    {
+        return Rounded::Small(div_half_even(scaled, d));
+    }
+    let scaled = x * BigRational::from_integer(num_traits::pow(BigInt::from(10), places as usize));
     let floor = scaled.floor();
     let fraction = &scaled - &floor;
     let half = BigRational::new(BigInt::one(), BigInt::from(2));
@@ -99,49 +129,105 @@ fn round_half_even(x: &BigRational, places: u32) -> BigRational {
         } else {
             floor
         };
-    rounded / scale
+    Rounded::of(rounded.to_integer())
 }
 
-/// A double's value to 15 significant digits, exactly, as sympy's `Float` holds it.
-fn decimal_of(x: f64) -> Option<BigRational> {
+/// A double's value to 15 significant digits, as sympy's `Float` holds it, times `10^shift`,
+/// rounded to an integer, ties to even: its 15 digits are read as an integer mantissa.
+fn round_decimal(x: f64, shift: i32) -> Option<Rounded> {
     if !x.is_finite() {
         return None;
     }
-    let text = format!("{x:.14e}");
+    // The shortest text that reads back as `x` is its 15-digit rounding where it has at most
+    // 15 digits (a double's spacing is below half a unit of the 15th digit); the exact
+    // 15-digit rounding is formatted only for the others.
+    let mut text = format!("{x:e}");
+    if text
+        .bytes()
+        .take_while(|&b| b != b'e')
+        .filter(u8::is_ascii_digit)
+        .count()
+        > 15
+    {
+        text = format!("{x:.14e}");
+    }
     let (mantissa, exponent) = text.split_once('e')?;
     let exponent: i32 = exponent.parse().ok()?;
     let negative = mantissa.starts_with('-');
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    let mut value = BigRational::from_integer(digits.parse::<BigInt>().ok()?);
-    let shift = exponent - 14;
-    let ten = BigRational::from_integer(BigInt::from(10));
-    let power = num_traits::pow(ten, shift.unsigned_abs() as usize);
-    value = if shift >= 0 {
-        value * power
-    } else {
-        value / power
+    let digits: i128 = mantissa
+        .bytes()
+        .filter(u8::is_ascii_digit)
+        .try_fold(0i128, |acc, d| {
+            acc.checked_mul(10)?.checked_add(i128::from(d - b'0'))
+        })?;
+    let signed = if negative { -digits } else { digits };
+    let places = mantissa.split_once('.').map_or(0, |(_, f)| f.len());
+    // value × 10^shift = signed × 10^(exponent - places + shift).
+    let power = exponent
+        .checked_sub(i32::try_from(places).ok()?)?
+        .checked_add(shift)?;
+    if power >= 0 {
+        if let Some(k) = 10_i128
+            .checked_pow(power.unsigned_abs())
+            .and_then(|p| signed.checked_mul(p))
+        {
+            return Some(Rounded::Small(k));
+        }
+        let k =
+            BigInt::from(signed) * num_traits::pow(BigInt::from(10), power.unsigned_abs() as usize);
+        return Some(Rounded::of(k));
+    }
+    if power < -20 {
+        return Some(Rounded::Small(0));
+    }
+    Some(Rounded::Small(div_half_even(
+        signed,
+        10_i128.pow(power.unsigned_abs()),
+    )))
+}
+
+/// A double's value to 15 significant digits, exactly, as sympy's `Float` holds it.
+#[cfg(test)]
+fn decimal_of(x: f64) -> Option<BigRational> {
+    let k = match round_decimal(x, 40)? {
+        Rounded::Small(k) => BigInt::from(k),
+        Rounded::Big(k) => k,
     };
-    Some(if negative { -value } else { value })
+    Some(BigRational::new(k, num_traits::pow(BigInt::from(10), 40)))
 }
 
 /// `x.round(places)` for a number: exactly for a rational, on its 15 significant digits for
 /// a decimal or an irrational number; `None` where `x` is not a number.
-fn rounded(x: &Expr, places: u32, ctx: &mut Ctx<'_>) -> Result<Option<BigRational>, MathError> {
-    let value = match x {
-        Expr::Float(f) => decimal_of(*f),
-        Expr::Percent(inner) => match &**inner {
-            Expr::Float(f) => {
-                decimal_of(*f).map(|d| d / BigRational::from_integer(BigInt::from(100)))
-            }
-            other => exact_or_approx(&Expr::Percent(Box::new(other.clone())), ctx)?,
-        },
-        other => exact_or_approx(other, ctx)?,
-    };
-    Ok(value.map(|v| round_half_even(&v, places)))
+fn rounded(x: &Expr, places: u32, ctx: &mut Ctx<'_>) -> Result<Option<Rounded>, MathError> {
+    // `10^places` is worked out: its products are counted, so that a rounding to more places
+    // than any number holds fails typed instead of filling memory.
+    let bits = u64::from(places) * 10 / 3 + 1;
+    ctx.budget.charge(product_cost(bits, bits))?;
+    let shift = i32::try_from(places).unwrap_or(i32::MAX);
+    match x {
+        Expr::Float(f) => Ok(round_decimal(*f, shift)),
+        Expr::Percent(inner) if matches!(**inner, Expr::Float(_)) => {
+            let Expr::Float(f) = **inner else {
+                return Ok(None);
+            };
+            Ok(round_decimal(f, shift - 2))
+        }
+        other => Ok(match exact_or_approx(other, ctx)? {
+            Some(Approx::Exact(v)) => Some(round_half_even(&v, places)),
+            Some(Approx::Decimal(f)) => round_decimal(f, shift),
+            None => None,
+        }),
+    }
 }
 
-/// A number's exact value, or its 15-digit decimal where it is irrational.
-fn exact_or_approx(x: &Expr, ctx: &mut Ctx<'_>) -> Result<Option<BigRational>, MathError> {
+/// A number's value: exact, or a double where it is irrational.
+enum Approx {
+    Exact(BigRational),
+    Decimal(f64),
+}
+
+/// A number's exact value, or its double where it is irrational.
+fn exact_or_approx(x: &Expr, ctx: &mut Ctx<'_>) -> Result<Option<Approx>, MathError> {
     if x.has_symbols() {
         return Ok(None);
     }
@@ -149,7 +235,7 @@ fn exact_or_approx(x: &Expr, ctx: &mut Ctx<'_>) -> Result<Option<BigRational>, M
         match algebra::normal_form(x, ctx.budget) {
             Ok(v) => {
                 if let Some(c) = v.as_constant() {
-                    return Ok(Some(c));
+                    return Ok(Some(Approx::Exact(c)));
                 }
                 if v.has_variables() {
                     return Ok(None);
@@ -159,7 +245,8 @@ fn exact_or_approx(x: &Expr, ctx: &mut Ctx<'_>) -> Result<Option<BigRational>, M
             Err(Stop::NotExact) => {}
         }
     }
-    Ok(decimal_of(x.eval(&|_| f64::NAN)))
+    let value = x.eval(&|_| f64::NAN);
+    Ok(value.is_finite().then_some(Approx::Decimal(value)))
 }
 
 /// What exact algebra says of two expressions.
@@ -172,17 +259,16 @@ enum Exact {
     /// Not decided.
     Unknown,
     /// One is not an exact value.
-    NotExact,
+    Inexact,
 }
 
-/// The exact comparison of two expressions.
+/// The exact comparison of two expressions without decimals (the callers compare those
+/// numerically first).
 fn exact_difference(a: &Expr, b: &Expr, ctx: &mut Ctx<'_>) -> Result<Exact, MathError> {
-    if a.has_float() || b.has_float() {
-        return Ok(Exact::NotExact);
-    }
-    // Products of powers compare by their exponents, without working out numbers of any
-    // size (exactly: math-verify's chop needs the values, so not under parity).
-    if !ctx.parity() {
+    debug_assert!(!a.has_float() && !b.has_float());
+    // Products of large powers compare by their exponents, without working out numbers of
+    // any size (exactly: math-verify's chop needs the values, so not under parity).
+    if !ctx.parity() && (algebra::has_large_powers(a) || algebra::has_large_powers(b)) {
         match algebra::factored(a, b, ctx.budget)? {
             Some(true) => return Ok(Exact::Zero),
             Some(false) => return Ok(Exact::Nonzero(None)),
@@ -193,7 +279,7 @@ fn exact_difference(a: &Expr, b: &Expr, ctx: &mut Ctx<'_>) -> Result<Exact, Math
         Ok((va, vb, Difference::Nonzero(d))) => Ok(Exact::Nonzero(Some((va, vb, d)))),
         Ok((_, _, Difference::Zero)) => Ok(Exact::Zero),
         Ok((_, _, Difference::Unknown(_))) => Ok(Exact::Unknown),
-        Err(Stop::NotExact) => Ok(Exact::NotExact),
+        Err(Stop::NotExact) => Ok(Exact::Inexact),
         Err(Stop::Bound(error)) => {
             if !matches!(error, MathError::TooMuchWork { .. }) {
                 return Err(error);
@@ -213,14 +299,12 @@ fn exact_difference(a: &Expr, b: &Expr, ctx: &mut Ctx<'_>) -> Result<Exact, Math
 /// a proven nonzero difference (a constant below `2^-(bits + 1)`, or coefficients equal to
 /// `precision` significant digits).
 fn chopped(va: &Value, vb: &Value, d: &Value, precision: u32) -> bool {
-    // sympy's `dps_to_prec`.
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let bits = ((f64::from(precision) + 1.0) * std::f64::consts::LOG2_10).round() as i32;
-    let threshold = 2f64.powi(-(bits + 1));
+    let bits = precision_bits(precision);
+    let threshold = 2f64.powi(-i32::try_from(bits + 1).unwrap_or(i32::MAX));
     if !d.has_variables() {
         if let Some(c) = d.as_constant() {
             let magnitude = c.abs();
-            let limit = BigRational::new(BigInt::one(), BigInt::one() << (bits + 1) as usize);
+            let limit = BigRational::new(BigInt::one(), BigInt::one() << (bits + 1));
             return magnitude < limit;
         }
         let approx = d.approx();
@@ -231,13 +315,19 @@ fn chopped(va: &Value, vb: &Value, d: &Value, precision: u32) -> bool {
     let (Some(pa), Some(pb)) = (va.polynomial(), vb.polynomial()) else {
         return false;
     };
-    let precision_bits = u64::try_from(bits + 4).unwrap_or(57);
     let rounded = |p: &algebra::Poly| -> std::collections::BTreeMap<_, _> {
         p.coefficients()
-            .map(|(m, c)| (m.clone(), rounded_bits(c, precision_bits)))
+            .map(|(m, c)| (m.clone(), rounded_bits(&c.to_big(), bits + 4)))
             .collect()
     };
     rounded(pa) == rounded(pb)
+}
+
+/// sympy's `dps_to_prec`: the bits of `precision` decimal digits.
+fn precision_bits(precision: u32) -> u64 {
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // at most 1.5e10
+    let bits = ((f64::from(precision) + 1.0) * std::f64::consts::LOG2_10).round() as u64;
+    bits
 }
 
 /// `c` rounded to `bits` significant bits, ties to even (mpmath's rounding): its sign, its
@@ -301,10 +391,10 @@ pub(crate) fn values_eq(a: &Expr, b: &Expr, ctx: &mut Ctx<'_>) -> Result<bool, M
             {
                 return Ok(true);
             }
-        } else if let (Some(x), Some(y)) = (integer_value(a), integer_value(b)) {
-            if x == y {
-                return Ok(true);
-            }
+        } else if let (Some(x), Some(y)) = (integer_value(a), integer_value(b))
+            && x == y
+        {
+            return Ok(true);
         }
     }
     if a.has_float() || b.has_float() {
@@ -315,11 +405,17 @@ pub(crate) fn values_eq(a: &Expr, b: &Expr, ctx: &mut Ctx<'_>) -> Result<bool, M
         Exact::Zero => Ok(true),
         // sympy's `evalf(chop=True)` of the difference, not for a number alone.
         Exact::Nonzero(Some((va, vb, d))) => {
-            Ok(!atomic && ctx.parity() && chopped(&va, &vb, &d, ctx.options.numeric_precision))
+            if atomic || !ctx.parity() {
+                return Ok(false);
+            }
+            // Numbers of `precision` digits are worked out: their products are counted.
+            let bits = precision_bits(ctx.options.numeric_precision);
+            ctx.budget.charge(product_cost(bits, bits))?;
+            Ok(chopped(&va, &vb, &d, ctx.options.numeric_precision))
         }
         Exact::Nonzero(None) => Ok(false),
         // Functions exact algebra does not reduce, or not a value (infinity): evaluated.
-        Exact::Unknown | Exact::NotExact => Ok(numeric_at_points(a, b, close_unknown)),
+        Exact::Unknown | Exact::Inexact => Ok(numeric_at_points(a, b, close_unknown)),
     }
 }
 
@@ -333,7 +429,7 @@ pub(crate) fn same_value(a: &Expr, b: &Expr, ctx: &mut Ctx<'_>) -> Result<bool, 
     match exact_difference(a, b, ctx)? {
         Exact::Zero => Ok(true),
         Exact::Nonzero(_) => Ok(false),
-        Exact::Unknown | Exact::NotExact => Ok(numeric_at_points(a, b, close_unknown)),
+        Exact::Unknown | Exact::Inexact => Ok(numeric_at_points(a, b, close_unknown)),
     }
 }
 
@@ -372,7 +468,7 @@ pub(crate) fn proportional(
         );
         match forms {
             (Ok(va), Ok(vb)) => match algebra::constant_ratio(&va, &vb, ctx.budget) {
-                Ok(Ratio::Constant(k)) => {
+                Ok(Proportion::Constant(k)) => {
                     let approx = k.approx();
                     let sign_ok = match sign {
                         1 => approx > 0.0,
@@ -381,8 +477,8 @@ pub(crate) fn proportional(
                     };
                     return Ok(sign_ok && approx.is_finite());
                 }
-                Ok(Ratio::Not) => return Ok(false),
-                Ok(Ratio::Unknown) | Err(Stop::NotExact) => {}
+                Ok(Proportion::Not) => return Ok(false),
+                Ok(Proportion::Unknown) | Err(Stop::NotExact) => {}
                 Err(Stop::Bound(error)) => return Err(error),
             },
             (Err(Stop::Bound(error)), _) | (_, Err(Stop::Bound(error))) => return Err(error),
@@ -456,10 +552,18 @@ mod tests {
 
     #[test]
     fn rounding_is_half_even_on_decimals() {
-        let r = |s: &str| BigRational::new(s.parse().unwrap(), 10_000_000.into());
-        assert_eq!(round_half_even(&r("5"), 6), BigRational::zero());
-        assert_eq!(round_half_even(&r("15"), 6), r("20"));
-        assert_eq!(round_half_even(&r("25"), 6), r("20"));
+        let r = |s: &str| BigRational::new(s.parse().expect("digits"), 10_000_000.into());
+        assert_eq!(round_half_even(&r("5"), 6), Rounded::Small(0));
+        assert_eq!(round_half_even(&r("15"), 6), Rounded::Small(2));
+        assert_eq!(round_half_even(&r("25"), 6), Rounded::Small(2));
+        assert_eq!(round_half_even(&r("-25"), 6), Rounded::Small(-2));
         assert_eq!(decimal_of(0.1), Some(BigRational::new(1.into(), 10.into())));
+        assert_eq!(round_decimal(0.000_002_5, 6), Some(Rounded::Small(2)));
+        assert_eq!(round_decimal(0.000_001_5, 6), Some(Rounded::Small(2)));
+        assert_eq!(round_decimal(0.333_333_5, 6), Some(Rounded::Small(333_334)));
+        assert_eq!(
+            round_decimal(1e30, 6),
+            Some(Rounded::of(BigInt::from(10).pow(36)))
+        );
     }
 }

@@ -226,8 +226,8 @@ fn banded(bits: &CharPattern, text: &[char], k: usize) -> Option<usize> {
     // The value of each block's bottom row, for the blocks that have entered.
     let mut scores = vec![0usize; blocks];
     let (mut first, mut active_last) = block_range(1);
-    for b in 0..=active_last {
-        scores[b] = (b * 64 + rows_in(b)).min(m);
+    for (b, score) in scores.iter_mut().enumerate().take(active_last + 1) {
+        *score = (b * 64 + rows_in(b)).min(m);
     }
     for (index, &c) in text.iter().enumerate() {
         let (lo, hi) = block_range(index + 1);
@@ -300,7 +300,7 @@ mod tests {
         let alphabet = ['a', 'b', 'c', 'd', 'é', ' '];
         for round in 0..60 {
             let len = 600 + next(4000);
-            let a: Vec<char> = (0..len).map(|_| alphabet[next(6) as usize]).collect();
+            let a: Vec<char> = (0..len).map(|_| alphabet[next(6)]).collect();
             let mut b = a.clone();
             let edits = match round % 4 {
                 0 => next(20),
@@ -314,10 +314,10 @@ mod tests {
                     0 if !b.is_empty() => {
                         b.remove(at.min(b.len() - 1));
                     }
-                    1 => b.insert(at.min(b.len()), alphabet[next(6) as usize]),
+                    1 => b.insert(at.min(b.len()), alphabet[next(6)]),
                     _ if !b.is_empty() => {
                         let i = at.min(b.len() - 1);
-                        b[i] = alphabet[next(6) as usize];
+                        b[i] = alphabet[next(6)];
                     }
                     _ => {}
                 }

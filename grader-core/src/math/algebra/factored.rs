@@ -68,6 +68,32 @@ pub(crate) fn factored(a: &Expr, b: &Expr, budget: &mut Budget) -> Result<Option
     Ok(Some(ea == eb))
 }
 
+/// Whether an expression holds a power whose exponent is not a small number (`99^{2340}`,
+/// `2^{10^{100}}`, `x^{n}`): only then can the exponents decide what the normal form would
+/// spend its budget on, so only then are they compared first.
+pub(crate) fn has_large_powers(x: &Expr) -> bool {
+    let small = |k: &BigRational| k.numer().bits() <= 6 && k.denom().bits() <= 6;
+    x.any(|e| {
+        let Expr::Pow(_, exponent) = e else {
+            return false;
+        };
+        let small = match &**exponent {
+            Expr::Num(k) => small(k),
+            // `n/2` is `n · 2^{-1}`.
+            Expr::Mul(items) => items.iter().all(|i| match i {
+                Expr::Num(k) => small(k),
+                Expr::Pow(b, e) => {
+                    matches!(&**b, Expr::Num(k) if small(k) && k.is_integer())
+                        && matches!(&**e, Expr::Num(k) if k == &-BigRational::one())
+                }
+                _ => false,
+            }),
+            _ => false,
+        };
+        !small
+    })
+}
+
 /// Adds `n` to a set of pairwise coprime integers above 1, splitting by gcds.
 fn insert_coprime(
     basis: &mut Vec<BigInt>,

@@ -16,20 +16,23 @@
 //! exponents).
 
 use std::collections::BTreeMap;
+use std::rc::Rc;
 
 use num_bigint::BigInt;
-use num_rational::BigRational;
-use num_traits::{One, Signed, ToPrimitive, Zero};
+use num_rational::{BigRational, Ratio};
+use num_traits::{CheckedAdd, CheckedMul, One, Signed, ToPrimitive, Zero};
 
+mod coef;
 mod factored;
 mod form;
 mod roots;
 
-pub(crate) use factored::factored;
+pub(crate) use coef::Coef;
+pub(crate) use factored::{factored, has_large_powers};
 pub(crate) use form::normal_form;
 use roots::rational_power;
 
-use super::budget::{Budget, product_cost};
+use super::budget::Budget;
 use super::error::MathError;
 use super::expr::Expr;
 
@@ -42,6 +45,9 @@ const MAX_TERMS: usize = 4_096;
 /// The largest `n` whose `n!` is worked out.
 const MAX_FACTORIAL: u64 = 50_000;
 
+/// An atom's exponent: a small rational (a larger one is a named power).
+pub(crate) type Exp = Ratio<i64>;
+
 /// What is multiplied in a monomial.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) enum Atom {
@@ -50,13 +56,13 @@ pub(crate) enum Atom {
     /// Euler's number.
     E,
     /// A variable (or an unknown function applied, by its text).
-    Sym(String),
+    Sym(Rc<str>),
     /// An integer above 1 under a fractional power: a prime (`true`), or a factor not split
     /// into primes (`false`, uncertain).
     Root(BigInt, bool),
     /// A value exact algebra does not reduce (a function, a logarithm, a symbolic power), by
     /// its canonical text: uncertain.
-    Named(String),
+    Named(Rc<str>),
 }
 
 impl Atom {
@@ -69,12 +75,13 @@ impl Atom {
     }
 }
 
-pub(crate) type Monomial = Vec<(Atom, BigRational)>;
+/// Atoms with their nonzero exponents, sorted by atom.
+pub(crate) type Monomial = Vec<(Atom, Exp)>;
 
-/// A polynomial: monomials (sorted atoms with their exponents) and nonzero coefficients.
+/// A polynomial: its terms sorted by monomial, each coefficient nonzero.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub(crate) struct Poly {
-    terms: BTreeMap<Monomial, BigRational>,
+    terms: Vec<(Monomial, Coef)>,
 }
 
 /// A value: `num / den`.
@@ -102,10 +109,6 @@ impl From<MathError> for Stop {
 
 type Made<T> = Result<T, Stop>;
 
-fn bits(n: &BigRational) -> u64 {
-    n.numer().bits().max(n.denom().bits())
-}
-
 fn too_big(budget: &Budget) -> Stop {
     Stop::Bound(MathError::TooMuchWork {
         grader: "math",
@@ -113,76 +116,41 @@ fn too_big(budget: &Budget) -> Stop {
     })
 }
 
-/// The cost of reducing a fraction of `bits` bits: the binary gcd is quadratic.
-fn gcd_cost(bits: u64) -> u64 {
-    let words = bits / 64 + 1;
-    words.saturating_mul(words)
+/// A small rational exponent from a big one, where it fits.
+fn small_exp(e: &BigRational) -> Option<Exp> {
+    Some(Exp::new(e.numer().to_i64()?, e.denom().to_i64()?))
 }
 
-/// `a * b`, charged; integers multiply without reducing (a gcd with 1 still costs a binary
-/// gcd's quadratic time), and nothing past [`MAX_BITS`] is computed.
-fn q_mul(a: &BigRational, b: &BigRational, budget: &mut Budget) -> Made<BigRational> {
-    let (x, y) = (bits(a), bits(b));
-    if x.saturating_add(y) > MAX_BITS {
-        return Err(too_big(budget));
-    }
-    if a.denom().is_one() && b.denom().is_one() {
-        budget.charge(product_cost(x, y) + 1)?;
-        return Ok(BigRational::from_integer(a.numer() * b.numer()));
-    }
-    budget.charge(product_cost(x, y).saturating_add(gcd_cost(x.max(y)).saturating_mul(2)) + 1)?;
-    Ok(a * b)
+fn exp_add(a: &Exp, b: &Exp, budget: &Budget) -> Made<Exp> {
+    a.checked_add(b).ok_or_else(|| too_big(budget))
 }
 
-/// `a + b`, charged as [`q_mul`].
-fn q_add(a: &BigRational, b: &BigRational, budget: &mut Budget) -> Made<BigRational> {
-    let (x, y) = (bits(a), bits(b));
-    if x.max(y) > MAX_BITS {
-        return Err(too_big(budget));
-    }
-    if a.denom().is_one() && b.denom().is_one() {
-        budget.charge(x.max(y) / 64 + 1)?;
-        return Ok(BigRational::from_integer(a.numer() + b.numer()));
-    }
-    budget.charge(
-        product_cost(x, y)
-            .saturating_mul(2)
-            .saturating_add(gcd_cost(x.saturating_add(y))),
-    )?;
-    Ok(a + b)
-}
-
-/// `c^k` for a natural `k`: numerator and denominator raised apart (a reduced fraction's
-/// powers stay reduced), charged, within [`MAX_BITS`].
-fn q_pow(c: &BigRational, k: u64, budget: &mut Budget) -> Made<BigRational> {
-    let estimate = bits(c).saturating_mul(k);
-    if estimate > MAX_BITS {
-        return Err(too_big(budget));
-    }
-    budget.charge(product_cost(estimate, estimate) + 1)?;
-    let k = usize::try_from(k).map_err(|_| too_big(budget))?;
-    let numer = num_traits::pow(c.numer().clone(), k);
-    let denom = num_traits::pow(c.denom().clone(), k);
-    Ok(BigRational::new_raw(numer, denom))
+fn exp_mul(a: &Exp, b: &Exp, budget: &Budget) -> Made<Exp> {
+    a.checked_mul(b).ok_or_else(|| too_big(budget))
 }
 
 impl Poly {
-    fn constant(c: BigRational) -> Self {
-        let mut terms = BTreeMap::new();
-        if !c.is_zero() {
-            terms.insert(Vec::new(), c);
+    fn constant(c: Coef) -> Self {
+        if c.is_zero() {
+            return Self::default();
         }
-        Self { terms }
+        Self {
+            terms: vec![(Vec::new(), c)],
+        }
     }
 
-    fn atom(atom: Atom, exponent: BigRational) -> Self {
-        let mut terms = BTreeMap::new();
-        terms.insert(vec![(atom, exponent)], BigRational::one());
-        Self { terms }
+    fn atom(atom: Atom, exponent: Exp) -> Self {
+        Self {
+            terms: vec![(vec![(atom, exponent)], Coef::ONE)],
+        }
     }
 
     fn one() -> Self {
-        Self::constant(BigRational::one())
+        Self::constant(Coef::ONE)
+    }
+
+    fn is_one(&self) -> bool {
+        matches!(self.terms.as_slice(), [(m, c)] if m.is_empty() && c.is_one())
     }
 
     pub(crate) fn is_zero(&self) -> bool {
@@ -190,37 +158,71 @@ impl Poly {
     }
 
     /// The constant value, where the polynomial is one.
-    fn as_constant(&self) -> Option<BigRational> {
-        match self.terms.len() {
-            0 => Some(BigRational::zero()),
-            1 => self.terms.get(&Vec::new()).cloned(),
+    fn as_constant(&self) -> Option<Coef> {
+        match self.terms.as_slice() {
+            [] => Some(Coef::ZERO),
+            [(m, c)] if m.is_empty() => Some(c.clone()),
             _ => None,
         }
     }
 
-    fn single(&self) -> Option<(&Monomial, &BigRational)> {
-        if self.terms.len() == 1 {
-            self.terms.iter().next()
-        } else {
-            None
+    fn single(&self) -> Option<(&Monomial, &Coef)> {
+        match self.terms.as_slice() {
+            [(m, c)] => Some((m, c)),
+            _ => None,
         }
     }
 
-    fn add(&self, other: &Self, budget: &mut Budget) -> Made<Self> {
-        let mut terms = self.terms.clone();
-        for (monomial, c) in &other.terms {
-            let entry = terms
-                .entry(monomial.clone())
-                .or_insert_with(BigRational::zero);
-            *entry = q_add(entry, c, budget)?;
-            if entry.is_zero() {
-                terms.remove(monomial);
+    /// Sorted terms with equal monomials summed and zeros dropped.
+    fn collect(mut terms: Vec<(Monomial, Coef)>, budget: &mut Budget) -> Made<Self> {
+        terms.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut out: Vec<(Monomial, Coef)> = Vec::with_capacity(terms.len());
+        for (m, c) in terms {
+            match out.last_mut() {
+                Some((last, sum)) if *last == m => *sum = sum.add(&c, budget)?,
+                _ => out.push((m, c)),
             }
         }
-        if terms.len() > MAX_TERMS {
+        out.retain(|(_, c)| !c.is_zero());
+        if out.len() > MAX_TERMS {
             return Err(too_big(budget));
         }
-        Ok(Self { terms })
+        Ok(Self { terms: out })
+    }
+
+    fn add(&self, other: &Self, budget: &mut Budget) -> Made<Self> {
+        // Both sorted: merged.
+        let mut out = Vec::with_capacity(self.terms.len() + other.terms.len());
+        let (mut i, mut j) = (0, 0);
+        while i < self.terms.len() || j < other.terms.len() {
+            let order = match (self.terms.get(i), other.terms.get(j)) {
+                (Some(a), Some(b)) => a.0.cmp(&b.0),
+                (Some(_), None) => std::cmp::Ordering::Less,
+                _ => std::cmp::Ordering::Greater,
+            };
+            match order {
+                std::cmp::Ordering::Less => {
+                    out.push(self.terms[i].clone());
+                    i += 1;
+                }
+                std::cmp::Ordering::Greater => {
+                    out.push(other.terms[j].clone());
+                    j += 1;
+                }
+                std::cmp::Ordering::Equal => {
+                    let sum = self.terms[i].1.add(&other.terms[j].1, budget)?;
+                    if !sum.is_zero() {
+                        out.push((self.terms[i].0.clone(), sum));
+                    }
+                    i += 1;
+                    j += 1;
+                }
+            }
+        }
+        if out.len() > MAX_TERMS {
+            return Err(too_big(budget));
+        }
+        Ok(Self { terms: out })
     }
 
     fn negate(&self) -> Self {
@@ -228,7 +230,7 @@ impl Poly {
             terms: self
                 .terms
                 .iter()
-                .map(|(m, c)| (m.clone(), -c.clone()))
+                .map(|(m, c)| (m.clone(), c.neg()))
                 .collect(),
         }
     }
@@ -237,36 +239,51 @@ impl Poly {
         if self.terms.len().saturating_mul(other.terms.len()) > MAX_TERMS * 4 {
             return Err(too_big(budget));
         }
-        let mut terms: BTreeMap<Monomial, BigRational> = BTreeMap::new();
-        for (m1, c1) in &self.terms {
-            for (m2, c2) in &other.terms {
-                let (monomial, factor) = monomial_product(m1, m2, budget)?;
-                let mut c = q_mul(c1, c2, budget)?;
-                if let Some(f) = factor {
-                    c = q_mul(&c, &f, budget)?;
+        if self.is_one() {
+            return Ok(other.clone());
+        }
+        if other.is_one() {
+            return Ok(self.clone());
+        }
+        // A constant scales the other's coefficients: the order of the terms stays.
+        for (constant, poly) in [(self, other), (other, self)] {
+            if let [(m, c)] = constant.terms.as_slice()
+                && m.is_empty()
+            {
+                let mut terms = Vec::with_capacity(poly.terms.len());
+                for (m, d) in &poly.terms {
+                    budget.charge(1)?;
+                    terms.push((m.clone(), c.mul(d, budget)?));
                 }
-                let entry = terms.entry(monomial).or_insert_with(BigRational::zero);
-                *entry = q_add(entry, &c, budget)?;
+                return Ok(Self { terms });
             }
         }
-        terms.retain(|_, c| !c.is_zero());
-        if terms.len() > MAX_TERMS {
-            return Err(too_big(budget));
+        let mut terms = Vec::with_capacity(self.terms.len() * other.terms.len());
+        for (m1, c1) in &self.terms {
+            for (m2, c2) in &other.terms {
+                budget.charge(1)?;
+                let (monomial, factor) = monomial_product(m1, m2, budget)?;
+                let mut c = c1.mul(c2, budget)?;
+                if let Some(f) = factor {
+                    c = c.mul(&f, budget)?;
+                }
+                terms.push((monomial, c));
+            }
         }
-        Ok(Self { terms })
+        Self::collect(terms, budget)
     }
 
     /// Whether every atom is certain (so that a nonzero form is a nonzero value).
     fn certain(&self) -> bool {
         self.terms
-            .keys()
-            .all(|m| m.iter().all(|(atom, _)| atom.certain()))
+            .iter()
+            .all(|(m, _)| m.iter().all(|(atom, _)| atom.certain()))
     }
 
     fn has_variables(&self) -> bool {
         self.terms
-            .keys()
-            .any(|m| m.iter().any(|(atom, _)| matches!(atom, Atom::Sym(_))))
+            .iter()
+            .any(|(m, _)| m.iter().any(|(atom, _)| matches!(atom, Atom::Sym(_))))
     }
 
     /// The polynomial's value in floating point, without variables.
@@ -274,7 +291,7 @@ impl Poly {
         self.terms
             .iter()
             .map(|(m, c)| {
-                let mut v = super::expr::ratio_f64(c);
+                let mut v = c.to_f64();
                 for (atom, e) in m {
                     let base = match atom {
                         Atom::Pi => std::f64::consts::PI,
@@ -282,7 +299,9 @@ impl Poly {
                         Atom::Root(n, _) => n.to_f64().unwrap_or(f64::INFINITY),
                         Atom::Sym(_) | Atom::Named(_) => f64::NAN,
                     };
-                    v *= base.powf(super::expr::ratio_f64(e));
+                    #[allow(clippy::cast_precision_loss)] // small exponents
+                    let power = *e.numer() as f64 / *e.denom() as f64;
+                    v *= base.powf(power);
                 }
                 v
             })
@@ -323,8 +342,8 @@ impl Poly {
     }
 
     /// The coefficients by monomial.
-    pub(crate) fn coefficients(&self) -> impl Iterator<Item = (&Monomial, &BigRational)> {
-        self.terms.iter()
+    pub(crate) fn coefficients(&self) -> impl Iterator<Item = (&Monomial, &Coef)> {
+        self.terms.iter().map(|(m, c)| (m, c))
     }
 }
 
@@ -333,23 +352,60 @@ fn monomial_product(
     a: &Monomial,
     b: &Monomial,
     budget: &mut Budget,
-) -> Made<(Monomial, Option<BigRational>)> {
-    let mut exponents: BTreeMap<Atom, BigRational> = BTreeMap::new();
-    for (atom, e) in a.iter().chain(b) {
-        *exponents
-            .entry(atom.clone())
-            .or_insert_with(BigRational::zero) += e;
+) -> Made<(Monomial, Option<Coef>)> {
+    // A constant's empty monomial changes nothing.
+    if a.is_empty() {
+        return Ok((b.clone(), None));
     }
-    let mut factor: Option<BigRational> = None;
-    let mut out = Vec::with_capacity(exponents.len());
-    for (atom, e) in exponents {
+    if b.is_empty() {
+        return Ok((a.clone(), None));
+    }
+    // Both sorted: merged, equal atoms' exponents added.
+    let mut merged: Monomial = Vec::with_capacity(a.len() + b.len());
+    let mut shared = false;
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() || j < b.len() {
+        let order = match (a.get(i), b.get(j)) {
+            (Some(x), Some(y)) => x.0.cmp(&y.0),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            _ => std::cmp::Ordering::Greater,
+        };
+        match order {
+            std::cmp::Ordering::Less => {
+                merged.push(a[i].clone());
+                i += 1;
+            }
+            std::cmp::Ordering::Greater => {
+                merged.push(b[j].clone());
+                j += 1;
+            }
+            std::cmp::Ordering::Equal => {
+                merged.push((a[i].0.clone(), exp_add(&a[i].1, &b[j].1, budget)?));
+                shared = true;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    // Without a shared atom, every exponent is as reduced as it was in `a` or `b`.
+    if !shared {
+        return Ok((merged, None));
+    }
+    reduce_monomial(merged, budget)
+}
+
+/// A monomial's zero exponents dropped and its roots' whole parts moved into a factor.
+fn reduce_monomial(merged: Monomial, budget: &mut Budget) -> Made<(Monomial, Option<Coef>)> {
+    let mut factor: Option<Coef> = None;
+    let mut out = Vec::with_capacity(merged.len());
+    for (atom, e) in merged {
         if let Atom::Root(base, _) = &atom {
             let whole = e.floor();
-            let fraction = &e - &whole;
+            let fraction = e - whole;
             if !whole.is_zero() {
-                let power = int_power(base, &whole.to_integer(), budget)?;
+                let power = int_power(base, *whole.numer(), budget)?;
                 factor = Some(match factor {
-                    Some(f) => q_mul(&f, &power, budget)?,
+                    Some(f) => f.mul(&power, budget)?,
                     None => power,
                 });
             }
@@ -364,18 +420,14 @@ fn monomial_product(
 }
 
 /// `base^n` for an integer `n` of either sign, within [`MAX_BITS`].
-fn int_power(base: &BigInt, n: &BigInt, budget: &mut Budget) -> Made<BigRational> {
-    let k = n.magnitude().to_u64().ok_or_else(|| too_big(budget))?;
-    let power = q_pow(&BigRational::from_integer(base.clone()), k, budget)?;
-    Ok(if n.is_negative() {
-        power.recip()
-    } else {
-        power
-    })
+fn int_power(base: &BigInt, n: i64, budget: &mut Budget) -> Made<Coef> {
+    let power =
+        Coef::from_big(BigRational::from_integer(base.clone())).pow(n.unsigned_abs(), budget)?;
+    Ok(if n < 0 { power.recip() } else { power })
 }
 
 impl Value {
-    fn constant(c: BigRational) -> Self {
+    fn constant(c: Coef) -> Self {
         Self {
             num: Poly::constant(c),
             den: Poly::one(),
@@ -384,21 +436,32 @@ impl Value {
 
     fn atom(atom: Atom) -> Self {
         Self {
-            num: Poly::atom(atom, BigRational::one()),
+            num: Poly::atom(atom, Exp::one()),
             den: Poly::one(),
         }
     }
 
     /// The rational value, where the value is one.
     pub(crate) fn as_constant(&self) -> Option<BigRational> {
+        self.as_coef().map(|c| c.to_big())
+    }
+
+    /// The rational value as a coefficient, where the value is one.
+    fn as_coef(&self) -> Option<Coef> {
         let n = self.num.as_constant()?;
         let d = self.den.as_constant()?;
-        (!d.is_zero()).then(|| n / d)
+        if d.is_zero() {
+            return None;
+        }
+        if d.is_one() {
+            return Some(n);
+        }
+        Some(Coef::from_big(n.to_big() / d.to_big()))
     }
 
     /// A canonical text (for names built on this value).
     fn key(&self) -> String {
-        if self.den == Poly::one() {
+        if self.den.is_one() {
             self.num.key()
         } else {
             format!("({})/({})", self.num.key(), self.den.key())
@@ -429,6 +492,12 @@ impl Value {
     }
 
     fn mul(&self, other: &Self, budget: &mut Budget) -> Made<Self> {
+        if self.den.is_one() && other.den.is_one() {
+            return Ok(Self {
+                num: self.num.mul(&other.num, budget)?,
+                den: Poly::one(),
+            });
+        }
         Self {
             num: self.num.mul(&other.num, budget)?,
             den: self.den.mul(&other.den, budget)?,
@@ -453,13 +522,13 @@ impl Value {
         if self.den.is_zero() {
             return Err(Stop::NotExact);
         }
+        if self.den.is_one() {
+            return Ok(self);
+        }
         let Some((monomial, c)) = self.den.single() else {
             return Ok(self);
         };
-        if monomial.is_empty() && c.is_one() {
-            return Ok(self);
-        }
-        let inverse = single_inverse(monomial, c, budget)?;
+        let inverse = single_power(monomial, c, &Exp::from_integer(-1), budget)?;
         Ok(Self {
             num: self.num.mul(&inverse, budget)?,
             den: Poly::one(),
@@ -468,16 +537,19 @@ impl Value {
 
     fn pow_int(&self, n: &BigInt, budget: &mut Budget) -> Made<Self> {
         if n.is_zero() {
-            return Ok(Self::constant(BigRational::one()));
+            return Ok(Self::constant(Coef::ONE));
         }
         if n.is_negative() {
             return self.recip(budget)?.pow_int(&-n, budget);
         }
         // One term: exponents scale, no expansion.
-        if self.den == Poly::one()
+        if self.den.is_one()
             && let Some((monomial, c)) = self.num.single()
         {
-            let e = BigRational::from_integer(n.clone());
+            let e = n
+                .to_i64()
+                .map(Exp::from_integer)
+                .ok_or_else(|| too_big(budget))?;
             return single_power(monomial, c, &e, budget).map(|p| Self {
                 num: p,
                 den: Poly::one(),
@@ -487,7 +559,7 @@ impl Value {
             .to_u32()
             .filter(|&k| k <= 256)
             .ok_or_else(|| too_big(budget))?;
-        let mut result = Self::constant(BigRational::one());
+        let mut result = Self::constant(Coef::ONE);
         let mut base = self.clone();
         let mut k = k;
         while k > 0 {
@@ -507,24 +579,14 @@ impl Value {
     }
 }
 
-/// `1 / (c · monomial)` as a polynomial of one term.
-fn single_inverse(monomial: &Monomial, c: &BigRational, budget: &mut Budget) -> Made<Poly> {
-    single_power(monomial, c, &-BigRational::one(), budget)
-}
-
 /// `(c · monomial)^e` as a polynomial of one term, for a rational `e`, where it is one
 /// (`Stop::NotExact` where it is not: a variable to a fractional power, an even root of a
 /// negative number).
-fn single_power(
-    monomial: &Monomial,
-    c: &BigRational,
-    e: &BigRational,
-    budget: &mut Budget,
-) -> Made<Poly> {
+fn single_power(monomial: &Monomial, c: &Coef, e: &Exp, budget: &mut Budget) -> Made<Poly> {
     let coefficient = rational_power(c, e, budget)?;
     let mut rest: Monomial = Vec::with_capacity(monomial.len());
     for (atom, exponent) in monomial {
-        let scaled = exponent * e;
+        let scaled = exp_mul(exponent, e, budget)?;
         // `x^{1/3}` is kept as a fractional power of `x` (principal powers multiply by adding
         // exponents), but `(x^2)^{1/2}` is |x|, not x: not reduced.
         if !matches!(atom, Atom::Root(..)) && !scaled.is_integer() && !exponent.is_one() {
@@ -532,9 +594,9 @@ fn single_power(
         }
         rest.push((atom.clone(), scaled));
     }
-    let (monomial, factor) = monomial_product(&rest, &Vec::new(), budget)?;
+    let (monomial, factor) = reduce_monomial(rest, budget)?;
     let term = Poly {
-        terms: BTreeMap::from([(monomial, factor.unwrap_or_else(BigRational::one))]),
+        terms: vec![(monomial, factor.unwrap_or(Coef::ONE))],
     };
     coefficient.mul(&term, budget)
 }
@@ -582,12 +644,12 @@ impl Value {
 
     /// The numerator, where the denominator is one.
     pub(crate) fn polynomial(&self) -> Option<&Poly> {
-        (self.den == Poly::one()).then_some(&self.num)
+        self.den.is_one().then_some(&self.num)
     }
 }
 
 /// What [`constant_ratio`] finds.
-pub(crate) enum Ratio {
+pub(crate) enum Proportion {
     /// `a = k·b` for this constant `k`.
     Constant(Value),
     /// Not a constant multiple.
@@ -605,31 +667,30 @@ fn by_variables(p: &Poly) -> BTreeMap<Monomial, Poly> {
             .iter()
             .cloned()
             .partition(|(atom, _)| matches!(atom, Atom::Sym(_)));
-        out.entry(variables)
-            .or_default()
-            .terms
-            .insert(constants, c.clone());
+        let part = out.entry(variables).or_default();
+        part.terms.push((constants, c.clone()));
+        part.terms.sort_by(|a, b| a.0.cmp(&b.0));
     }
     out
 }
 
 /// Whether `a = k·b` for a constant `k`, and which.
-pub(crate) fn constant_ratio(a: &Value, b: &Value, budget: &mut Budget) -> Made<Ratio> {
+pub(crate) fn constant_ratio(a: &Value, b: &Value, budget: &mut Budget) -> Made<Proportion> {
     let (Some(pa), Some(pb)) = (a.polynomial(), b.polynomial()) else {
-        return Ok(Ratio::Unknown);
+        return Ok(Proportion::Unknown);
     };
     if !pa.certain() || !pb.certain() {
-        return Ok(Ratio::Unknown);
+        return Ok(Proportion::Unknown);
     }
     if pa.is_zero() || pb.is_zero() {
-        return Ok(Ratio::Not);
+        return Ok(Proportion::Not);
     }
     let (ga, gb) = (by_variables(pa), by_variables(pb));
     if !ga.keys().eq(gb.keys()) {
-        return Ok(Ratio::Not);
+        return Ok(Proportion::Not);
     }
     let Some((key, ca)) = ga.iter().next() else {
-        return Ok(Ratio::Not);
+        return Ok(Proportion::Not);
     };
     let k = Value {
         num: ca.clone(),
@@ -639,9 +700,9 @@ pub(crate) fn constant_ratio(a: &Value, b: &Value, budget: &mut Budget) -> Made<
     let scaled = k.mul(b, budget)?;
     let d = a.add(&scaled.negate(), budget)?;
     Ok(if d.is_zero() {
-        Ratio::Constant(k)
+        Proportion::Constant(k)
     } else {
-        Ratio::Not
+        Proportion::Not
     })
 }
 
@@ -695,11 +756,11 @@ mod tests {
             ..Default::default()
         };
         let a = super::super::latex::parse_latex(&many, &limits)
-            .unwrap()
-            .unwrap();
+            .expect("within the limits")
+            .expect("an expression");
         let half = super::super::latex::parse_latex("\\frac{1}{2}", &limits)
-            .unwrap()
-            .unwrap();
+            .expect("within the limits")
+            .expect("an expression");
         let mut budget = Budget::new();
         assert_eq!(
             factored(&a, &half, &mut budget).expect("cheap"),
@@ -708,8 +769,8 @@ mod tests {
         assert_eq!(factored(&a, &a, &mut budget).expect("cheap"), Some(true));
         let other = vec!["9801^{1170}"; 265].join("\\cdot ");
         let b = super::super::latex::parse_latex(&other, &limits)
-            .unwrap()
-            .unwrap();
+            .expect("within the limits")
+            .expect("an expression");
         assert_eq!(factored(&a, &b, &mut budget).expect("cheap"), Some(true));
         assert!(
             budget.used() < Budget::DEFAULT_WORK / 10,

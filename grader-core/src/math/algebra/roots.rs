@@ -3,11 +3,11 @@
 
 use num_bigint::BigInt;
 use num_integer::Integer;
-use num_rational::BigRational;
 use num_traits::{One, Signed, ToPrimitive, Zero};
-use std::collections::BTreeMap;
 
-use super::{Atom, Budget, Made, Monomial, Poly, Stop, monomial_product, q_mul, q_pow, too_big};
+use super::{
+    Atom, Budget, Coef, Exp, Made, Monomial, Poly, Stop, exp_mul, reduce_monomial, too_big,
+};
 use crate::math::budget::product_cost;
 
 /// The small primes tried as factors of a root's base.
@@ -87,20 +87,57 @@ fn perfect_power(n: &BigInt, budget: &mut Budget) -> Made<(BigInt, u64)> {
 
 /// The atoms of `n^e` for a positive integer `n` and a rational `e`: `(prime or cofactor,
 /// certain, exponent)`.
-fn root_factors(
-    n: &BigInt,
-    e: &BigRational,
-    budget: &mut Budget,
-) -> Made<Vec<(BigInt, bool, BigRational)>> {
+fn root_factors(n: &BigInt, e: &Exp, budget: &mut Budget) -> Made<Vec<(BigInt, bool, Exp)>> {
     let mut out = Vec::new();
-    let mut rest = n.clone();
+    if let Some(mut rest) = n.to_u64() {
+        // Machine words: trial division without big numbers.
+        for &p in small_primes() {
+            if rest == 1 {
+                break;
+            }
+            let p = u64::from(p);
+            let mut k = 0i64;
+            while rest % p == 0 {
+                rest /= p;
+                k += 1;
+            }
+            if k > 0 {
+                out.push((
+                    BigInt::from(p),
+                    true,
+                    exp_mul(e, &Exp::from_integer(k), budget)?,
+                ));
+            }
+        }
+        budget.charge(1)?;
+        if rest == 1 {
+            return Ok(out);
+        }
+        // Without a factor under 1000, a cofactor under 1000² is prime.
+        if rest < 1_000_000 {
+            out.push((BigInt::from(rest), true, *e));
+            return Ok(out);
+        }
+        return big_root_factors(BigInt::from(rest), e, out, budget);
+    }
+    big_root_factors(n.clone(), e, out, budget)
+}
+
+/// [`root_factors`] on big numbers: `out` holds the factors found so far.
+fn big_root_factors(
+    n: BigInt,
+    e: &Exp,
+    mut out: Vec<(BigInt, bool, Exp)>,
+    budget: &mut Budget,
+) -> Made<Vec<(BigInt, bool, Exp)>> {
+    let mut rest = n;
     for &p in small_primes() {
         if rest.is_one() {
             break;
         }
         budget.charge(product_cost(rest.bits(), 32) + 1)?;
         let prime = BigInt::from(p);
-        let mut k = 0u64;
+        let mut k = 0i64;
         loop {
             let (q, r) = rest.div_rem(&prime);
             if !r.is_zero() {
@@ -110,20 +147,21 @@ fn root_factors(
             k += 1;
         }
         if k > 0 {
-            out.push((prime, true, e * BigRational::from_integer(k.into())));
+            out.push((prime, true, exp_mul(e, &Exp::from_integer(k), budget)?));
         }
     }
     if !rest.is_one() {
         let (base, k) = perfect_power(&rest, budget)?;
         let certain = is_prime(&base, budget)?;
-        out.push((base, certain, e * BigRational::from_integer(k.into())));
+        let k = i64::try_from(k).map_err(|_| too_big(budget))?;
+        out.push((base, certain, exp_mul(e, &Exp::from_integer(k), budget)?));
     }
     Ok(out)
 }
 
 /// `c^e` for rationals: a polynomial of one term (roots of primes), or `NotExact` (an even
 /// root of a negative number, `0` to a negative power).
-pub(super) fn rational_power(c: &BigRational, e: &BigRational, budget: &mut Budget) -> Made<Poly> {
+pub(super) fn rational_power(c: &Coef, e: &Exp, budget: &mut Budget) -> Made<Poly> {
     if e.is_zero() {
         return Ok(Poly::one());
     }
@@ -135,48 +173,46 @@ pub(super) fn rational_power(c: &BigRational, e: &BigRational, budget: &mut Budg
         };
     }
     if e.is_integer() {
-        let n = e.to_integer();
-        let k = n.magnitude().to_u64().ok_or_else(|| too_big(budget))?;
-        let power = q_pow(c, k, budget)?;
-        return Ok(Poly::constant(if n.is_negative() {
-            power.recip()
-        } else {
-            power
-        }));
+        let n = *e.numer();
+        let power = c.pow(n.unsigned_abs(), budget)?;
+        return Ok(Poly::constant(if n < 0 { power.recip() } else { power }));
+    }
+    if c.is_one() {
+        return Ok(Poly::one());
     }
     // Odd roots of negative numbers are real (latex2sympy's `real_root`).
     let sign = if c.is_negative() {
-        if e.denom().is_even() {
+        if e.denom() % 2 == 0 {
             return Err(Stop::NotExact);
         }
-        if e.numer().is_odd() {
-            -BigRational::one()
+        if e.numer() % 2 != 0 {
+            Coef::integer(-1)
         } else {
-            BigRational::one()
+            Coef::ONE
         }
     } else {
-        BigRational::one()
+        Coef::ONE
     };
-    let c = c.abs();
+    let c = c.abs().to_big();
     let mut monomial: Monomial = Vec::new();
-    let mut coefficient = sign;
-    for (n, sign_of_e) in [(c.numer(), 1i32), (c.denom(), -1i32)] {
+    for (n, sign_of_e) in [(c.numer(), 1i64), (c.denom(), -1i64)] {
         if n.is_one() {
             continue;
         }
-        let exponent = if sign_of_e > 0 { e.clone() } else { -e.clone() };
+        let exponent = exp_mul(e, &Exp::from_integer(sign_of_e), budget)?;
         for (base, certain, k) in root_factors(n, &exponent, budget)? {
             monomial.push((Atom::Root(base, certain), k));
         }
     }
     monomial.sort_by(|a, b| a.0.cmp(&b.0));
-    // Merge equal atoms (a cofactor equal to a prime cannot happen: primes under 1000 are
-    // divided out first).
-    let (monomial, factor) = monomial_product(&monomial, &Vec::new(), budget)?;
-    if let Some(f) = factor {
-        coefficient = q_mul(&coefficient, &f, budget)?;
-    }
+    // Whole parts move into the coefficient (atoms are distinct: the numerator's and the
+    // denominator's are coprime, and a cofactor has no prime under 1000).
+    let (monomial, factor) = reduce_monomial(monomial, budget)?;
+    let coefficient = match factor {
+        Some(f) => sign.mul(&f, budget)?,
+        None => sign,
+    };
     Ok(Poly {
-        terms: BTreeMap::from([(monomial, coefficient)]),
+        terms: vec![(monomial, coefficient)],
     })
 }

@@ -418,7 +418,7 @@ fn last_number(text: &str) -> Option<String> {
                     j += 4;
                     groups += 1;
                 }
-                if groups > 0 && lead == n.min(3) || groups > 0 {
+                if groups > 0 {
                     grouped = Some(j);
                     break;
                 }
@@ -984,10 +984,10 @@ fn validate_expression(expr: &Expr) -> Result<bool, Fail> {
             return Err(Fail::Limit("parsed expression is nested too deeply"));
         }
         match node {
-            Expr::Num(n) => {
-                if n.numer().bits() > MAX_INTEGER_BITS || n.denom().bits() > MAX_INTEGER_BITS {
-                    return Err(Fail::Limit("parsed integer is too large"));
-                }
+            Expr::Num(n)
+                if n.numer().bits() > MAX_INTEGER_BITS || n.denom().bits() > MAX_INTEGER_BITS =>
+            {
+                return Err(Fail::Limit("parsed integer is too large"));
             }
             // Sums, integrals and limits are kept as their text here: compared by structure.
             Expr::Sym(name) if name.starts_with('\\') => expensive = true,
@@ -1003,12 +1003,12 @@ fn validate_expression(expr: &Expr) -> Result<bool, Fail> {
                 }
             }
             Expr::Pow(_, exponent) => match &**exponent {
-                Expr::Num(n) if n.is_integer() => {
-                    if n.numer().magnitude().bits() > 64
-                        || n.numer().magnitude() > &SYMBOLIC_POWER_EXPONENT_LIMIT.into()
-                    {
-                        expensive = true;
-                    }
+                Expr::Num(n)
+                    if n.is_integer()
+                        && (n.numer().magnitude().bits() > 64
+                            || n.numer().magnitude() > &SYMBOLIC_POWER_EXPONENT_LIMIT.into()) =>
+                {
+                    expensive = true;
                 }
                 Expr::Pow(..) => expensive = true,
                 _ => {}
