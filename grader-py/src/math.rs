@@ -315,7 +315,10 @@ fn shown(parsed: &Parsed) -> String {
 /// Whether a failure is the batch's (its deadline: not computed) rather than the answer's (a
 /// bound: 0).
 fn is_deadline(error: &MathError) -> bool {
-    matches!(error, MathError::Deadline { .. } | MathError::Cancelled { .. })
+    matches!(
+        error,
+        MathError::Deadline { .. } | MathError::Cancelled { .. }
+    )
 }
 
 fn score_pair(gold: &str, answer: &Answer, config: &MathConfig, deadline: Option<Instant>) -> Row {
@@ -326,22 +329,42 @@ fn score_pair(gold: &str, answer: &Answer, config: &MathConfig, deadline: Option
     let gold = match math::read_gold(gold, config) {
         Ok(gold) => gold,
         Err(error) => {
-            return (None, Some(error.to_string()), "[unparseable]".to_owned(), String::new());
+            return (
+                None,
+                Some(error.to_string()),
+                "[unparseable]".to_owned(),
+                String::new(),
+            );
         }
     };
     let answer = match answer {
         Answer::Text(text) => text,
         Answer::Unjudgeable(why) => {
-            return (Some(0.0), Some(why.clone()), shown(&gold), "[unjudgeable]".to_owned());
+            return (
+                Some(0.0),
+                Some(why.clone()),
+                shown(&gold),
+                "[unjudgeable]".to_owned(),
+            );
         }
     };
     let parsed = match math::parse_in(answer, &config.answer, &mut budget) {
         Ok(parsed) => parsed,
         Err(error) if is_deadline(&error) => {
-            return (None, Some(error.to_string()), shown(&gold), "[skipped]".to_owned());
+            return (
+                None,
+                Some(error.to_string()),
+                shown(&gold),
+                "[skipped]".to_owned(),
+            );
         }
         Err(error) => {
-            return (Some(0.0), Some(error.to_string()), shown(&gold), "[unjudgeable]".to_owned());
+            return (
+                Some(0.0),
+                Some(error.to_string()),
+                shown(&gold),
+                "[unjudgeable]".to_owned(),
+            );
         }
     };
     let answer_shown = if parsed.is_empty() {
@@ -350,9 +373,21 @@ fn score_pair(gold: &str, answer: &Answer, config: &MathConfig, deadline: Option
         shown(&parsed)
     };
     match math::verify_parsed_in(&gold, &parsed, &config.verify, &mut budget) {
-        Ok(verdict) => (Some(if verdict { 1.0 } else { 0.0 }), None, shown(&gold), answer_shown),
-        Err(error) if is_deadline(&error) => (None, Some(error.to_string()), shown(&gold), answer_shown),
-        Err(error) => (Some(0.0), Some(error.to_string()), shown(&gold), answer_shown),
+        Ok(verdict) => (
+            Some(if verdict { 1.0 } else { 0.0 }),
+            None,
+            shown(&gold),
+            answer_shown,
+        ),
+        Err(error) if is_deadline(&error) => {
+            (None, Some(error.to_string()), shown(&gold), answer_shown)
+        }
+        Err(error) => (
+            Some(0.0),
+            Some(error.to_string()),
+            shown(&gold),
+            answer_shown,
+        ),
     }
 }
 
