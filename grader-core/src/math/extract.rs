@@ -1,14 +1,15 @@
 //! Why this file is long: math-verify's extraction regexes are one module in the anchor
-//! (`math_verify/parser.py`), and their scanners read best beside each other, in its order.
+//! (`math_verify/parser.py`), and their scanners read best beside each other, in its order;
+//! the string targets' scanners (at the end) share the others' candidates and helpers.
 //!
 //! Where math-verify finds the answer in a text: its regular expressions (LaTeX environments,
 //! `\boxed{}`, "answer", "final answer ... is", plain numbers and expressions), written as
 //! scanners that run in time linear in the text for each start position they try, with the
 //! same priorities and the same order of attempts (rightmost match first within a priority).
 
-use super::config::ExtractionTarget;
-use super::normalize::{Boxed, is_py_space};
-use super::scan::{self, Scan};
+use super::config::{ExtractionTarget, StringExtractionConfig};
+use super::normalize::Boxed;
+use super::scan::{self, Scan, is_py_space};
 
 /// One place an answer may be, as math-verify's regexes find it.
 #[derive(Debug, Clone)]
@@ -158,7 +159,7 @@ fn matches(s: &Scan<'_>, target: &ExtractionTarget, pattern: Pattern) -> Vec<Can
             _ => Vec::new(),
         },
         ExtractionTarget::String(config) => {
-            super::strings::matches(s.text, config, pattern_priority(pattern))
+            string_matches(s.text, config, pattern_priority(pattern))
         }
     }
 }
@@ -825,4 +826,172 @@ fn expr_anchored(s: &Scan<'_>, i: usize) -> Option<(usize, Found)> {
         }
     }
     None
+}
+
+// math-verify's `StringExtractionConfig`
+// (multiple-choice letters), as scanners: "final answer is X. I hope", "final answer … is X",
+// "answer: … X", "answer … X", X at the start, and X alone between spaces or punctuation.
+
+/// The end of `(?:\*\*)?(?:\.|,|:|\s|$)` at `i`, the `**` taken first.
+fn suffix(text: &str, i: usize) -> Option<usize> {
+    let one = |k: usize| -> Option<usize> {
+        let rest = &text[k..];
+        match rest.chars().next() {
+            None => Some(k),
+            Some('\n') if rest.len() == 1 => Some(k),
+            Some(c) if c == '.' || c == ',' || c == ':' || is_py_space(c) => Some(k + c.len_utf8()),
+            _ => None,
+        }
+    };
+    if text[i..].starts_with("**")
+        && let Some(end) = one(i + 2)
+    {
+        return Some(end);
+    }
+    one(i)
+}
+
+/// The first string (in the configuration's order) at `i` after which `rest` matches: the
+/// end of the match and the string.
+fn key_then<'c>(
+    text: &str,
+    i: usize,
+    config: &'c StringExtractionConfig,
+    rest: impl Fn(usize) -> Option<usize>,
+) -> Option<(usize, &'c str)> {
+    config
+        .strings
+        .iter()
+        .filter(|k| !k.is_empty() && text[i..].starts_with(k.as_str()))
+        .find_map(|k| rest(i + k.len()).map(|end| (end, k.as_str())))
+}
+
+/// `(?:\*\*)?{keys}{suffix}` at `i`.
+fn bare(text: &str, i: usize, config: &StringExtractionConfig) -> Option<(usize, String)> {
+    let mut starts = Vec::new();
+    if text[i..].starts_with("**") {
+        starts.push(i + 2);
+    }
+    starts.push(i);
+    starts
+        .into_iter()
+        .find_map(|k| key_then(text, k, config, |e| suffix(text, e)))
+        .map(|(end, key)| (end, key.to_owned()))
+}
+
+/// `(^|\s)(?:\*\*)?{keys}{suffix}` at `i`.
+fn answer_re(text: &str, i: usize, config: &StringExtractionConfig) -> Option<(usize, String)> {
+    if i == 0
+        && let Some(m) = bare(text, 0, config)
+    {
+        return Some(m);
+    }
+    let c = text[i..].chars().next().filter(|c| is_py_space(*c))?;
+    bare(text, i + c.len_utf8(), config)
+}
+
+fn found(end: usize, key: String, config: &StringExtractionConfig) -> (usize, Found) {
+    let parsed = if config.lowercase {
+        key.to_lowercase()
+    } else {
+        key
+    };
+    (end, Found::Str(parsed))
+}
+
+/// The matches of the pattern of `priority` for `config`, as `re.finditer` gives them.
+pub(crate) fn string_matches(
+    text: &str,
+    config: &StringExtractionConfig,
+    priority: i32,
+) -> Vec<Candidate> {
+    match priority {
+        0 => after_word(text, "final answer is", |after| {
+            let mut q = after;
+            if text[q..].starts_with(':') {
+                q += 1;
+            }
+            let rest = &text[q..];
+            q += rest.len() - rest.trim_start_matches(is_py_space).len();
+            key_then(text, q, config, |e| {
+                let mut e = e;
+                if text[e..].starts_with('.') {
+                    e += 1;
+                }
+                let spaced = text[e..]
+                    .chars()
+                    .next()
+                    .filter(|c| is_py_space(*c))
+                    .map(|c| e + c.len_utf8());
+                [spaced, Some(e)]
+                    .into_iter()
+                    .flatten()
+                    .find(|&k| text[k..].starts_with("I hope"))
+                    .map(|k| k + "I hope".len())
+            })
+            .map(|(end, key)| found(end, key.to_owned(), config))
+        }),
+        50 => after_word(text, "final answer", |after| {
+            positions(text, after, 100, false)
+                .into_iter()
+                .find_map(|p| {
+                    let rest = &text[p..];
+                    let spaces = rest.len() - rest.trim_start_matches(is_py_space).len();
+                    if spaces == 0 || !text[p + spaces..].starts_with("is") {
+                        return None;
+                    }
+                    let mut q = p + spaces + 2;
+                    if text[q..].starts_with(':') {
+                        q += 1;
+                    }
+                    let rest = &text[q..];
+                    q += rest.len() - rest.trim_start_matches(is_py_space).len();
+                    key_then(text, q, config, Some)
+                        .map(|(end, key)| found(end, key.to_owned(), config))
+                })
+        }),
+        100 | 200 => {
+            let word = if priority == 100 { "answer:" } else { "answer" };
+            after_word(text, word, |after| {
+                positions(text, after, 50, false)
+                    .into_iter()
+                    .find_map(|p| answer_re(text, p, config))
+                    .map(|(end, key)| found(end, key, config))
+            })
+        }
+        250 => bare(text, 0, config)
+            .map(|(end, key)| {
+                let (end, found) = found(end, key, config);
+                vec![Candidate {
+                    start: 0,
+                    end,
+                    found,
+                    target: 0,
+                }]
+            })
+            .unwrap_or_default(),
+        _ => {
+            let mut out = Vec::new();
+            let mut i = 0;
+            while i <= text.len() {
+                if let Some((end, key)) = answer_re(text, i, config) {
+                    let (end, f) = found(end, key, config);
+                    out.push(Candidate {
+                        start: i,
+                        end,
+                        found: f,
+                        target: 0,
+                    });
+                    i = if end > i {
+                        end
+                    } else {
+                        i + text[i..].chars().next().map_or(1, char::len_utf8)
+                    };
+                } else {
+                    i += text[i..].chars().next().map_or(1, char::len_utf8);
+                }
+            }
+            out
+        }
+    }
 }

@@ -8,7 +8,7 @@ use super::config::{
     NormalizationConfig, ParseOptions, Semantics, VerifyOptions,
 };
 use super::error::{MathError, excerpt};
-use super::normalize::is_py_space;
+use super::scan::is_py_space;
 use super::{Expr, Parsed, Source, latex, normalize, parse_with_options, verify_parsed_with};
 
 /// math-verify's `math_metric(gold_extraction_target, pred_extraction_target,

@@ -50,7 +50,6 @@ mod metric;
 mod normalize;
 mod numeric;
 mod scan;
-mod strings;
 
 pub use budget::Budget;
 pub use config::{
@@ -70,7 +69,7 @@ use std::ops::Range;
 use std::time::Duration;
 
 use extract::Found;
-use normalize::Boxed;
+use normalize::{Boxed, last_equation};
 use num_bigint::BigInt;
 use num_rational::BigRational;
 use numeric::Ctx;
@@ -378,24 +377,6 @@ fn original_key(key: &str, target: &ExtractionTarget) -> String {
 
 /// Commands latex2sympy2_extended reads that this parser does not.
 const UNREAD: [&str; 5] = ["\\sum", "\\int", "\\prod", "\\lim", "\\oint"];
-
-/// math-verify's `get_last_eq`: the text after the last `=` of a chain of three or more
-/// parts without commas or semicolons.
-fn last_equation(latex: &str) -> Option<&str> {
-    if latex.contains([',', ';']) {
-        return None;
-    }
-    let mut parts = Vec::new();
-    let mut start = 0;
-    for (i, c) in latex.char_indices() {
-        if c == '=' && !matches!(latex[..i].chars().next_back(), Some('\\' | '<' | '!' | '>')) {
-            parts.push(&latex[start..i]);
-            start = i + 1;
-        }
-    }
-    parts.push(&latex[start..]);
-    (parts.len() > 2).then(|| parts[parts.len() - 1])
-}
 
 /// A number's digits as sympy's `Number`: an integer, or a decimal.
 fn number(digits: &str, limits: &Limits) -> Result<Expr, MathError> {

@@ -6,7 +6,7 @@
 use std::borrow::Cow;
 
 use super::config::{BoxedMode, NormalizationConfig};
-use super::scan;
+use super::scan::{self, is_py_space};
 
 /// Which `\boxed{}` contents to keep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -177,11 +177,6 @@ fn strip_unit(text: &str) -> &str {
     text
 }
 
-/// Python's `\s` for `str`.
-pub(crate) fn is_py_space(c: char) -> bool {
-    c.is_whitespace() || ('\x1c'..='\x1f').contains(&c)
-}
-
 /// `unit_superscript_regex.sub("", text)`: from the first `\text{` or `\mbox{` to the end,
 /// where the text ends with that group's `}` (and an optional `^2`).
 fn strip_text_suffix(text: &str, exact: bool) -> String {
@@ -267,7 +262,7 @@ pub(crate) fn normalize(text: &str, config: &NormalizationConfig, exact: bool) -
     }
     if config.equations
         && !text.contains([',', ';'])
-        && let Some(last) = super::last_equation(&text)
+        && let Some(last) = last_equation(&text)
     {
         text = last.to_owned();
     }
@@ -746,4 +741,22 @@ fn fix_a_slash_b(text: &str) -> Option<String> {
         (Some(a), Some(b)) if text == format!("{a}/{b}") => Some(format!("\\frac{{{a}}}{{{b}}}")),
         _ => None,
     }
+}
+
+/// math-verify's `get_last_eq`: the text after the last `=` of a chain of three or more
+/// parts without commas or semicolons.
+pub(crate) fn last_equation(latex: &str) -> Option<&str> {
+    if latex.contains([',', ';']) {
+        return None;
+    }
+    let mut parts = Vec::new();
+    let mut start = 0;
+    for (i, c) in latex.char_indices() {
+        if c == '=' && !matches!(latex[..i].chars().next_back(), Some('\\' | '<' | '!' | '>')) {
+            parts.push(&latex[start..i]);
+            start = i + 1;
+        }
+    }
+    parts.push(&latex[start..]);
+    (parts.len() > 2).then(|| parts[parts.len() - 1])
 }

@@ -2,8 +2,6 @@
 //! "where is the next closer" and "how far does this expression run" without rescanning: what
 //! keeps extraction linear where a backtracking regex engine is quadratic (`\[\[\[…`).
 
-use super::normalize::is_py_space;
-
 /// A text and its tables.
 pub(crate) struct Scan<'t> {
     /// The text.
@@ -175,4 +173,9 @@ impl Runs {
             last_op_ending,
         }
     }
+}
+
+/// Python's `\s` for `str`.
+pub(crate) fn is_py_space(c: char) -> bool {
+    c.is_whitespace() || ('\x1c'..='\x1f').contains(&c)
 }

@@ -6,8 +6,8 @@ use num_bigint::BigInt;
 use num_rational::BigRational;
 use num_traits::{One, Signed, ToPrimitive};
 
-use super::{Budget, MAX_BITS, Made, too_big};
-use crate::math::budget::product_cost;
+use super::limits::{MAX_BITS, Made, too_big};
+use crate::math::budget::{Budget, product_cost};
 
 /// A rational: `Small(n, d)` reduced with `d > 0` wherever it fits, `Big` only otherwise (so
 /// that equal values have equal representations).

@@ -3,6 +3,10 @@
 //! e, roots of integers and, for what exact algebra does not reduce, functions and symbolic
 //! powers kept whole as named atoms).
 //!
+//! Why this file is long: the polynomials' arithmetic and the powers of rationals it reduces
+//! with are one recursion (a power's coefficient is a product of roots, a product of powers a
+//! polynomial); split, the two halves would import each other.
+//!
 //! Roots are written over primes (`\sqrt{12}` is `2·3^{1/2}`), each prime's exponent in
 //! `(0, 1)` with the whole part moved into the coefficient, so that the monomials of roots are
 //! linearly independent over the rationals (Mordell) and two forms are equal exactly when the
@@ -19,34 +23,30 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use num_bigint::BigInt;
-use num_rational::{BigRational, Ratio};
-use num_traits::{CheckedAdd, CheckedMul, One, Signed, ToPrimitive, Zero};
+use num_rational::BigRational;
+use num_traits::{CheckedAdd, One, Signed, ToPrimitive, Zero};
 
 mod coef;
 mod factored;
 mod form;
+mod limits;
 mod roots;
 
 pub(crate) use coef::Coef;
 pub(crate) use factored::{factored, has_large_powers};
 pub(crate) use form::normal_form;
-use roots::rational_power;
+pub(crate) use limits::{Exp, MAX_BITS, Stop};
+use limits::{Made, exp_mul, too_big};
+use roots::root_factors;
 
 use super::budget::Budget;
-use super::error::MathError;
 use super::expr::Expr;
-
-/// The most bits of a number worked out exactly (about 300 000 digits).
-pub(crate) const MAX_BITS: u64 = 1 << 20;
 
 /// The most terms of one polynomial.
 const MAX_TERMS: usize = 4_096;
 
 /// The largest `n` whose `n!` is worked out.
 const MAX_FACTORIAL: u64 = 50_000;
-
-/// An atom's exponent: a small rational (a larger one is a named power).
-pub(crate) type Exp = Ratio<i64>;
 
 /// What is multiplied in a monomial.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -91,31 +91,6 @@ pub(crate) struct Value {
     den: Poly,
 }
 
-/// Why a normal form was not made.
-#[derive(Debug)]
-pub(crate) enum Stop {
-    /// The expression is not an exact value (a decimal, infinity, a set, a relation, a
-    /// division by zero).
-    NotExact,
-    /// A bound of the work.
-    Bound(MathError),
-}
-
-impl From<MathError> for Stop {
-    fn from(error: MathError) -> Self {
-        Self::Bound(error)
-    }
-}
-
-type Made<T> = Result<T, Stop>;
-
-fn too_big(budget: &Budget) -> Stop {
-    Stop::Bound(MathError::TooMuchWork {
-        grader: "math",
-        limit: budget.limit(),
-    })
-}
-
 /// A small rational exponent from a big one, where it fits.
 fn small_exp(e: &BigRational) -> Option<Exp> {
     Some(Exp::new(e.numer().to_i64()?, e.denom().to_i64()?))
@@ -123,10 +98,6 @@ fn small_exp(e: &BigRational) -> Option<Exp> {
 
 fn exp_add(a: &Exp, b: &Exp, budget: &Budget) -> Made<Exp> {
     a.checked_add(b).ok_or_else(|| too_big(budget))
-}
-
-fn exp_mul(a: &Exp, b: &Exp, budget: &Budget) -> Made<Exp> {
-    a.checked_mul(b).ok_or_else(|| too_big(budget))
 }
 
 impl Poly {
@@ -577,6 +548,64 @@ impl Value {
     fn is_zero(&self) -> bool {
         self.num.is_zero()
     }
+}
+
+/// `c^e` for rationals: a polynomial of one term (roots of primes), or `NotExact` (an even
+/// root of a negative number, `0` to a negative power).
+fn rational_power(c: &Coef, e: &Exp, budget: &mut Budget) -> Made<Poly> {
+    if e.is_zero() {
+        return Ok(Poly::one());
+    }
+    if c.is_zero() {
+        return if e.is_positive() {
+            Ok(Poly::default())
+        } else {
+            Err(Stop::NotExact)
+        };
+    }
+    if e.is_integer() {
+        let n = *e.numer();
+        let power = c.pow(n.unsigned_abs(), budget)?;
+        return Ok(Poly::constant(if n < 0 { power.recip() } else { power }));
+    }
+    if c.is_one() {
+        return Ok(Poly::one());
+    }
+    // Odd roots of negative numbers are real (latex2sympy's `real_root`).
+    let sign = if c.is_negative() {
+        if e.denom() % 2 == 0 {
+            return Err(Stop::NotExact);
+        }
+        if e.numer() % 2 != 0 {
+            Coef::integer(-1)
+        } else {
+            Coef::ONE
+        }
+    } else {
+        Coef::ONE
+    };
+    let c = c.abs().to_big();
+    let mut monomial: Monomial = Vec::new();
+    for (n, sign_of_e) in [(c.numer(), 1i64), (c.denom(), -1i64)] {
+        if n.is_one() {
+            continue;
+        }
+        let exponent = exp_mul(e, &Exp::from_integer(sign_of_e), budget)?;
+        for (base, certain, k) in root_factors(n, &exponent, budget)? {
+            monomial.push((Atom::Root(base, certain), k));
+        }
+    }
+    monomial.sort_by(|a, b| a.0.cmp(&b.0));
+    // Whole parts move into the coefficient (atoms are distinct: the numerator's and the
+    // denominator's are coprime, and a cofactor has no prime under 1000).
+    let (monomial, factor) = reduce_monomial(monomial, budget)?;
+    let coefficient = match factor {
+        Some(f) => sign.mul(&f, budget)?,
+        None => sign,
+    };
+    Ok(Poly {
+        terms: vec![(monomial, coefficient)],
+    })
 }
 
 /// `(c · monomial)^e` as a polynomial of one term, for a rational `e`, where it is one

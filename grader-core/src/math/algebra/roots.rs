@@ -3,12 +3,10 @@
 
 use num_bigint::BigInt;
 use num_integer::Integer;
-use num_traits::{One, Signed, ToPrimitive, Zero};
+use num_traits::{One, ToPrimitive, Zero};
 
-use super::{
-    Atom, Budget, Coef, Exp, Made, Monomial, Poly, Stop, exp_mul, reduce_monomial, too_big,
-};
-use crate::math::budget::product_cost;
+use super::limits::{Exp, Made, exp_mul, too_big};
+use crate::math::budget::{Budget, product_cost};
 
 /// The small primes tried as factors of a root's base.
 fn small_primes() -> &'static [u32] {
@@ -87,7 +85,11 @@ fn perfect_power(n: &BigInt, budget: &mut Budget) -> Made<(BigInt, u64)> {
 
 /// The atoms of `n^e` for a positive integer `n` and a rational `e`: `(prime or cofactor,
 /// certain, exponent)`.
-fn root_factors(n: &BigInt, e: &Exp, budget: &mut Budget) -> Made<Vec<(BigInt, bool, Exp)>> {
+pub(super) fn root_factors(
+    n: &BigInt,
+    e: &Exp,
+    budget: &mut Budget,
+) -> Made<Vec<(BigInt, bool, Exp)>> {
     let mut out = Vec::new();
     if let Some(mut rest) = n.to_u64() {
         // Machine words: trial division without big numbers.
@@ -157,62 +159,4 @@ fn big_root_factors(
         out.push((base, certain, exp_mul(e, &Exp::from_integer(k), budget)?));
     }
     Ok(out)
-}
-
-/// `c^e` for rationals: a polynomial of one term (roots of primes), or `NotExact` (an even
-/// root of a negative number, `0` to a negative power).
-pub(super) fn rational_power(c: &Coef, e: &Exp, budget: &mut Budget) -> Made<Poly> {
-    if e.is_zero() {
-        return Ok(Poly::one());
-    }
-    if c.is_zero() {
-        return if e.is_positive() {
-            Ok(Poly::default())
-        } else {
-            Err(Stop::NotExact)
-        };
-    }
-    if e.is_integer() {
-        let n = *e.numer();
-        let power = c.pow(n.unsigned_abs(), budget)?;
-        return Ok(Poly::constant(if n < 0 { power.recip() } else { power }));
-    }
-    if c.is_one() {
-        return Ok(Poly::one());
-    }
-    // Odd roots of negative numbers are real (latex2sympy's `real_root`).
-    let sign = if c.is_negative() {
-        if e.denom() % 2 == 0 {
-            return Err(Stop::NotExact);
-        }
-        if e.numer() % 2 != 0 {
-            Coef::integer(-1)
-        } else {
-            Coef::ONE
-        }
-    } else {
-        Coef::ONE
-    };
-    let c = c.abs().to_big();
-    let mut monomial: Monomial = Vec::new();
-    for (n, sign_of_e) in [(c.numer(), 1i64), (c.denom(), -1i64)] {
-        if n.is_one() {
-            continue;
-        }
-        let exponent = exp_mul(e, &Exp::from_integer(sign_of_e), budget)?;
-        for (base, certain, k) in root_factors(n, &exponent, budget)? {
-            monomial.push((Atom::Root(base, certain), k));
-        }
-    }
-    monomial.sort_by(|a, b| a.0.cmp(&b.0));
-    // Whole parts move into the coefficient (atoms are distinct: the numerator's and the
-    // denominator's are coprime, and a cofactor has no prime under 1000).
-    let (monomial, factor) = reduce_monomial(monomial, budget)?;
-    let coefficient = match factor {
-        Some(f) => sign.mul(&f, budget)?,
-        None => sign,
-    };
-    Ok(Poly {
-        terms: vec![(monomial, coefficient)],
-    })
 }

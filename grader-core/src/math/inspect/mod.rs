@@ -26,6 +26,8 @@
 
 mod plain;
 
+use plain::{Fail, LIMIT_NODES};
+
 use serde::Serialize;
 
 use super::budget::Budget;
@@ -44,26 +46,12 @@ const MAX_OPERATORS: usize = 1_024;
 const MAX_DIGIT_RUN: usize = 256;
 const MAX_TOTAL_DIGITS: usize = 2_048;
 const MAX_MATRIX_CELLS: usize = 256;
-/// The most nodes of a parsed expression.
-pub(super) const LIMIT_NODES: usize = 512;
 const MAX_EXPRESSION_DEPTH: usize = 64;
 const MAX_SYMBOLS: usize = 64;
 const MAX_SYMBOL_CHARS: usize = 128;
 const MAX_INTEGER_BITS: u64 = 4_096;
 const SYMBOLIC_POWER_EXPONENT_LIMIT: u64 = 10_000;
 const MAX_FACTORIAL_ARGUMENT: u64 = 10_000;
-
-/// Why a candidate was not read: Inspect's `_MathParseError` and its two kinds that stop the
-/// search (`_MathLimitError`, `_MathUnsafeError`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Fail {
-    /// Not a mathematical answer; the next candidate is tried.
-    Parse,
-    /// Past one of Inspect's limits.
-    Limit(&'static str),
-    /// Code-shaped text.
-    Unsafe,
-}
 
 /// Inspect's `math_scorer_status`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]

@@ -7,7 +7,21 @@ use num_bigint::BigInt;
 use num_rational::BigRational;
 
 use super::super::expr::{Expr, Func, Rel};
-use super::{Fail, LIMIT_NODES};
+
+/// The most nodes of a parsed expression.
+pub(super) const LIMIT_NODES: usize = 512;
+
+/// Why a candidate was not read: Inspect's `_MathParseError` and its two kinds that stop the
+/// search (`_MathLimitError`, `_MathUnsafeError`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Fail {
+    /// Not a mathematical answer; the next candidate is tried.
+    Parse,
+    /// Past one of Inspect's limits.
+    Limit(&'static str),
+    /// Code-shaped text.
+    Unsafe,
+}
 
 /// The most bits of an integer literal.
 const MAX_INTEGER_BITS: u64 = 4_096;
