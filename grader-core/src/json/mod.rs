@@ -107,7 +107,7 @@ pub enum JsonError {
         reason: String,
     },
     /// Validating the answer against the schema could take more work than the bounds allow
-    /// (feature `json-schema`; see [`bounds`]): an answer past them scores 0 in a grader.
+    /// (feature `json-schema`; see `json::bounds`): an answer past them scores 0 in a grader.
     #[error("{grader}: validating the answer against the schema needs too much work: {what}")]
     ValidationTooLarge {
         /// The grader or function.
