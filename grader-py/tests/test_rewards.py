@@ -184,3 +184,20 @@ def test_configurations_by_preset_and_semantics() -> None:
     assert parity(completions, solution=["$\\frac{1}{2^{99}}$"]) == [1.0]
     with pytest.raises(ValueError, match="preset"):
         trl.AccuracyReward(MathConfig(preset="nope"))(["1"], solution=["1"])
+
+
+def test_chat_messages_may_be_objects_with_role_and_content() -> None:
+    """verifiers 0.3.1 passes its own message objects (``AssistantMessage``), not dicts."""
+    from dataclasses import dataclass
+
+    @dataclass
+    class Message:
+        role: str
+        content: object
+
+    completion = [Message("user", "what is 6 x 7?"), Message("assistant", "\\boxed{42}")]
+    assert verifiers.math_reward(completion, answer="$42$") == 1.0
+    parts = [Message("assistant", [{"type": "text", "text": "\\boxed{42}"}])]
+    assert verifiers.math_reward(parts, answer="$42$") == 1.0
+    with pytest.raises(TypeError, match="completion 0"):
+        verifiers.math_reward([object()], answer="$42$")

@@ -29,8 +29,7 @@ pub struct Lock {
     pub folder: &'static str,
     /// The lock's text: pinned requirements with hashes.
     pub text: &'static str,
-    /// Whether the lock holds every dependency of its packages, so that `pip check` must pass
-    /// (verifiers' is installed without its dependencies on purpose).
+    /// Whether the lock holds every dependency of its packages, so that `pip check` must pass.
     pub complete: bool,
 }
 
@@ -80,13 +79,13 @@ pub const FAKE_GCS: Lock = Lock {
     complete: true,
 };
 
-/// verifiers 0.3.1, the last release with the `XMLParser` and `ThinkParser` the `format` module
-/// is compared with, without its dependencies: its parser modules import none of them, and
-/// `scripts/format_cases.py` loads those modules alone.
+/// verifiers 0.3.1 and its dependencies: the last release with the `XMLParser` and
+/// `ThinkParser` the `format` module is compared with (`scripts/format_cases.py` loads those
+/// modules alone), and the environments in which the Python package's reward functions run.
 pub const VERIFIERS: Lock = Lock {
     folder: "verifiers-venv",
     text: include_str!("../envs/verifiers.txt"),
-    complete: false,
+    complete: true,
 };
 
 /// Python's `jsonschema`, whose verdicts the JSON Schema checks are compared with.

@@ -62,18 +62,23 @@ fn the_python_package_passes_its_pytest_suite() {
         .expect("CARGO_TARGET_TMPDIR is inside the target directory");
 
     // The wheel, built by the environment's own maturin (no build isolation: nothing fetched),
-    // in the dev profile so that it shares the workspace's compiled dependencies.
-    let install = Command::new(&python)
+    // in the dev profile so that it shares the workspace's compiled dependencies; then
+    // installed into the suite's environment and into verifiers' (where the reward functions
+    // run in a real verifiers environment).
+    let wheels = target_dir.join("graderkit-wheel");
+    let _ = std::fs::remove_dir_all(&wheels);
+    let build = Command::new(&python)
         .args([
             "-m",
             "pip",
-            "install",
+            "wheel",
             "--quiet",
             "--disable-pip-version-check",
             "--no-deps",
             "--no-build-isolation",
-            "--force-reinstall",
+            "--wheel-dir",
         ])
+        .arg(&wheels)
         .arg(root.join("grader-py"))
         // maturin's build backend runs the `maturin` program: the environment's own.
         .env(
@@ -84,15 +89,42 @@ fn the_python_package_passes_its_pytest_suite() {
         .env("CARGO_TARGET_DIR", target_dir)
         .output_within(BUILD_BOUND);
     assert!(
-        install.status.success(),
-        "building and installing the wheel failed ({}):\n{}\n{}",
-        install.status,
-        String::from_utf8_lossy(&install.stdout),
-        String::from_utf8_lossy(&install.stderr)
+        build.status.success(),
+        "building the wheel failed ({}):\n{}\n{}",
+        build.status,
+        String::from_utf8_lossy(&build.stdout),
+        String::from_utf8_lossy(&build.stderr)
     );
+    let wheel = std::fs::read_dir(&wheels)
+        .expect("the wheel's folder")
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .find(|path| path.extension().is_some_and(|e| e == "whl"))
+        .expect("a built wheel");
+    for into in [&python, &verifiers] {
+        let install = Command::new(into)
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "--no-deps",
+                "--force-reinstall",
+            ])
+            .arg(&wheel)
+            .output_within(BUILD_BOUND);
+        assert!(
+            install.status.success(),
+            "installing the wheel into {} failed ({}):\n{}",
+            into.display(),
+            install.status,
+            String::from_utf8_lossy(&install.stderr)
+        );
+    }
 
-    // verifiers 0.3.1's parser modules, which the format tests compare with, live in their own
-    // environment (installed without dependencies): the suite loads them from its site-packages.
+    // verifiers 0.3.1 lives in its own environment: the format tests load its parser modules
+    // from its site-packages, and the verifiers test runs an environment with its interpreter.
     let verifiers_site = verifiers
         .parent()
         .and_then(Path::parent)
@@ -104,6 +136,7 @@ fn the_python_package_passes_its_pytest_suite() {
         .current_dir(root.join("grader-py"))
         .env("GRADERKIT_TEST_VERIFIERS_SITE", &verifiers_site)
         .env("GRADERKIT_TEST_HUD_PYTHON", &hud)
+        .env("GRADERKIT_TEST_VERIFIERS_PYTHON", &verifiers)
         .env("PYTHONDONTWRITEBYTECODE", "1")
         .output_within(BUILD_BOUND);
     let stdout = String::from_utf8_lossy(&output.stdout);

@@ -133,24 +133,36 @@ def score_pairs(
     return [Outcome(*row) for row in raw]
 
 
+def _message(item: object) -> tuple[object, object] | None:
+    """A chat message's role and content: a dict (OpenAI's, TRL's), or an object with ``role``
+    and ``content`` attributes (verifiers' ``AssistantMessage``, pydantic models)."""
+    if isinstance(item, Mapping):
+        return item.get("role", "assistant"), item.get("content")
+    if hasattr(item, "content"):
+        return getattr(item, "role", "assistant"), item.content
+    return None
+
+
 def completion_text(completion: object, index: int) -> str:
-    """The text of one completion as trainers pass it: a ``str``, or chat messages (a list of
-    dicts with ``content``, whose last assistant message, or last message, is the answer)."""
+    """The text of one completion as trainers pass it: a ``str``, or chat messages (dicts or
+    message objects with ``role`` and ``content``), whose last assistant message, or last
+    message, is the answer."""
     if isinstance(completion, str):
         return completion
-    if isinstance(completion, Mapping):
-        completion = [completion]
-    if isinstance(completion, list) and completion:
-        messages = [m for m in completion if isinstance(m, Mapping)]
-        if len(messages) == len(completion):
-            assistant = [m for m in messages if m.get("role", "assistant") == "assistant"]
-            content = (assistant or messages)[-1].get("content")
-            if isinstance(content, str):
-                return content
-            if isinstance(content, list):  # content parts
-                return "".join(
-                    p.get("text", "") for p in content if isinstance(p, Mapping) and p.get("type", "text") == "text"
-                )
+    items = completion if isinstance(completion, list) else [completion]
+    messages = [_message(m) for m in items]
+    if messages and all(m is not None for m in messages):
+        assistant = [m for m in messages if m[0] == "assistant"]  # type: ignore[index]
+        content = (assistant or messages)[-1][1]  # type: ignore[index]
+        if isinstance(content, str):
+            return content
+        if isinstance(content, list):  # content parts
+            parts = [
+                (p.get("type", "text"), p.get("text", "")) if isinstance(p, Mapping)
+                else (getattr(p, "type", "text"), getattr(p, "text", ""))
+                for p in content
+            ]
+            return "".join(t for kind, t in parts if kind == "text" and isinstance(t, str))
     raise TypeError(
         f"completion {index} must be a str or a list of chat messages with a str content, "
         f"not {type(completion).__name__}"
