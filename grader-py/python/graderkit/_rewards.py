@@ -86,6 +86,35 @@ class MathConfig:
         return json.dumps(out)
 
 
+class MathRewardBase:
+    """What the trainers' math reward objects share: a configuration (the trainer's preset by
+    default), the native threads of a batch and its deadline. Instances pickle, and their
+    ``repr`` shows all three."""
+
+    #: The preset used when no configuration is given.
+    preset = "math_verify"
+    #: The function name the trainer logs the reward under.
+    name = "reward"
+
+    def __init__(
+        self,
+        config: MathConfig | None = None,
+        *,
+        threads: int | None = None,
+        deadline: float | None = None,
+    ) -> None:
+        self.config = config if config is not None else MathConfig(preset=self.preset)
+        self.threads = threads
+        self.deadline = deadline
+        self.__name__ = self.name
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(config={self.config!r}, threads={self.threads!r}, "
+            f"deadline={self.deadline!r})"
+        )
+
+
 def _check_deadline(deadline: float | None) -> float | None:
     if deadline is None:
         return None

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from graderkit._rewards import MathConfig, report, score_pairs
+from graderkit._rewards import MathRewardBase, report, score_pairs
 
 __all__ = ["RewardFunc", "reward_func"]
 
@@ -39,27 +39,12 @@ def _values(values: list[float]) -> Any:
     return values
 
 
-class RewardFunc:
+class RewardFunc(MathRewardBase):
     """``reward_func(queries, prompts, labels)`` for math answers: ``labels`` are the golds.
     Instances pickle."""
 
-    def __init__(
-        self,
-        config: MathConfig | None = None,
-        *,
-        threads: int | None = None,
-        deadline: float | None = None,
-    ) -> None:
-        self.config = config if config is not None else MathConfig(preset="math_verify")
-        self.threads = threads
-        self.deadline = deadline
-        self.__name__ = "reward_func"
-
-    def __repr__(self) -> str:
-        return (
-            f"RewardFunc(config={self.config!r}, threads={self.threads!r}, "
-            f"deadline={self.deadline!r})"
-        )
+    preset = "math_verify"
+    name = "reward_func"
 
     def __call__(
         self, queries: Sequence[str], prompts: Sequence[str], labels: Sequence[str], **kwargs: Any

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from graderkit._rewards import MathConfig, Outcome, report, score_pairs
+from graderkit._rewards import MathRewardBase, Outcome, report, score_pairs
 
 __all__ = ["ComputeScore", "compute_score", "compute_score_batch"]
 
@@ -32,29 +32,14 @@ def _row(outcome: Outcome) -> dict[str, Any]:
     }
 
 
-class ComputeScore:
+class ComputeScore(MathRewardBase):
     """verl's ``compute_score`` for math answers, in both forms: called with ``data_source=``
     it scores one response, with ``data_sources=`` a batch. ``config`` is verl's math-verify
     configuration by default (the gold read as ``\\boxed{gold}``, the response as plain
     expressions and LaTeX). Instances pickle."""
 
-    def __init__(
-        self,
-        config: MathConfig | None = None,
-        *,
-        threads: int | None = None,
-        deadline: float | None = None,
-    ) -> None:
-        self.config = config if config is not None else MathConfig(preset="verl")
-        self.threads = threads
-        self.deadline = deadline
-        self.__name__ = "compute_score"
-
-    def __repr__(self) -> str:
-        return (
-            f"ComputeScore(config={self.config!r}, threads={self.threads!r}, "
-            f"deadline={self.deadline!r})"
-        )
+    preset = "verl"
+    name = "compute_score"
 
     def __call__(
         self,
