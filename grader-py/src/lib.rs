@@ -21,6 +21,12 @@ mod text;
 
 use pyo3::prelude::*;
 
+/// The extension's own allocations go through mimalloc, whose per-thread heaps let a batch's
+/// threads allocate without meeting in glibc's arenas (`verify_many` on two threads: see
+/// BENCHMARKS.md); Python's own objects keep Python's allocator.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// The module `graderkit._native`.
 #[pymodule]
 fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
